@@ -1,0 +1,87 @@
+// ConfigSource over the API server: a live GET per object, in parallel, over
+// the connection's keep-alive agent. 404 means absent; anything else that is
+// not a 200 is a failure with a short reason for the warning.
+
+import http from 'node:http';
+import https from 'node:https';
+import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../hash/index.js';
+import type { ConfigSource, LookupFailure, LookupResult } from './config-source.js';
+import type { ApiConnection } from './connection.js';
+
+const RESOURCE: Readonly<Record<SourceKind, string>> = {
+  ConfigMap: 'configmaps',
+  Secret: 'secrets',
+};
+
+export function createApiConfigSource(connection: ApiConnection): ConfigSource {
+  const transport = connection.server.protocol === 'https:' ? https : http;
+  const basePath = connection.server.pathname.replace(/\/$/, '');
+  return {
+    async get(kind, namespace, name, signal) {
+      if (signal.aborted) return failed('timeout', 'deadline reached');
+      const path = `${basePath}/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      const headers = { ...(await connection.headers()), accept: 'application/json' };
+      return new Promise<LookupResult>((resolve) => {
+        const request = transport.request(
+          {
+            protocol: connection.server.protocol,
+            hostname: connection.server.hostname,
+            port: connection.server.port,
+            path,
+            method: 'GET',
+            agent: connection.agent,
+            headers,
+            signal,
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('error', (error) => resolve(fromError(error, signal)));
+            response.on('end', () => {
+              resolve(interpret(kind, response.statusCode ?? 0, Buffer.concat(chunks)));
+            });
+          },
+        );
+        request.on('error', (error) => resolve(fromError(error, signal)));
+        request.end();
+      });
+    },
+  };
+}
+
+function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult {
+  if (status === 404) return { status: 'absent' };
+  if (status === 403) return failed('forbidden', 'forbidden');
+  if (status === 401) return failed('unauthorized', 'unauthorized');
+  if (status !== 200) return failed('server-error', `HTTP ${status}`);
+  let object: unknown;
+  try {
+    object = JSON.parse(body.toString('utf8'));
+  } catch {
+    return failed('bad-response', 'response is not JSON');
+  }
+  if (typeof object !== 'object' || object === null) {
+    return failed('bad-response', 'response is not an object');
+  }
+  const { metadata, data, binaryData } = object as {
+    metadata?: { uid?: unknown; resourceVersion?: unknown };
+    data?: Record<string, string>;
+    binaryData?: Record<string, string>;
+  };
+  return {
+    status: 'found',
+    uid: String(metadata?.uid ?? ''),
+    resourceVersion: String(metadata?.resourceVersion ?? ''),
+    content:
+      kind === 'ConfigMap' ? contentOfConfigMap({ data, binaryData }) : contentOfSecret({ data }),
+  };
+}
+
+function fromError(error: Error & { code?: string }, signal: AbortSignal): LookupResult {
+  if (signal.aborted || error.name === 'AbortError') return failed('timeout', 'timed out');
+  return failed('network', error.code ?? error.message);
+}
+
+function failed(failure: LookupFailure, detail: string): LookupResult {
+  return { status: 'failed', failure, detail };
+}

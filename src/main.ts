@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// The composition root: the only place that reads flags and the environment,
+// opens files, builds real adapters, listens and handles signals.
+
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:https';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import closeWithGrace from 'close-with-grace';
+import { generateCertificateAuthority, generateServingCertificate } from './certs/generate.js';
+import {
+  type ParseResult,
+  parseDevCertsConfig,
+  parseServeConfig,
+  type ServeConfig,
+  usage,
+} from './config.js';
+import { connectToCluster, createApiConfigSource } from './kube/index.js';
+import { createMutator } from './mutate.js';
+import { buildApp } from './server/app.js';
+import { createLogger } from './server/logger.js';
+import { createAdmissionMetrics } from './server/metrics.js';
+import { readTlsMaterial, watchTlsFiles } from './server/tls.js';
+
+export const MIN_HASH_KEY_BYTES = 32;
+
+/** A mistake the user can fix: printed as one line, exit code 2, no stack trace. */
+class UsageError extends Error {}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      await serve(unwrap(parseServeConfig(rest, process.env)));
+      return 0;
+    case 'dev-certs':
+      await devCerts(rest);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${usage()}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command '${command}' (commands: serve, dev-certs; see --help)`);
+  }
+}
+
+function unwrap<T>(result: ParseResult<T>): T {
+  if (result.ok) return result.config;
+  if ('help' in result) {
+    process.stdout.write(`${result.help}\n`);
+    process.exit(0);
+  }
+  throw new UsageError(result.error);
+}
+
+async function serve(config: ServeConfig): Promise<void> {
+  const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  const hashKey = await readHashKey(config.hashKeyFile);
+  const tlsFiles = { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile };
+  const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromDefault();
+  } catch (error) {
+    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
+  }
+  if (!kubeConfig.getCurrentCluster()) {
+    throw new UsageError('no Kubernetes cluster found: set KUBECONFIG, or run in a pod');
+  }
+  const connection = await connectToCluster(kubeConfig);
+  const metrics = createAdmissionMetrics();
+  let ready = false;
+  const app = buildApp({
+    mutator: createMutator({ configSource: createApiConfigSource(connection), hashKey }),
+    metrics,
+    logger,
+    readiness: { isReady: () => ready },
+    tls,
+  });
+  await app.listen({ port: config.port, host: config.host });
+  const stopTlsWatch = watchTlsFiles(
+    app.server as unknown as Server,
+    tlsFiles,
+    tls,
+    config.tlsReloadIntervalMs,
+    {
+      onReload: () => logger.info({ certFile: config.tlsCertFile }, 'serving certificate reloaded'),
+      onError: (error) =>
+        logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
+    },
+  );
+  ready = true;
+  logger.info(
+    { port: config.port, host: config.host, apiServer: connection.server.origin },
+    'ready',
+  );
+
+  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
+    ready = false;
+    if (err) logger.error({ err }, 'shutting down after an unexpected error');
+    else logger.info({ signal }, 'shutting down: finishing in-flight reviews');
+    stopTlsWatch();
+    await app.close();
+    connection.close();
+  });
+}
+
+async function readHashKey(path: string): Promise<Buffer> {
+  const key = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read --hash-key-file ${path}: ${error.code ?? error.message}`);
+  });
+  if (key.length < MIN_HASH_KEY_BYTES) {
+    throw new UsageError(
+      `--hash-key-file ${path} has ${key.length} bytes; at least ${MIN_HASH_KEY_BYTES} are required`,
+    );
+  }
+  return key;
+}
+
+async function devCerts(argv: readonly string[]): Promise<void> {
+  const config = unwrap(parseDevCertsConfig(argv, process.env));
+  const authority = await generateCertificateAuthority('confighash development CA', 365);
+  const serving = await generateServingCertificate(authority, config.hosts, 365);
+  await mkdir(config.dir, { recursive: true });
+  const hashKeyPath = join(config.dir, 'hash.key');
+  const files: [string, string | Buffer, number][] = [
+    [join(config.dir, 'ca.crt'), authority.cert, 0o644],
+    [join(config.dir, 'ca.key'), authority.key, 0o600],
+    [join(config.dir, 'tls.crt'), serving.cert, 0o644],
+    [join(config.dir, 'tls.key'), serving.key, 0o600],
+  ];
+  for (const [path, content, mode] of files) {
+    await writeFile(path, content, { mode });
+    await chmod(path, mode);
+  }
+  // An existing hash key is kept: replacing it would roll every workload once.
+  const keyWritten = await writeFile(hashKeyPath, randomBytes(32), {
+    mode: 0o600,
+    flag: 'wx',
+  }).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST') return false;
+      throw error;
+    },
+  );
+  process.stdout.write(
+    `wrote ${config.dir}/{ca.crt,ca.key,tls.crt,tls.key} for ${config.hosts.join(', ')}\n` +
+      `${keyWritten ? 'wrote' : 'kept existing'} ${hashKeyPath}\n`,
+  );
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`confighash: ${error.message}\n`);
+      process.exit(2);
+    }
+    // System errors (EADDRINUSE, EACCES, ...) are the user's to fix: one line.
+    const systemError = error instanceof Error && 'code' in error;
+    const text = systemError ? error.message : ((error as Error).stack ?? String(error));
+    process.stderr.write(`confighash: ${text}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,7 @@
+export {
+  type AnnotationTarget,
+  buildAnnotationPatch,
+  type DesiredAnnotations,
+  escapePointerSegment,
+  type JsonPatchOperation,
+} from './annotations.js';

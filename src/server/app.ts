@@ -1,0 +1,112 @@
+// The Fastify application: routes and error handling. Never listens, reads the
+// environment or touches files; main.ts does that and passes everything in.
+
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { allowed, decodeAdmissionReview, lookupBudgetMs, patched } from '../admission/index.js';
+import type { Mutator } from '../mutate.js';
+import type { AdmissionMetrics } from './metrics.js';
+
+/** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
+export const MAX_BODY_BYTES = 7 * 1024 * 1024;
+/** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+
+export interface Readiness {
+  isReady(): boolean;
+}
+
+export interface AppOptions {
+  readonly mutator: Mutator;
+  readonly metrics: AdmissionMetrics;
+  readonly logger: FastifyBaseLogger;
+  readonly readiness: Readiness;
+  /** Serving certificate and key; without them the app serves plain HTTP (inject tests). */
+  readonly tls?: { readonly cert: Buffer | string; readonly key: Buffer | string };
+}
+
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { mutator, metrics, readiness } = options;
+  const app = Fastify({
+    loggerInstance: options.logger,
+    disableRequestLogging: true,
+    bodyLimit: MAX_BODY_BYTES,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    return503OnClosing: true,
+    ...(options.tls
+      ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } }
+      : {}),
+  }) as unknown as FastifyInstance;
+
+  // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+      return reply.code(500).send({ error: 'internal error' });
+    }
+    if (request.url.startsWith('/mutate')) metrics.observeReview('invalid', 0, false);
+    return reply.code(status).send({ error: oneLine(error.message) });
+  });
+
+  app.post<{ Querystring: { timeout?: string } }>('/mutate', async (request, reply) => {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const decoded = decodeAdmissionReview(request.body);
+    if (!decoded.ok) {
+      metrics.observeReview('invalid', seconds(), false);
+      request.log.warn({ reason: decoded.error }, 'rejected malformed AdmissionReview');
+      return reply.code(400).send({ error: decoded.error });
+    }
+    const review = decoded.request;
+    const fields = {
+      uid: review.uid,
+      kind: review.kind.kind,
+      namespace: review.namespace,
+      name: review.name,
+      operation: review.operation,
+      dryRun: review.dryRun,
+    };
+    try {
+      const signal = AbortSignal.timeout(lookupBudgetMs(request.query.timeout));
+      const result = await mutator.review(review, signal);
+      const duration = seconds();
+      metrics.observeReview(result.outcome, duration, review.dryRun);
+      metrics.observeLookups(result.lookups);
+      if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
+      const level =
+        result.outcome === 'skipped' || result.outcome === 'unchanged' ? 'debug' : 'info';
+      request.log[level](
+        {
+          ...fields,
+          outcome: result.outcome,
+          reason: result.skipReason,
+          hashChanged: result.hashChanged,
+          warnings: result.warnings.length > 0 ? result.warnings : undefined,
+          durationMs: Math.round(duration * 1e6) / 1e3,
+        },
+        'admission review',
+      );
+      return patched(review.uid, result.patch, result.warnings);
+    } catch (error) {
+      // A bug must not block or break a write: allow it unchanged and say so.
+      metrics.observeReview('error', seconds(), review.dryRun);
+      request.log.error({ ...fields, err: error }, 'admission review failed');
+      return allowed(review.uid, ['confighash: internal error; no hash written']);
+    }
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) =>
+    readiness.isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' }),
+  );
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  return app;
+}
+
+function oneLine(message: string): string {
+  return message.split('\n', 1)[0] ?? 'bad request';
+}

@@ -1,0 +1,56 @@
+// Prometheus metrics for the admission path. A registry per app, never the
+// global one, so that tests and several apps in one process do not collide.
+
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { LookupRecord, Outcome } from '../mutate.js';
+
+export type RequestOutcome = Outcome | 'invalid' | 'error';
+
+export interface AdmissionMetrics {
+  readonly registry: Registry;
+  observeReview(outcome: RequestOutcome, seconds: number, dryRun: boolean): void;
+  observeLookups(lookups: readonly LookupRecord[]): void;
+  observeHashChange(): void;
+}
+
+export function createAdmissionMetrics(
+  options: { collectProcessMetrics?: boolean } = {},
+): AdmissionMetrics {
+  const registry = new Registry();
+  if (options.collectProcessMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'confighash_admission_requests_total',
+    help: 'Admission reviews answered, by outcome (patched, adopted, unchanged, kept-old, skipped, invalid, error).',
+    labelNames: ['outcome', 'dry_run'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'confighash_admission_duration_seconds',
+    help: 'Time from request received to response ready, lookups included.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const lookups = new Counter({
+    name: 'confighash_lookups_total',
+    help: 'ConfigMap and Secret reads, by kind and result (found, absent, timeout, forbidden, ...).',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry],
+  });
+  const hashChanges = new Counter({
+    name: 'confighash_hash_changes_total',
+    help: 'Updates whose pod template hash changed because config changed: each one rolls the workload.',
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeReview(outcome, seconds, dryRun) {
+      requests.inc({ outcome, dry_run: String(dryRun) });
+      duration.observe({ outcome }, seconds);
+    },
+    observeLookups(records) {
+      for (const record of records) lookups.inc({ kind: record.kind, result: record.result });
+    },
+    observeHashChange: () => hashChanges.inc(),
+  };
+}

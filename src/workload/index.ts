@@ -1,0 +1,17 @@
+export * from './annotations.js';
+export {
+  findWorkloadKind,
+  type GroupVersionKind,
+  HANDLED_KINDS,
+  type WorkloadKind,
+} from './kinds.js';
+export {
+  annotationsAt,
+  isObject,
+  type JsonObject,
+  objectAt,
+  podTemplateOf,
+  templateAnnotations,
+  workloadAnnotations,
+} from './object.js';
+export { findSources, type NamedSource, parseSourceList, type SourceDiscovery } from './sources.js';

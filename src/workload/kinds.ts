@@ -1,0 +1,26 @@
+// The workload kinds confighash handles, as a table of accessors rather than
+// switches spread through the code. Adding a kind (Argo Rollouts, OpenKruise
+// CloneSet) is one row: any kind whose pod template sits at a known path.
+
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+export interface WorkloadKind extends GroupVersionKind {
+  /** JSON path segments from the object's root to its pod template. */
+  readonly templatePath: readonly string[];
+}
+
+export const HANDLED_KINDS: readonly WorkloadKind[] = [
+  { group: 'apps', version: 'v1', kind: 'Deployment', templatePath: ['spec', 'template'] },
+  { group: 'apps', version: 'v1', kind: 'StatefulSet', templatePath: ['spec', 'template'] },
+  { group: 'apps', version: 'v1', kind: 'DaemonSet', templatePath: ['spec', 'template'] },
+];
+
+export function findWorkloadKind(gvk: GroupVersionKind): WorkloadKind | undefined {
+  return HANDLED_KINDS.find(
+    (k) => k.group === gvk.group && k.version === gvk.version && k.kind === gvk.kind,
+  );
+}

@@ -1,0 +1,49 @@
+// Read-only access to the parts of a workload confighash cares about. Objects
+// arrive as untrusted JSON, so every accessor tolerates missing or mistyped
+// fields instead of throwing.
+
+import type { WorkloadKind } from './kinds.js';
+
+export type JsonObject = { readonly [key: string]: unknown };
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function objectAt(root: unknown, path: readonly string[]): JsonObject | undefined {
+  let current: unknown = root;
+  for (const segment of path) {
+    if (!isObject(current)) return undefined;
+    current = current[segment];
+  }
+  return isObject(current) ? current : undefined;
+}
+
+/** String-valued annotations at `metadataPath`; anything else is ignored. */
+export function annotationsAt(
+  root: unknown,
+  metadataPath: readonly string[],
+): Readonly<Record<string, string>> {
+  const annotations = objectAt(root, [...metadataPath, 'annotations']);
+  const result: Record<string, string> = {};
+  if (!annotations) return result;
+  for (const [key, value] of Object.entries(annotations)) {
+    if (typeof value === 'string') result[key] = value;
+  }
+  return result;
+}
+
+export function podTemplateOf(object: unknown, kind: WorkloadKind): JsonObject | undefined {
+  return objectAt(object, kind.templatePath);
+}
+
+export function workloadAnnotations(object: unknown): Readonly<Record<string, string>> {
+  return annotationsAt(object, ['metadata']);
+}
+
+export function templateAnnotations(
+  object: unknown,
+  kind: WorkloadKind,
+): Readonly<Record<string, string>> {
+  return annotationsAt(object, [...kind.templatePath, 'metadata']);
+}
