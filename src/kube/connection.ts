@@ -6,7 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 
 export interface ApiConnection {
   readonly server: URL;
@@ -69,7 +69,7 @@ interface Credentials {
 
 async function resolveCredentials(kubeConfig: KubeConfig): Promise<Credentials> {
   const options: https.RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(options);
+  await forCredentialResolution(kubeConfig).applyToHTTPSOptions(options);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (typeof value === 'string') headers[name.toLowerCase()] = value;
@@ -83,4 +83,24 @@ async function resolveCredentials(kubeConfig: KubeConfig): Promise<Credentials> 
     servername: options.servername ?? undefined,
     headers,
   };
+}
+
+/**
+ * client-node refuses to resolve credentials for an http:// server unless TLS
+ * verification is off (it builds an agent we do not use). There is no TLS to
+ * verify on plain HTTP, so a copy with the flag set resolves the same headers.
+ */
+function forCredentialResolution(kubeConfig: KubeConfig): KubeConfig {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster?.server.startsWith('http:')) return kubeConfig;
+  const copy = new KubeConfig();
+  copy.loadFromOptions({
+    clusters: kubeConfig.clusters.map((c) =>
+      c.name === cluster.name ? { ...c, skipTLSVerify: true } : c,
+    ),
+    users: kubeConfig.users,
+    contexts: kubeConfig.contexts,
+    currentContext: kubeConfig.currentContext,
+  });
+  return copy;
 }

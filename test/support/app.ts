@@ -1,0 +1,75 @@
+// Builds the real app (real API adapter, real mutator) against a fake API
+// server, with logs captured so tests can read them.
+
+import { Writable } from 'node:stream';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import { createApiConfigSource } from '../../src/kube/api-config-source.js';
+import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
+import { createMutator, type Mutator } from '../../src/mutate.js';
+import { buildApp } from '../../src/server/app.js';
+import { createLogger } from '../../src/server/logger.js';
+import { createAdmissionMetrics } from '../../src/server/metrics.js';
+import { type FakeApi, kubeconfigFor, startFakeApi } from './fake-api.js';
+
+export const HASH_KEY = Buffer.alloc(32, 42);
+
+export interface TestApp {
+  app: FastifyInstance;
+  api: FakeApi;
+  connection: ApiConnection;
+  logs: string[];
+  ready: { value: boolean };
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  options: { mutator?: Mutator; tls?: { cert: string | Buffer; key: string | Buffer } } = {},
+): Promise<TestApp> {
+  const api = await startFakeApi();
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(kubeconfigFor(api.url));
+  const connection = await connectToCluster(kubeConfig);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      logs.push(...chunk.toString().split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const ready = { value: true };
+  const app = buildApp({
+    mutator:
+      options.mutator ??
+      createMutator({ configSource: createApiConfigSource(connection), hashKey: HASH_KEY }),
+    metrics: createAdmissionMetrics({ collectProcessMetrics: false }),
+    logger: createLogger('debug', sink),
+    readiness: { isReady: () => ready.value },
+    ...(options.tls ? { tls: options.tls } : {}),
+  });
+  await app.ready();
+  return {
+    app,
+    api,
+    connection,
+    logs,
+    ready,
+    async close() {
+      await app.close();
+      connection.close();
+      await api.close();
+    },
+  };
+}
+
+/** The standard sources of THREE_SOURCES, in the test namespace. */
+export function putStandardSources(api: FakeApi, namespace: string): void {
+  api.put({ kind: 'ConfigMap', namespace, name: 'app-config', data: { 'app.yaml': 'port: 8080' } });
+  api.put({
+    kind: 'Secret',
+    namespace,
+    name: 'db',
+    data: { password: Buffer.from('hunter2-secret-value').toString('base64') },
+  });
+  api.put({ kind: 'ConfigMap', namespace, name: 'flags', data: { mode: 'fast', unrelated: 'x' } });
+}

@@ -1,0 +1,57 @@
+// An in-memory ConfigSource for unit tests of the core. Integration tests use
+// the real API adapter against a real HTTP server instead.
+
+import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../../src/hash/index.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../../src/kube/index.js';
+
+interface Entry {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+  resourceVersion: number;
+}
+
+export class MemorySource implements ConfigSource {
+  readonly #objects = new Map<string, Entry>();
+  readonly #failures = new Map<string, LookupFailure>();
+  #version = 1;
+  readonly calls: string[] = [];
+
+  configMap(name: string, data: Record<string, string>, binaryData?: Record<string, string>): this {
+    this.#objects.set(`ConfigMap/${name}`, { data, binaryData, resourceVersion: this.#version++ });
+    return this;
+  }
+
+  /** `data` values are plain text here; stored base64-encoded as the API does. */
+  secret(name: string, data: Record<string, string>): this {
+    const encoded = Object.fromEntries(
+      Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+    );
+    this.#objects.set(`Secret/${name}`, { data: encoded, resourceVersion: this.#version++ });
+    return this;
+  }
+
+  delete(kind: SourceKind, name: string): this {
+    this.#objects.delete(`${kind}/${name}`);
+    return this;
+  }
+
+  fail(kind: SourceKind, name: string, failure: LookupFailure): this {
+    this.#failures.set(`${kind}/${name}`, failure);
+    return this;
+  }
+
+  async get(kind: SourceKind, _namespace: string, name: string): Promise<LookupResult> {
+    const id = `${kind}/${name}`;
+    this.calls.push(id);
+    const failure = this.#failures.get(id);
+    if (failure) return { status: 'failed', failure, detail: failure };
+    const entry = this.#objects.get(id);
+    if (!entry) return { status: 'absent' };
+    return {
+      status: 'found',
+      uid: `uid-${id}`,
+      resourceVersion: String(entry.resourceVersion),
+      content: kind === 'ConfigMap' ? contentOfConfigMap(entry) : contentOfSecret(entry),
+    };
+  }
+}

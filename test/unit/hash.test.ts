@@ -1,0 +1,335 @@
+// The v1 hash (DESIGN.md §3): golden vectors from an independent implementation
+// (tools/golden/make_vectors.py), then the properties the contract promises.
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  compareBytewise,
+  computeHash,
+  contentOfConfigMap,
+  contentOfSecret,
+  ENCODING_HEADER,
+  encodeToBuffer,
+  formatSourceList,
+  type HashInput,
+  HashMemo,
+  type KeySelection,
+  type SourceKind,
+} from '../../src/hash/index.js';
+
+interface VectorSource {
+  kind: SourceKind;
+  name: string;
+  selection: 'all' | string[];
+  object: { data?: Record<string, string>; binaryData?: Record<string, string> } | null;
+}
+
+interface Vector {
+  name: string;
+  keyHex: string;
+  sources: VectorSource[];
+  encodingBase64: string;
+  hash: string;
+}
+
+const vectors = JSON.parse(
+  readFileSync(new URL('../fixtures/hash-vectors.json', import.meta.url), 'utf8'),
+) as Vector[];
+
+function toInput(source: VectorSource): HashInput {
+  const selection: KeySelection =
+    source.selection === 'all' ? { all: true } : { all: false, keys: new Set(source.selection) };
+  const content =
+    source.object === null
+      ? undefined
+      : source.kind === 'ConfigMap'
+        ? contentOfConfigMap(source.object)
+        : contentOfSecret(source.object);
+  return { kind: source.kind, name: source.name, selection, content };
+}
+
+describe('golden vectors', () => {
+  it('has enough uniquely named vectors to mean something', () => {
+    expect(vectors.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(vectors.map((vector) => vector.name)).size).toBe(vectors.length);
+  });
+
+  it.each(vectors)('$name: encoding', ({ sources, encodingBase64 }) => {
+    const encoding = encodeToBuffer(sources.map(toInput));
+    // Compare as text first: a mismatch then shows where the encodings diverge.
+    const expected = Buffer.from(encodingBase64, 'base64');
+    expect(encoding.toString('latin1')).toBe(expected.toString('latin1'));
+    expect(encoding.equals(expected)).toBe(true);
+  });
+
+  it.each(vectors)('$name: hash', ({ keyHex, sources, hash }) => {
+    expect(computeHash(Buffer.from(keyHex, 'hex'), sources.map(toInput))).toBe(hash);
+  });
+});
+
+const KEY = Buffer.alloc(32, 7);
+const ALL: KeySelection = { all: true };
+
+function keys(...names: string[]): KeySelection {
+  return { all: false, keys: new Set(names) };
+}
+
+function configMap(
+  name: string,
+  data: Record<string, string>,
+  selection: KeySelection = ALL,
+): HashInput {
+  return { kind: 'ConfigMap', name, selection, content: contentOfConfigMap({ data }) };
+}
+
+function secret(name: string, plain: Record<string, string>, selection = ALL): HashInput {
+  const data = Object.fromEntries(
+    Object.entries(plain).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+  );
+  return { kind: 'Secret', name, selection, content: contentOfSecret({ data }) };
+}
+
+describe('computeHash', () => {
+  const inputs = [
+    configMap('app', { mode: 'prod', level: 'info' }),
+    secret('creds', { password: 'hunter2' }),
+    configMap('flags', { a: '1', b: '2' }, keys('a')),
+    { kind: 'Secret', name: 'gone', selection: ALL, content: undefined } satisfies HashInput,
+  ];
+
+  it('is 64 lowercase hex characters', () => {
+    expect(computeHash(KEY, inputs)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('returns the same hash independent of source order', () => {
+    const reference = computeHash(KEY, inputs);
+    for (const order of [[3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]]) {
+      expect(computeHash(KEY, order.map((index) => inputs[index]!))).toBe(reference);
+    }
+  });
+
+  it('returns the same hash independent of key order inside an object', () => {
+    expect(computeHash(KEY, [configMap('app', { a: '1', b: '2', c: '3' })])).toBe(
+      computeHash(KEY, [configMap('app', { c: '3', a: '1', b: '2' })]),
+    );
+  });
+
+  it('returns the same hash when metadata, type or immutable change', () => {
+    const before = {
+      metadata: { name: 'creds', labels: { a: 'b' }, resourceVersion: '1', uid: 'u1' },
+      type: 'Opaque',
+      data: { password: Buffer.from('hunter2').toString('base64') },
+    };
+    const after = {
+      metadata: { name: 'creds', labels: { c: 'd' }, resourceVersion: '9', uid: 'u2' },
+      type: 'kubernetes.io/basic-auth',
+      immutable: true,
+      data: { password: Buffer.from('hunter2').toString('base64') },
+    };
+    const hashOf = (object: typeof before): string =>
+      computeHash(KEY, [{ kind: 'Secret', name: 'creds', selection: ALL, content: contentOfSecret(object) }]);
+    expect(hashOf(after)).toBe(hashOf(before));
+    expect(contentOfSecret(after)).toEqual(contentOfSecret(before));
+  });
+
+  it.each([
+    { name: 'configmap value', change: () => configMap('app', { mode: 'dev', level: 'info' }) },
+    { name: 'secret value', change: () => secret('creds', { password: 'hunter3' }) },
+    { name: 'selected key', change: () => configMap('flags', { a: '9', b: '2' }, keys('a')) },
+    {
+      name: 'absent becomes present',
+      change: () => secret('gone', {}),
+    },
+    { name: 'key added to a whole source', change: () => configMap('app', { mode: 'prod', level: 'info', x: '' }) },
+  ])('returns a different hash when the $name changes', ({ change }) => {
+    const changed = change();
+    const replaced = inputs.map((input) =>
+      input.kind === changed.kind && input.name === changed.name ? changed : input,
+    );
+    expect(replaced).not.toEqual(inputs);
+    expect(computeHash(KEY, replaced)).not.toBe(computeHash(KEY, inputs));
+  });
+
+  it('does not change when an unselected key changes', () => {
+    const before = computeHash(KEY, [configMap('flags', { a: '1', b: '2' }, keys('a'))]);
+    const after = computeHash(KEY, [configMap('flags', { a: '1', b: 'changed', c: 'new' }, keys('a'))]);
+    expect(after).toBe(before);
+  });
+
+  it('tells a missing selected key from an empty one', () => {
+    const missing = computeHash(KEY, [configMap('app', {}, keys('k'))]);
+    const empty = computeHash(KEY, [configMap('app', { k: '' }, keys('k'))]);
+    expect(missing).not.toBe(empty);
+  });
+
+  it('tells an absent object from an empty one', () => {
+    const absent = computeHash(KEY, [{ kind: 'ConfigMap', name: 'app', selection: ALL, content: undefined }]);
+    const empty = computeHash(KEY, [configMap('app', {})]);
+    expect(absent).not.toBe(empty);
+  });
+
+  it('tells a ConfigMap from a Secret with the same name and bytes', () => {
+    expect(computeHash(KEY, [configMap('x', { k: 'v' })])).not.toBe(
+      computeHash(KEY, [secret('x', { k: 'v' })]),
+    );
+  });
+
+  it('cannot be fooled by moving bytes between key and value', () => {
+    // The ambiguity of a `k=v;` join: these two would collide without length prefixes.
+    const one = computeHash(KEY, [configMap('app', { a: 'b\nc\n1\nd' })]);
+    const two = computeHash(KEY, [configMap('app', { a: 'b', c: 'd' })]);
+    expect(one).not.toBe(two);
+  });
+
+  it('returns a different hash for a different key', () => {
+    const other = Buffer.from(KEY);
+    other[31] ^= 1;
+    expect(computeHash(other, inputs)).not.toBe(computeHash(KEY, inputs));
+  });
+
+  it('agrees with encodeToBuffer', () => {
+    expect(encodeToBuffer([]).toString('utf8')).toBe(ENCODING_HEADER);
+    expect(encodeToBuffer(inputs).subarray(0, ENCODING_HEADER.length).toString()).toBe(
+      ENCODING_HEADER,
+    );
+  });
+
+  it('does not reorder the caller’s array', () => {
+    const given = [secret('b', {}), configMap('a', {})];
+    computeHash(KEY, given);
+    expect(given.map((input) => input.kind)).toEqual(['Secret', 'ConfigMap']);
+  });
+});
+
+describe('formatSourceList', () => {
+  it.each([
+    { name: 'no sources', sources: [], expected: '' },
+    { name: 'one configmap', sources: [{ kind: 'ConfigMap', name: 'app' }], expected: 'configmap/app' },
+    {
+      name: 'configmap before secret whatever the names',
+      sources: [
+        { kind: 'Secret', name: 'a' },
+        { kind: 'ConfigMap', name: 'z' },
+      ],
+      expected: 'configmap/z,secret/a',
+    },
+    {
+      name: 'same name in both kinds',
+      sources: [
+        { kind: 'Secret', name: 'shared' },
+        { kind: 'ConfigMap', name: 'shared' },
+      ],
+      expected: 'configmap/shared,secret/shared',
+    },
+    {
+      name: 'names in byte order',
+      sources: [
+        { kind: 'ConfigMap', name: 'ab' },
+        { kind: 'ConfigMap', name: 'a.b' },
+        { kind: 'ConfigMap', name: 'a' },
+        { kind: 'ConfigMap', name: 'a-b' },
+        { kind: 'Secret', name: 'b' },
+        { kind: 'Secret', name: 'B' },
+      ],
+      expected: 'configmap/a,configmap/a-b,configmap/a.b,configmap/ab,secret/B,secret/b',
+    },
+  ] satisfies { name: string; sources: { kind: SourceKind; name: string }[]; expected: string }[])(
+    '$name',
+    ({ sources, expected }) => {
+      const given = [...sources];
+      expect(formatSourceList(given)).toBe(expected);
+      expect(given).toEqual(sources);
+    },
+  );
+});
+
+describe('compareBytewise', () => {
+  it.each([
+    { name: 'equal strings', a: 'abc', b: 'abc', expected: 0 },
+    { name: 'empty before anything', a: '', b: '-', expected: -1 },
+    { name: 'prefix before longer', a: 'a', b: 'ab', expected: -1 },
+    { name: "'-' before '.'", a: '-a', b: '.b', expected: -1 },
+    { name: "'.' before '0'", a: '.b', b: '0', expected: -1 },
+    { name: 'digits before upper case', a: '9', b: 'A', expected: -1 },
+    { name: "upper case before '_'", a: 'Z', b: '_', expected: -1 },
+    { name: "'_' before lower case", a: '_', b: 'a', expected: -1 },
+    { name: 'latin-1 after ascii', a: 'z', b: 'é', expected: -1 },
+    // UTF-16 code units put U+1F600 (0xD83D…) before U+FFFF; UTF-8 bytes do not.
+    { name: 'U+FFFF before U+1F600', a: '\uFFFF', b: '\u{1F600}', expected: -1 },
+    { name: 'private use U+E000 before U+1F600', a: '\uE000', b: '\u{1F600}', expected: -1 },
+    { name: 'astral after astral', a: '\u{1F600}', b: '\u{1F601}', expected: -1 },
+    { name: 'equal astral strings', a: 'x\u{1F600}', b: 'x\u{1F600}', expected: 0 },
+  ])('$name', ({ a, b, expected }) => {
+    expect(Math.sign(compareBytewise(a, b))).toBe(expected);
+    expect(Math.sign(compareBytewise(b, a))).toBe(-expected || 0);
+    expect(Math.sign(compareBytewise(a, b))).toBe(
+      Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b))),
+    );
+  });
+
+  it('sorts keys the way the encoding needs', () => {
+    const sorted = ['a', '_', '\u{1F600}', 'A', '0', '\uFFFF', '.b', '-a'].sort(compareBytewise);
+    expect(sorted).toEqual(['-a', '.b', '0', 'A', '_', 'a', '\uFFFF', '\u{1F600}']);
+  });
+});
+
+describe('HashMemo', () => {
+  it('remembers what was set', () => {
+    const memo = new HashMemo(4);
+    memo.set('a', 'hash-a');
+    expect(memo.get('a')).toBe('hash-a');
+    expect(memo.get('b')).toBeUndefined();
+  });
+
+  it('evicts the least recently set entry beyond maxEntries', () => {
+    const memo = new HashMemo(2);
+    memo.set('a', '1');
+    memo.set('b', '2');
+    memo.set('c', '3');
+    expect(memo.size).toBe(2);
+    expect(memo.get('a')).toBeUndefined();
+    expect(memo.get('b')).toBe('2');
+    expect(memo.get('c')).toBe('3');
+  });
+
+  it('a get makes an entry recent again', () => {
+    const memo = new HashMemo(2);
+    memo.set('a', '1');
+    memo.set('b', '2');
+    memo.get('a');
+    memo.set('c', '3');
+    expect(memo.get('b')).toBeUndefined();
+    expect(memo.get('a')).toBe('1');
+    expect(memo.get('c')).toBe('3');
+  });
+
+  it('setting an existing entry replaces it and makes it recent', () => {
+    const memo = new HashMemo(2);
+    memo.set('a', '1');
+    memo.set('b', '2');
+    memo.set('a', '1b');
+    expect(memo.size).toBe(2);
+    memo.set('c', '3');
+    expect(memo.get('a')).toBe('1b');
+    expect(memo.get('b')).toBeUndefined();
+  });
+
+  it('a miss does not disturb recency', () => {
+    const memo = new HashMemo(2);
+    memo.set('a', '1');
+    memo.set('b', '2');
+    memo.get('missing');
+    memo.set('c', '3');
+    expect(memo.get('a')).toBeUndefined();
+    expect(memo.size).toBe(2);
+  });
+
+  it('never grows beyond maxEntries', () => {
+    const memo = new HashMemo(16);
+    for (let index = 0; index < 100; index++) memo.set(`id-${index}`, String(index));
+    expect(memo.size).toBe(16);
+    expect(memo.get('id-83')).toBeUndefined();
+    expect(memo.get('id-84')).toBe('84');
+    expect(memo.get('id-99')).toBe('99');
+  });
+});

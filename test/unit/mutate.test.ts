@@ -1,0 +1,425 @@
+// Every row of DESIGN.md §4 against the core use case. The lookups come from an
+// in-memory ConfigSource; the same rows run over HTTP in test/integration.
+
+import { describe, expect, it } from 'vitest';
+import type { AdmissionRequest } from '../../src/admission/index.js';
+import { createMutator, type MutationResult } from '../../src/mutate.js';
+import { ADOPTED_HASH, HASH, SOURCES } from '../../src/workload/index.js';
+import { applyPatch } from '../support/json-patch.js';
+import { MemorySource } from '../support/memory-source.js';
+import { admissionRequest, type RequestOptions, workload } from '../support/workloads.js';
+
+const KEY = Buffer.alloc(32, 7);
+const NO_DEADLINE = new AbortController().signal;
+type Workload = ReturnType<typeof workload>;
+
+function standardSource(): MemorySource {
+  return new MemorySource()
+    .configMap('app-config', { 'app.yaml': 'port: 8080' })
+    .secret('db', { password: 'hunter2' })
+    .configMap('flags', { mode: 'fast', unrelated: 'x' });
+}
+
+async function review(source: MemorySource, options: RequestOptions) {
+  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const request = admissionRequest(options);
+  const result = await mutator.review(request, NO_DEADLINE);
+  const after = applyPatch(request.object as Workload, result.patch as never);
+  return { result, after };
+}
+
+function templateAnnotationsOf(object: unknown): Record<string, string> {
+  const template = (
+    object as { spec: { template: { metadata?: { annotations?: Record<string, string> } } } }
+  ).spec.template;
+  return template.metadata?.annotations ?? {};
+}
+
+function workloadAnnotationsOf(object: unknown): Record<string, string> {
+  return (
+    (object as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {}
+  );
+}
+
+/** A workload as the webhook left it after CREATE: the baseline for UPDATE rows. */
+async function created(source: MemorySource, options: Parameters<typeof workload>[0] = {}) {
+  const { after } = await review(source, { operation: 'CREATE', object: workload(options) });
+  return after;
+}
+
+function expectWellFormedWarnings(result: MutationResult) {
+  for (const warning of result.warnings) {
+    expect(warning.startsWith('confighash: ')).toBe(true);
+    expect(warning.length).toBeLessThanOrEqual(120);
+  }
+}
+
+describe('CREATE/UPDATE of a handled kind, all sources readable', () => {
+  it('sets hash and sources on the pod template, not on the workload', async () => {
+    const { result, after } = await review(standardSource(), { operation: 'CREATE' });
+    expect(result.outcome).toBe('patched');
+    expect(templateAnnotationsOf(after)[HASH]).toMatch(/^[0-9a-f]{64}$/);
+    expect(templateAnnotationsOf(after)[SOURCES]).toBe(
+      'configmap/app-config,configmap/flags,secret/db',
+    );
+    expect(workloadAnnotationsOf(after)[HASH]).toBeUndefined();
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('a second call on its own output yields no patch', async () => {
+    const source = standardSource();
+    const first = await created(source);
+    const { result } = await review(source, { operation: 'CREATE', object: first });
+    expect(result.patch).toEqual([]);
+    expect(result.outcome).toBe('unchanged');
+  });
+
+  it.each(['Deployment', 'StatefulSet', 'DaemonSet'] as const)('handles %s', async (kind) => {
+    const { after } = await review(standardSource(), { object: workload({ kind }) });
+    expect(templateAnnotationsOf(after)[HASH]).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('an UPDATE after a config change writes a new hash and reports the change', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    source.secret('db', { password: 'correct horse' });
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.outcome).toBe('patched');
+    expect(result.hashChanged).toBe(true);
+    expect(templateAnnotationsOf(after)[HASH]).not.toBe(templateAnnotationsOf(old)[HASH]);
+  });
+
+  it('an UPDATE that changes only the image keeps the hash', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    const changed = structuredClone(old);
+    (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+      .containers[0]!.image = 'registry.example/app:2';
+    const { result } = await review(source, {
+      operation: 'UPDATE',
+      object: changed,
+      oldObject: old,
+    });
+    expect(result.patch).toEqual([]);
+    expect(result.hashChanged).toBe(false);
+  });
+
+  it('an UPDATE whose request dropped the annotations gets them back', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: workload(),
+      oldObject: old,
+    });
+    expect(result.outcome).toBe('patched');
+    expect(templateAnnotationsOf(after)).toEqual(templateAnnotationsOf(old));
+  });
+
+  it('a workload with no sources gets neither annotation, and loses stale ones', async () => {
+    const bare = { containers: [{ name: 'app', image: 'x' }] };
+    const { result } = await review(standardSource(), { object: workload({ podSpec: bare }) });
+    expect(result.patch).toEqual([]);
+    const stale = workload({
+      podSpec: bare,
+      templateAnnotations: { [HASH]: 'a'.repeat(64), [SOURCES]: 'secret/x', keep: 'me' },
+    });
+    const second = await review(standardSource(), { object: stale });
+    expect(templateAnnotationsOf(second.after)).toEqual({ keep: 'me' });
+  });
+});
+
+describe('adoption', () => {
+  async function adoptedBaseline() {
+    const source = standardSource();
+    const neverHashed = workload();
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: neverHashed,
+      oldObject: neverHashed,
+    });
+    return { source, result, after };
+  }
+
+  it('an UPDATE of a never-hashed workload with an unchanged template writes adopted-hash only', async () => {
+    const { result, after } = await adoptedBaseline();
+    expect(result.outcome).toBe('adopted');
+    expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toMatch(/^[0-9a-f]{64}$/);
+    expect(templateAnnotationsOf(after)).toEqual({});
+    expect(result.hashChanged).toBe(false);
+  });
+
+  it('the adopted hash equals the hash a CREATE would write', async () => {
+    const { source, after } = await adoptedBaseline();
+    const fresh = await created(source);
+    expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBe(templateAnnotationsOf(fresh)[HASH]);
+  });
+
+  it('a later write with the same config and template changes nothing', async () => {
+    const { source, after } = await adoptedBaseline();
+    const { result } = await review(source, {
+      operation: 'UPDATE',
+      object: after,
+      oldObject: after,
+    });
+    expect(result.patch).toEqual([]);
+  });
+
+  it('a later write after a config change hashes the template and drops adopted-hash', async () => {
+    const { source, after } = await adoptedBaseline();
+    source.configMap('app-config', { 'app.yaml': 'port: 9090' });
+    const second = await review(source, { operation: 'UPDATE', object: after, oldObject: after });
+    expect(second.result.outcome).toBe('patched');
+    expect(second.result.hashChanged).toBe(true);
+    expect(templateAnnotationsOf(second.after)[HASH]).toMatch(/^[0-9a-f]{64}$/);
+    expect(workloadAnnotationsOf(second.after)[ADOPTED_HASH]).toBeUndefined();
+  });
+
+  it('a later write that changes the template for another reason hashes it too', async () => {
+    const { source, after } = await adoptedBaseline();
+    const changed = structuredClone(after);
+    (
+      changed.spec as { template: { metadata: { labels: Record<string, string> } } }
+    ).template.metadata.labels.tier = 'front';
+    const second = await review(source, { operation: 'UPDATE', object: changed, oldObject: after });
+    expect(templateAnnotationsOf(second.after)[HASH]).toBe(
+      workloadAnnotationsOf(after)[ADOPTED_HASH],
+    );
+    expect(workloadAnnotationsOf(second.after)[ADOPTED_HASH]).toBeUndefined();
+  });
+
+  it('a CREATE is never adopted', async () => {
+    const { result } = await review(standardSource(), { operation: 'CREATE' });
+    expect(result.outcome).toBe('patched');
+  });
+});
+
+describe('absent sources', () => {
+  const optionalOnly = {
+    volumes: [{ name: 'c', configMap: { name: 'maybe', optional: true } }],
+    containers: [{ name: 'app', image: 'x' }],
+  };
+  const requiredOnly = {
+    volumes: [{ name: 'c', configMap: { name: 'missing' } }],
+    containers: [{ name: 'app', image: 'x' }],
+  };
+
+  it('an optional absent source is hashed as absent, without a warning', async () => {
+    const { result, after } = await review(new MemorySource(), {
+      object: workload({ podSpec: optionalOnly }),
+    });
+    expect(result.warnings).toEqual([]);
+    expect(templateAnnotationsOf(after)[SOURCES]).toBe('configmap/maybe');
+  });
+
+  it('an optional source appearing later changes the hash', async () => {
+    const source = new MemorySource();
+    const before = await created(source, { podSpec: optionalOnly });
+    source.configMap('maybe', { a: '1' });
+    const { result } = await review(source, {
+      operation: 'UPDATE',
+      object: before,
+      oldObject: before,
+    });
+    expect(result.hashChanged).toBe(true);
+  });
+
+  it('a required absent source on CREATE is hashed as absent, with a warning', async () => {
+    const { result, after } = await review(new MemorySource(), {
+      object: workload({ podSpec: requiredOnly }),
+    });
+    expect(templateAnnotationsOf(after)[HASH]).toMatch(/^[0-9a-f]{64}$/);
+    expect(result.warnings).toEqual([
+      'confighash: ConfigMap missing not found; pods will not start until it exists',
+    ]);
+  });
+
+  it('a required absent source on UPDATE keeps the previous values, with a warning', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    source.delete('Secret', 'db');
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: workload({ image: 'registry.example/app:2' }),
+      oldObject: old,
+    });
+    expect(result.outcome).toBe('kept-old');
+    expect(templateAnnotationsOf(after)).toEqual(templateAnnotationsOf(old));
+    expect(result.warnings).toEqual(['confighash: Secret db not found; kept the previous hash']);
+    expectWellFormedWarnings(result);
+  });
+});
+
+describe('lookup failures', () => {
+  it.each(['forbidden', 'timeout', 'server-error', 'network'] as const)(
+    '%s on UPDATE keeps the previous values and names the object',
+    async (failure) => {
+      const source = standardSource();
+      const old = await created(source);
+      source
+        .configMap('app-config', { 'app.yaml': 'changed' })
+        .fail('ConfigMap', 'app-config', failure);
+      const { result, after } = await review(source, {
+        operation: 'UPDATE',
+        object: workload(),
+        oldObject: old,
+      });
+      expect(result.outcome).toBe('kept-old');
+      expect(result.hashChanged).toBe(false);
+      expect(templateAnnotationsOf(after)).toEqual(templateAnnotationsOf(old));
+      expect(result.warnings).toEqual([
+        `confighash: could not read ConfigMap app-config (${failure}); kept the previous hash`,
+      ]);
+      expect(result.lookups).toContainEqual({ kind: 'ConfigMap', result: failure });
+    },
+  );
+
+  it('on CREATE writes no hash and says so', async () => {
+    const source = standardSource().fail('Secret', 'db', 'forbidden');
+    const { result } = await review(source, { operation: 'CREATE' });
+    expect(result.patch).toEqual([]);
+    expect(result.warnings).toEqual([
+      'confighash: could not read Secret db (forbidden); no hash written',
+    ]);
+  });
+
+  it('keeps an adopted workload adopted', async () => {
+    const source = standardSource();
+    const neverHashed = workload();
+    const adopted = (
+      await review(source, { operation: 'UPDATE', object: neverHashed, oldObject: neverHashed })
+    ).after;
+    source.fail('ConfigMap', 'flags', 'timeout');
+    const { after } = await review(source, {
+      operation: 'UPDATE',
+      object: workload(),
+      oldObject: adopted,
+    });
+    expect(workloadAnnotationsOf(after)).toEqual(workloadAnnotationsOf(adopted));
+    expect(templateAnnotationsOf(after)).toEqual({});
+  });
+});
+
+describe('requests left alone', () => {
+  const rows: [string, RequestOptions][] = [
+    [
+      'an opted-out workload',
+      { object: workload({ annotations: { 'confighash.dev/enabled': 'false' } }) },
+    ],
+    ['another kind', { kind: { group: 'batch', version: 'v1', kind: 'Job' } }],
+    ['another version', { kind: { group: 'apps', version: 'v1beta1', kind: 'Deployment' } }],
+    ['a subresource', { operation: 'UPDATE', subResource: 'scale', oldObject: workload() }],
+    ['DELETE', { operation: 'DELETE' }],
+    ['CONNECT', { operation: 'CONNECT' }],
+    ['a dry-run DELETE', { operation: 'DELETE', dryRun: true }],
+    [
+      'a dry-run of an opted-out workload',
+      { dryRun: true, object: workload({ annotations: { 'confighash.dev/enabled': 'false' } }) },
+    ],
+  ];
+  it.each(rows)('%s: allowed, no patch, no lookups', async (_name, options) => {
+    const source = standardSource();
+    const { result } = await review(source, options);
+    expect(result.outcome).toBe('skipped');
+    expect(result.patch).toEqual([]);
+    expect(source.calls).toEqual([]);
+    expect(result.skipReason).toBeTruthy();
+  });
+});
+
+describe('dry-run', () => {
+  it('is computed exactly as a real request', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    source.configMap('flags', { mode: 'slow', unrelated: 'x' });
+    const real = await review(source, { operation: 'UPDATE', object: old, oldObject: old });
+    const dry = await review(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+      dryRun: true,
+    });
+    expect(dry.result.patch).toEqual(real.result.patch);
+    expect(dry.result.patch).not.toEqual([]);
+  });
+});
+
+describe('key precision and include/exclude', () => {
+  it('a change to an unreferenced key of a shared ConfigMap changes nothing', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    source.configMap('flags', { mode: 'fast', unrelated: 'changed' });
+    const { result } = await review(source, { operation: 'UPDATE', object: old, oldObject: old });
+    expect(result.patch).toEqual([]);
+  });
+
+  it('include adds an object the pod spec does not reference; exclude removes one', async () => {
+    const source = standardSource().configMap('extra', { k: 'v' });
+    const annotations = {
+      'confighash.dev/include': 'configmap/extra',
+      'confighash.dev/exclude': 'secret/db',
+    };
+    const { after } = await review(source, { object: workload({ annotations }) });
+    expect(templateAnnotationsOf(after)[SOURCES]).toBe(
+      'configmap/app-config,configmap/extra,configmap/flags',
+    );
+  });
+
+  it('an unreadable include entry is ignored with a warning', async () => {
+    const annotations = { 'confighash.dev/include': 'deployment/foo' };
+    const { result, after } = await review(standardSource(), { object: workload({ annotations }) });
+    expect(result.warnings).toEqual([
+      "confighash: confighash.dev/include: ignored 'deployment/foo' (expected configmap/NAME or secret/NAME)",
+    ]);
+    expect(templateAnnotationsOf(after)[HASH]).toBeDefined();
+  });
+});
+
+describe('warnings', () => {
+  it('are cut to 120 characters and still name the object', async () => {
+    const long = 'x'.repeat(200);
+    const podSpec = { volumes: [{ name: 'c', configMap: { name: long } }], containers: [] };
+    const { result } = await review(new MemorySource(), { object: workload({ podSpec }) });
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toMatch(/^confighash: ConfigMap x+…$/);
+    expectWellFormedWarnings(result);
+  });
+
+  it('are capped in number', async () => {
+    const volumes = Array.from({ length: 30 }, (_, i) => ({
+      name: `v${i}`,
+      secret: { secretName: `s${i}` },
+    }));
+    const { result } = await review(new MemorySource(), {
+      object: workload({ podSpec: { volumes, containers: [] } }),
+    });
+    expect(result.warnings).toHaveLength(10);
+    expect(result.warnings[9]).toBe('confighash: and 21 more problems');
+  });
+});
+
+it('reads every source once per review, in parallel', async () => {
+  const source = standardSource();
+  await review(source, {});
+  expect([...source.calls].sort()).toEqual([
+    'ConfigMap/app-config',
+    'ConfigMap/flags',
+    'Secret/db',
+  ]);
+});
+
+it('does not rehash sources whose versions it has hashed, but notices a new version', async () => {
+  const source = standardSource();
+  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const request: AdmissionRequest = admissionRequest();
+  const first = await mutator.review(request, NO_DEADLINE);
+  const second = await mutator.review(request, NO_DEADLINE);
+  expect(second.patch).toEqual(first.patch);
+  source.configMap('flags', { mode: 'other' });
+  const third = await mutator.review(request, NO_DEADLINE);
+  expect(third.patch).not.toEqual(first.patch);
+});
