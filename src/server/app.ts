@@ -40,6 +40,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
 
+  // On shutdown, answers still in flight close their connection: the apiserver
+  // keeps idle connections for 90 s, and waiting for it would outlast the grace period.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode ?? 500;
     if (status >= 500) {

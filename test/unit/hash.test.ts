@@ -14,6 +14,7 @@ import {
   type HashInput,
   HashMemo,
   type KeySelection,
+  type SecretData,
   type SourceKind,
 } from '../../src/hash/index.js';
 
@@ -36,6 +37,11 @@ const vectors = JSON.parse(
   readFileSync(new URL('../fixtures/hash-vectors.json', import.meta.url), 'utf8'),
 ) as Vector[];
 
+/** Table rows as [name, row]: `%s` shows the whole name, where `$name` quotes and truncates. */
+function named<T extends { readonly name: string }>(rows: readonly T[]): [string, T][] {
+  return rows.map((row) => [row.name, row]);
+}
+
 function toInput(source: VectorSource): HashInput {
   const selection: KeySelection =
     source.selection === 'all' ? { all: true } : { all: false, keys: new Set(source.selection) };
@@ -54,7 +60,7 @@ describe('golden vectors', () => {
     expect(new Set(vectors.map((vector) => vector.name)).size).toBe(vectors.length);
   });
 
-  it.each(vectors)('$name: encoding', ({ sources, encodingBase64 }) => {
+  it.each(named(vectors))('%s: encoding', (_name, { sources, encodingBase64 }) => {
     const encoding = encodeToBuffer(sources.map(toInput));
     // Compare as text first: a mismatch then shows where the encodings diverge.
     const expected = Buffer.from(encodingBase64, 'base64');
@@ -62,7 +68,7 @@ describe('golden vectors', () => {
     expect(encoding.equals(expected)).toBe(true);
   });
 
-  it.each(vectors)('$name: hash', ({ keyHex, sources, hash }) => {
+  it.each(named(vectors))('%s: hash', (_name, { keyHex, sources, hash }) => {
     expect(computeHash(Buffer.from(keyHex, 'hex'), sources.map(toInput))).toBe(hash);
   });
 });
@@ -103,8 +109,17 @@ describe('computeHash', () => {
 
   it('returns the same hash independent of source order', () => {
     const reference = computeHash(KEY, inputs);
-    for (const order of [[3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]]) {
-      expect(computeHash(KEY, order.map((index) => inputs[index]!))).toBe(reference);
+    for (const order of [
+      [3, 2, 1, 0],
+      [1, 3, 0, 2],
+      [2, 0, 3, 1],
+    ]) {
+      expect(
+        computeHash(
+          KEY,
+          order.map((index) => inputs[index]!),
+        ),
+      ).toBe(reference);
     }
   });
 
@@ -126,22 +141,29 @@ describe('computeHash', () => {
       immutable: true,
       data: { password: Buffer.from('hunter2').toString('base64') },
     };
-    const hashOf = (object: typeof before): string =>
-      computeHash(KEY, [{ kind: 'Secret', name: 'creds', selection: ALL, content: contentOfSecret(object) }]);
+    const hashOf = (object: SecretData): string =>
+      computeHash(KEY, [
+        { kind: 'Secret', name: 'creds', selection: ALL, content: contentOfSecret(object) },
+      ]);
     expect(hashOf(after)).toBe(hashOf(before));
     expect(contentOfSecret(after)).toEqual(contentOfSecret(before));
   });
 
-  it.each([
-    { name: 'configmap value', change: () => configMap('app', { mode: 'dev', level: 'info' }) },
-    { name: 'secret value', change: () => secret('creds', { password: 'hunter3' }) },
-    { name: 'selected key', change: () => configMap('flags', { a: '9', b: '2' }, keys('a')) },
-    {
-      name: 'absent becomes present',
-      change: () => secret('gone', {}),
-    },
-    { name: 'key added to a whole source', change: () => configMap('app', { mode: 'prod', level: 'info', x: '' }) },
-  ])('returns a different hash when the $name changes', ({ change }) => {
+  it.each(
+    named([
+      { name: 'configmap value', change: () => configMap('app', { mode: 'dev', level: 'info' }) },
+      { name: 'secret value', change: () => secret('creds', { password: 'hunter3' }) },
+      { name: 'selected key', change: () => configMap('flags', { a: '9', b: '2' }, keys('a')) },
+      {
+        name: 'absent becomes present',
+        change: () => secret('gone', {}),
+      },
+      {
+        name: 'key added to a whole source',
+        change: () => configMap('app', { mode: 'prod', level: 'info', x: '' }),
+      },
+    ]),
+  )('returns a different hash when the %s changes', (_name, { change }) => {
     const changed = change();
     const replaced = inputs.map((input) =>
       input.kind === changed.kind && input.name === changed.name ? changed : input,
@@ -152,7 +174,9 @@ describe('computeHash', () => {
 
   it('does not change when an unselected key changes', () => {
     const before = computeHash(KEY, [configMap('flags', { a: '1', b: '2' }, keys('a'))]);
-    const after = computeHash(KEY, [configMap('flags', { a: '1', b: 'changed', c: 'new' }, keys('a'))]);
+    const after = computeHash(KEY, [
+      configMap('flags', { a: '1', b: 'changed', c: 'new' }, keys('a')),
+    ]);
     expect(after).toBe(before);
   });
 
@@ -163,7 +187,9 @@ describe('computeHash', () => {
   });
 
   it('tells an absent object from an empty one', () => {
-    const absent = computeHash(KEY, [{ kind: 'ConfigMap', name: 'app', selection: ALL, content: undefined }]);
+    const absent = computeHash(KEY, [
+      { kind: 'ConfigMap', name: 'app', selection: ALL, content: undefined },
+    ]);
     const empty = computeHash(KEY, [configMap('app', {})]);
     expect(absent).not.toBe(empty);
   });
@@ -175,15 +201,16 @@ describe('computeHash', () => {
   });
 
   it('cannot be fooled by moving bytes between key and value', () => {
-    // The ambiguity of a `k=v;` join: these two would collide without length prefixes.
-    const one = computeHash(KEY, [configMap('app', { a: 'b\nc\n1\nd' })]);
+    // Without length prefixes both would encode as "a\nb\nc\nd\n" (Reloader's `k=v;` flaw).
+    const one = computeHash(KEY, [configMap('app', { a: 'b\nc\nd' })]);
     const two = computeHash(KEY, [configMap('app', { a: 'b', c: 'd' })]);
     expect(one).not.toBe(two);
   });
 
   it('returns a different hash for a different key', () => {
     const other = Buffer.from(KEY);
-    other[31] ^= 1;
+    other[31] = 8;
+    expect(other.equals(KEY)).toBe(false);
     expect(computeHash(other, inputs)).not.toBe(computeHash(KEY, inputs));
   });
 
@@ -194,6 +221,37 @@ describe('computeHash', () => {
     );
   });
 
+  it.each([
+    ['padded', 'YQ=='],
+    ['unpadded', 'YQ'],
+  ])('declares the decoded length of a %s base64 value', (_name, base64) => {
+    const encoding = encodeToBuffer([
+      {
+        kind: 'Secret',
+        name: 's',
+        selection: ALL,
+        content: contentOfSecret({ data: { k: base64 } }),
+      },
+    ]);
+    expect(encoding.toString('latin1')).toBe(`${ENCODING_HEADER}Secret\ns\npresent\nk\n1\na\n`);
+  });
+
+  // Known bug (src/hash/encode.ts): the length comes from Buffer.byteLength(text, 'base64'),
+  // which assumes canonical base64 and counts the trailing newline, while the bytes written
+  // are decoded ("3\na\n"). The API only returns canonical base64, so this is latent.
+  // Remove `.fails` once the length is taken from the decoded bytes.
+  it.fails('declares the decoded length of base64 with whitespace', () => {
+    const encoding = encodeToBuffer([
+      {
+        kind: 'Secret',
+        name: 's',
+        selection: ALL,
+        content: contentOfSecret({ data: { k: 'YQ==\n' } }),
+      },
+    ]);
+    expect(encoding.toString('latin1')).toBe(`${ENCODING_HEADER}Secret\ns\npresent\nk\n1\na\n`);
+  });
+
   it('does not reorder the caller’s array', () => {
     const given = [secret('b', {}), configMap('a', {})];
     computeHash(KEY, given);
@@ -202,64 +260,73 @@ describe('computeHash', () => {
 });
 
 describe('formatSourceList', () => {
-  it.each([
-    { name: 'no sources', sources: [], expected: '' },
-    { name: 'one configmap', sources: [{ kind: 'ConfigMap', name: 'app' }], expected: 'configmap/app' },
-    {
-      name: 'configmap before secret whatever the names',
-      sources: [
-        { kind: 'Secret', name: 'a' },
-        { kind: 'ConfigMap', name: 'z' },
-      ],
-      expected: 'configmap/z,secret/a',
-    },
-    {
-      name: 'same name in both kinds',
-      sources: [
-        { kind: 'Secret', name: 'shared' },
-        { kind: 'ConfigMap', name: 'shared' },
-      ],
-      expected: 'configmap/shared,secret/shared',
-    },
-    {
-      name: 'names in byte order',
-      sources: [
-        { kind: 'ConfigMap', name: 'ab' },
-        { kind: 'ConfigMap', name: 'a.b' },
-        { kind: 'ConfigMap', name: 'a' },
-        { kind: 'ConfigMap', name: 'a-b' },
-        { kind: 'Secret', name: 'b' },
-        { kind: 'Secret', name: 'B' },
-      ],
-      expected: 'configmap/a,configmap/a-b,configmap/a.b,configmap/ab,secret/B,secret/b',
-    },
-  ] satisfies { name: string; sources: { kind: SourceKind; name: string }[]; expected: string }[])(
-    '$name',
-    ({ sources, expected }) => {
-      const given = [...sources];
-      expect(formatSourceList(given)).toBe(expected);
-      expect(given).toEqual(sources);
-    },
-  );
+  it.each(
+    named([
+      { name: 'no sources', sources: [], expected: '' },
+      {
+        name: 'one configmap',
+        sources: [{ kind: 'ConfigMap', name: 'app' }],
+        expected: 'configmap/app',
+      },
+      {
+        name: 'configmap before secret whatever the names',
+        sources: [
+          { kind: 'Secret', name: 'a' },
+          { kind: 'ConfigMap', name: 'z' },
+        ],
+        expected: 'configmap/z,secret/a',
+      },
+      {
+        name: 'same name in both kinds',
+        sources: [
+          { kind: 'Secret', name: 'shared' },
+          { kind: 'ConfigMap', name: 'shared' },
+        ],
+        expected: 'configmap/shared,secret/shared',
+      },
+      {
+        name: 'names in byte order',
+        sources: [
+          { kind: 'ConfigMap', name: 'ab' },
+          { kind: 'ConfigMap', name: 'a.b' },
+          { kind: 'ConfigMap', name: 'a' },
+          { kind: 'ConfigMap', name: 'a-b' },
+          { kind: 'Secret', name: 'b' },
+          { kind: 'Secret', name: 'B' },
+        ],
+        expected: 'configmap/a,configmap/a-b,configmap/a.b,configmap/ab,secret/B,secret/b',
+      },
+    ] satisfies {
+      name: string;
+      sources: { kind: SourceKind; name: string }[];
+      expected: string;
+    }[]),
+  )('%s', (_name, { sources, expected }) => {
+    const given = [...sources];
+    expect(formatSourceList(given)).toBe(expected);
+    expect(given).toEqual(sources);
+  });
 });
 
 describe('compareBytewise', () => {
-  it.each([
-    { name: 'equal strings', a: 'abc', b: 'abc', expected: 0 },
-    { name: 'empty before anything', a: '', b: '-', expected: -1 },
-    { name: 'prefix before longer', a: 'a', b: 'ab', expected: -1 },
-    { name: "'-' before '.'", a: '-a', b: '.b', expected: -1 },
-    { name: "'.' before '0'", a: '.b', b: '0', expected: -1 },
-    { name: 'digits before upper case', a: '9', b: 'A', expected: -1 },
-    { name: "upper case before '_'", a: 'Z', b: '_', expected: -1 },
-    { name: "'_' before lower case", a: '_', b: 'a', expected: -1 },
-    { name: 'latin-1 after ascii', a: 'z', b: 'é', expected: -1 },
-    // UTF-16 code units put U+1F600 (0xD83D…) before U+FFFF; UTF-8 bytes do not.
-    { name: 'U+FFFF before U+1F600', a: '\uFFFF', b: '\u{1F600}', expected: -1 },
-    { name: 'private use U+E000 before U+1F600', a: '\uE000', b: '\u{1F600}', expected: -1 },
-    { name: 'astral after astral', a: '\u{1F600}', b: '\u{1F601}', expected: -1 },
-    { name: 'equal astral strings', a: 'x\u{1F600}', b: 'x\u{1F600}', expected: 0 },
-  ])('$name', ({ a, b, expected }) => {
+  it.each(
+    named([
+      { name: 'equal strings', a: 'abc', b: 'abc', expected: 0 },
+      { name: 'empty before anything', a: '', b: '-', expected: -1 },
+      { name: 'prefix before longer', a: 'a', b: 'ab', expected: -1 },
+      { name: "'-' before '.'", a: '-a', b: '.b', expected: -1 },
+      { name: "'.' before '0'", a: '.b', b: '0', expected: -1 },
+      { name: 'digits before upper case', a: '9', b: 'A', expected: -1 },
+      { name: "upper case before '_'", a: 'Z', b: '_', expected: -1 },
+      { name: "'_' before lower case", a: '_', b: 'a', expected: -1 },
+      { name: 'latin-1 after ascii', a: 'z', b: 'é', expected: -1 },
+      // UTF-16 code units put U+1F600 (0xD83D…) before U+FFFF; UTF-8 bytes do not.
+      { name: 'U+FFFF before U+1F600', a: '\uFFFF', b: '\u{1F600}', expected: -1 },
+      { name: 'private use U+E000 before U+1F600', a: '\uE000', b: '\u{1F600}', expected: -1 },
+      { name: 'astral after astral', a: '\u{1F600}', b: '\u{1F601}', expected: -1 },
+      { name: 'equal astral strings', a: 'x\u{1F600}', b: 'x\u{1F600}', expected: 0 },
+    ]),
+  )('%s', (_name, { a, b, expected }) => {
     expect(Math.sign(compareBytewise(a, b))).toBe(expected);
     expect(Math.sign(compareBytewise(b, a))).toBe(-expected || 0);
     expect(Math.sign(compareBytewise(a, b))).toBe(

@@ -1,0 +1,46 @@
+// Runs the confighash CLI from source, as a user would run the built one.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface RunningProcess {
+  readonly child: ChildProcess;
+  readonly output: { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+export function runConfighash(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): RunningProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output.stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output, exited };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
