@@ -32,6 +32,18 @@ function addAll(
 ): void {
   if (!values) return;
   for (const [key, text] of Object.entries(values)) {
-    if (typeof text === 'string') into.set(key, { text, encoding });
+    if (typeof text !== 'string') continue;
+    into.set(key, { text: encoding === 'base64' ? canonicalBase64(text) : text, encoding });
   }
+}
+
+const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The encoder takes a base64 value's length from its text, which is exact only
+ * for canonical base64. The API always sends that; anything else (whitespace,
+ * missing padding) is re-encoded here so the length prefix stays true.
+ */
+function canonicalBase64(text: string): string {
+  return CANONICAL_BASE64.test(text) ? text : Buffer.from(text, 'base64').toString('base64');
 }

@@ -11,12 +11,9 @@ import {
 } from '../../src/patch/index.js';
 import { ADOPTED_HASH, HASH, SOURCES } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
+import { named } from '../support/named.js';
 
 /** Table rows as [name, row]: `%s` shows the whole name, where `$name` quotes and truncates. */
-function named<T extends { readonly name: string }>(rows: readonly T[]): [string, T][] {
-  return rows.map((row) => [row.name, row]);
-}
-
 const TEMPLATE_METADATA = ['spec', 'template', 'metadata'];
 const TEMPLATE_ANNOTATIONS = '/spec/template/metadata/annotations';
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareSources, type SourceKind } from '../../src/hash/index.js';
 import { EXCLUDE, findSources, INCLUDE, parseSourceList } from '../../src/workload/index.js';
+import { named } from '../support/named.js';
 
 /** A found source as a plain value: selection sorted so rows can be compared. */
 interface Found {
@@ -38,10 +39,6 @@ const secret = (name: string, keys: Found['keys'] = 'all', optional = false): Fo
 });
 
 /** Table rows as [name, row]: `%s` shows the whole name, where `$name` quotes and truncates. */
-function named<T extends { readonly name: string }>(rows: readonly T[]): [string, T][] {
-  return rows.map((row) => [row.name, row]);
-}
-
 interface Row {
   name: string;
   spec: unknown;
@@ -559,14 +556,10 @@ describe('findSources', () => {
   });
 
   it.each(
-    named<{
-      name: string;
-      annotations: Record<string, string>;
-      expected: Found[];
-      problems: string[];
-    }>([
+    named<Row & { problems: string[] }>([
       {
         name: 'invalid include entries are reported and ignored',
+        spec: { volumes: [{ configMap: { name: 'app' } }] },
         annotations: { [INCLUDE]: 'configmap/ok,deployment/web,secret/' },
         expected: [cm('app'), cm('ok')],
         problems: [
@@ -576,6 +569,7 @@ describe('findSources', () => {
       },
       {
         name: 'invalid exclude entries are reported and ignored',
+        spec: { volumes: [{ configMap: { name: 'app' } }] },
         annotations: { [EXCLUDE]: 'app,secret/a/b,configmap/app' },
         expected: [],
         problems: [
@@ -584,11 +578,9 @@ describe('findSources', () => {
         ],
       },
     ]),
-  )('%s', (_name, { annotations, expected, problems }) => {
-    const spec = { volumes: [{ configMap: { name: 'app' } }] };
-    const discovery = findSources(spec, annotations);
+  )('%s', (_name, { spec, annotations, expected, problems }) => {
     expect(summarize(spec, annotations)).toEqual(expected);
-    expect(discovery.problems).toEqual(problems);
+    expect(findSources(spec, annotations).problems).toEqual(problems);
   });
 });
 

@@ -1,0 +1,252 @@
+// A real, local Kubernetes control plane: etcd, kube-apiserver and
+// kube-controller-manager built from Go modules (tools/build-control-plane.sh),
+// on loopback with free ports and a fresh PKI per run. No kubelet and no
+// scheduler: pods stay Pending, while Deployments, ReplicaSets, the garbage
+// collector and namespaces are real — which is what proves a rollout.
+
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { generateControlPlanePki } from './pki.js';
+import { freePort } from './ports.js';
+import { type ManagedProcess, startProcess } from './processes.js';
+
+const BUILD_SCRIPT = fileURLToPath(new URL('../build-control-plane.sh', import.meta.url));
+const execFileAsync = promisify(execFile);
+
+export interface ControlPlane {
+  /** Working directory: PKI, kubeconfig, data and logs of this run. */
+  readonly dir: string;
+  /** Admin kubeconfig (client certificate in system:masters). */
+  readonly kubeconfig: string;
+  readonly server: string;
+  readonly caCert: string;
+  readonly processes: readonly ManagedProcess[];
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  /** Progress lines for a person watching; silent by default. */
+  readonly log?: (line: string) => void;
+}
+
+/** Builds the binaries once (minutes, cold) or finds them; returns their directory. */
+export async function ensureControlPlaneBinaries(
+  log: (line: string) => void = () => {},
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const build = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    build.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    build.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
+    });
+    build.on('error', reject);
+    build.on('exit', (code) => {
+      if (code === 0 && out.trim()) resolve(out.trim());
+      else
+        reject(new Error(`building the control plane failed (exit ${code}):\n${err.slice(-4000)}`));
+    });
+  });
+}
+
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => {});
+  const bin = await ensureControlPlaneBinaries(log);
+  const dir = await mkdtemp(join(tmpdir(), 'confighash-cp-'));
+  const processes: ManagedProcess[] = [];
+  const stop = async () => {
+    for (const process of [...processes].reverse()) await process.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const pki = await generateControlPlanePki();
+    const files = {
+      ca: join(dir, 'ca.crt'),
+      apiserverCert: join(dir, 'apiserver.crt'),
+      apiserverKey: join(dir, 'apiserver.key'),
+      saPub: join(dir, 'sa.pub'),
+      saKey: join(dir, 'sa.key'),
+      kubeconfig: join(dir, 'kubeconfig'),
+    };
+    await writeFile(files.ca, pki.ca.cert);
+    await writeFile(files.apiserverCert, pki.apiserver.cert);
+    await writeFile(files.apiserverKey, pki.apiserver.key, { mode: 0o600 });
+    await writeFile(files.saPub, pki.serviceAccount.publicKey);
+    await writeFile(files.saKey, pki.serviceAccount.privateKey, { mode: 0o600 });
+
+    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    await mkdir(join(dir, 'etcd'), { mode: 0o700 });
+    log(`starting etcd on ${etcdUrl}`);
+    processes.push(
+      startProcess(
+        'etcd',
+        join(bin, 'etcd'),
+        [
+          '--name=confighash',
+          `--data-dir=${join(dir, 'etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-cluster=confighash=http://127.0.0.1:${etcdPeer}`,
+          '--unsafe-no-fsync',
+          '--log-level=warn',
+        ],
+        join(dir, 'etcd.log'),
+      ),
+    );
+    await waitFor('etcd', processes[0]!, () => httpOk(`${etcdUrl}/health`));
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    log(`starting kube-apiserver on ${server}`);
+    processes.push(
+      startProcess(
+        'kube-apiserver',
+        join(bin, 'kube-apiserver'),
+        [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${apiPort}`,
+          `--cert-dir=${join(dir, 'apiserver-certs')}`,
+          `--tls-cert-file=${files.apiserverCert}`,
+          `--tls-private-key-file=${files.apiserverKey}`,
+          `--client-ca-file=${files.ca}`,
+          '--authorization-mode=RBAC',
+          `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+          `--service-account-key-file=${files.saPub}`,
+          `--service-account-signing-key-file=${files.saKey}`,
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--allow-privileged=false',
+          '--profiling=false',
+          '--v=1',
+        ],
+        join(dir, 'kube-apiserver.log'),
+      ),
+    );
+    await writeFile(
+      files.kubeconfig,
+      kubeconfigYaml(server, pki.ca.cert, pki.admin.cert, pki.admin.key),
+      { mode: 0o600 },
+    );
+    const adminTls = { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key };
+    await waitFor(
+      'kube-apiserver',
+      processes[1]!,
+      () => httpsOk(`${server}/readyz`, adminTls),
+      120_000,
+    );
+
+    log('starting kube-controller-manager');
+    processes.push(
+      startProcess(
+        'kube-controller-manager',
+        join(bin, 'kube-controller-manager'),
+        [
+          `--kubeconfig=${files.kubeconfig}`,
+          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+          '--leader-elect=false',
+          '--secure-port=0',
+          '--use-service-account-credentials=false',
+          '--concurrent-deployment-syncs=5',
+          '--v=1',
+        ],
+        join(dir, 'kube-controller-manager.log'),
+      ),
+    );
+    await waitFor('kube-controller-manager', processes[2]!, async () => {
+      // The serviceaccount controller creating `default` in `default` proves it is running.
+      const { stdout } = await execFileAsync('kubectl', [
+        `--kubeconfig=${files.kubeconfig}`,
+        'get',
+        'serviceaccount',
+        'default',
+        '-n',
+        'default',
+        '-o',
+        'name',
+      ]).catch(() => ({ stdout: '' }));
+      return stdout.trim() === 'serviceaccount/default';
+    });
+    log(`control plane ready (logs in ${dir})`);
+    return { dir, kubeconfig: files.kubeconfig, server, caCert: pki.ca.cert, processes, stop };
+  } catch (error) {
+    await stop().catch(() => {});
+    throw error;
+  }
+}
+
+async function waitFor(
+  name: string,
+  process: ManagedProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void process.exited.then((code) => {
+    exitCode = code;
+  });
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      throw new Error(`${name} exited (code ${exitCode}) while starting; see ${process.logFile}`);
+    }
+    if (await ready().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${name} was not ready after ${timeoutMs / 1000}s; see ${process.logFile}`);
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  return response.ok;
+}
+
+function httpsOk(url: string, tls: { ca: string; cert: string; key: string }): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = https.get(url, { ...tls, timeout: 2000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on('error', () => resolve(false));
+    request.on('timeout', () => request.destroy());
+  });
+}
+
+function kubeconfigYaml(server: string, ca: string, cert: string, key: string): string {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  return JSON.stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name: 'confighash-local', cluster: { server, 'certificate-authority-data': b64(ca) } },
+      ],
+      users: [
+        {
+          name: 'confighash-admin',
+          user: { 'client-certificate-data': b64(cert), 'client-key-data': b64(key) },
+        },
+      ],
+      contexts: [
+        {
+          name: 'confighash-local',
+          context: { cluster: 'confighash-local', user: 'confighash-admin' },
+        },
+      ],
+      'current-context': 'confighash-local',
+    },
+    null,
+    2,
+  );
+}

@@ -1,0 +1,79 @@
+// Child processes that cannot outlive us. Each one runs in its own process
+// group with a small guard beside it that ends the group when our process is
+// gone — even after SIGKILL, when no exit handler of ours can run.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly logFile: string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  readonly exited: Promise<number | null>;
+}
+
+const running = new Set<ManagedProcess>();
+
+const GUARD = `
+parent=$1; child=$2
+while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 0.5; done
+if kill -0 "$child" 2>/dev/null; then
+  kill -TERM -- "-$child" 2>/dev/null; sleep 3; kill -KILL -- "-$child" 2>/dev/null
+fi`;
+
+export function startProcess(
+  name: string,
+  command: string,
+  args: readonly string[],
+  logFile: string,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): ManagedProcess {
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(command, args, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const guard = spawn('bash', ['-c', GUARD, 'guard', String(process.pid), String(child.pid)], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  guard.unref();
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const managed: ManagedProcess = {
+    name,
+    child,
+    logFile,
+    exited,
+    async stop(graceMs = 10_000) {
+      running.delete(managed);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      signalGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  running.add(managed);
+  void exited.then(() => running.delete(managed));
+  return managed;
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Synchronous last resort on exit: nothing async can run in an 'exit' handler. */
+process.on('exit', () => {
+  for (const managed of running) signalGroup(managed.child, 'SIGKILL');
+});

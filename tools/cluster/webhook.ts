@@ -1,0 +1,130 @@
+// Runs the confighash webhook from the current source beside a control plane
+// and registers it the way DESIGN.md §8 says: the manifests' own
+// MutatingWebhookConfiguration with `clientConfig.url` on 127.0.0.1 and the
+// dev CA as caBundle.
+
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import type { Kubectl } from './kubectl.js';
+import { freePort } from './ports.js';
+import { type ManagedProcess, startProcess } from './processes.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const WEBHOOK_MANIFEST = join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml');
+
+export interface LocalWebhook {
+  readonly url: string;
+  readonly port: number;
+  readonly certsDir: string;
+  process: ManagedProcess;
+  /** Stops the process (registration stays: failurePolicy Ignore must carry writes). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and certificates. */
+  restart(): Promise<void>;
+}
+
+export interface WebhookOptions {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  readonly extraArgs?: readonly string[];
+  readonly log?: (line: string) => void;
+}
+
+/** Starts the webhook process (from source, through tsx) and waits until it is ready. */
+export async function startLocalWebhook(options: WebhookOptions): Promise<LocalWebhook> {
+  const certsDir = join(options.dir, 'webhook-certs');
+  await mkdir(certsDir, { recursive: true });
+  await runToCompletion(['dev-certs', '--dir', certsDir], options.dir);
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}/mutate`;
+  const start = async () => {
+    const process = startProcess(
+      'confighash',
+      globalThis.process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(REPO, 'src/main.ts'),
+        'serve',
+        '--host=127.0.0.1',
+        `--port=${port}`,
+        `--tls-cert-file=${join(certsDir, 'tls.crt')}`,
+        `--tls-key-file=${join(certsDir, 'tls.key')}`,
+        `--hash-key-file=${join(certsDir, 'hash.key')}`,
+        ...(options.extraArgs ?? []),
+      ],
+      join(options.dir, 'confighash.log'),
+      {
+        cwd: REPO,
+        env: {
+          ...globalThis.process.env,
+          KUBECONFIG: options.kubeconfig,
+          CONFIGHASH_LOG_LEVEL: 'debug',
+        },
+      },
+    );
+    await waitUntilReady(port, await readFile(join(certsDir, 'ca.crt'), 'utf8'), process);
+    return process;
+  };
+  const webhook: LocalWebhook = {
+    url,
+    port,
+    certsDir,
+    process: await start(),
+    stop: () => webhook.process.stop(),
+    async restart() {
+      webhook.process = await start();
+    },
+  };
+  options.log?.(`confighash webhook listening on ${url}`);
+  return webhook;
+}
+
+/** Applies the manifests' MutatingWebhookConfiguration, pointed at a local URL. */
+export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebhook): Promise<void> {
+  const manifest = loadYaml<{ webhooks: { clientConfig: unknown }[] }>(
+    await readFile(WEBHOOK_MANIFEST, 'utf8'),
+  );
+  const caBundle = (await readFile(join(webhook.certsDir, 'ca.crt'))).toString('base64');
+  for (const entry of manifest.webhooks) entry.clientConfig = { url: webhook.url, caBundle };
+  const result = await kubectl(['apply', '--server-side', '-f', '-'], dumpYaml(manifest));
+  if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
+}
+
+async function waitUntilReady(port: number, ca: string, process: ManagedProcess): Promise<void> {
+  const { default: https } = await import('node:https');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (process.child.exitCode !== null) {
+      throw new Error(`confighash exited while starting; see ${process.logFile}`);
+    }
+    const ready = await new Promise<boolean>((resolve) => {
+      const request = https.get(
+        { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 1000 },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode === 200);
+        },
+      );
+      request.on('error', () => resolve(false));
+      request.on('timeout', () => request.destroy());
+    });
+    if (ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`confighash was not ready after 30s; see ${process.logFile}`);
+}
+
+async function runToCompletion(args: readonly string[], dir: string): Promise<void> {
+  const managed = startProcess(
+    'confighash dev-certs',
+    process.execPath,
+    ['--import', 'tsx', join(REPO, 'src/main.ts'), ...args],
+    join(dir, 'dev-certs.log'),
+    { cwd: REPO },
+  );
+  const code = await managed.exited;
+  if (code !== 0) throw new Error(`confighash ${args.join(' ')} failed; see ${managed.logFile}`);
+}
