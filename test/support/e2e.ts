@@ -1,0 +1,184 @@
+// The e2e fixture: a real control plane, the webhook from the current source
+// registered against it, and kubectl. One per test file.
+
+import { dumpYaml } from '@kubernetes/client-node';
+import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
+import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
+import {
+  type LocalWebhook,
+  registerLocalWebhook,
+  startLocalWebhook,
+} from '../../tools/cluster/webhook.js';
+
+export interface E2eCluster {
+  readonly controlPlane: ControlPlane;
+  readonly webhook: LocalWebhook;
+  /** kubectl that resolves whatever the exit code. */
+  readonly kubectl: Kubectl;
+  /** kubectl that throws on failure and returns stdout. */
+  readonly k: (args: readonly string[], input?: string) => Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startE2eCluster(webhookArgs: readonly string[] = []): Promise<E2eCluster> {
+  const log = process.env.CONFIGHASH_E2E_VERBOSE
+    ? (line: string) => console.error(line)
+    : undefined;
+  const controlPlane = await startControlPlane({ log });
+  try {
+    const webhook = await startLocalWebhook({
+      dir: controlPlane.dir,
+      kubeconfig: controlPlane.kubeconfig,
+      extraArgs: webhookArgs,
+      log,
+    });
+    const kubectl = kubectlFor(controlPlane.kubeconfig);
+    await registerLocalWebhook(kubectl, webhook);
+    return {
+      controlPlane,
+      webhook,
+      kubectl,
+      k: strictKubectl(kubectl),
+      async stop() {
+        await webhook.stop();
+        await controlPlane.stop();
+      },
+    };
+  } catch (error) {
+    await controlPlane.stop();
+    throw error;
+  }
+}
+
+/** Multi-document YAML, as users keep it in one file. */
+export function yamlDocuments(...objects: object[]): string {
+  return objects.map((object) => dumpYaml(object)).join('---\n');
+}
+
+export function namespace(name: string, label?: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, ...(label ? { labels: { 'confighash.dev/enabled': label } } : {}) },
+  };
+}
+
+export function configMap(ns: string, name: string, data: Record<string, string>): object {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data };
+}
+
+export function secret(ns: string, name: string, stringData: Record<string, string>): object {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, stringData };
+}
+
+export interface WorkloadSpec {
+  kind?: 'Deployment' | 'StatefulSet' | 'DaemonSet';
+  image?: string;
+  podSpec?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+}
+
+/** A workload reading ConfigMap `<name>-config` as a volume and Secret `<name>-secret` via envFrom. */
+export function workload(ns: string, name: string, spec: WorkloadSpec = {}): object {
+  const kind = spec.kind ?? 'Deployment';
+  const podSpec = spec.podSpec ?? {
+    volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
+    containers: [
+      {
+        name: 'app',
+        image: spec.image ?? 'registry.example/app:1',
+        envFrom: [{ secretRef: { name: `${name}-secret` } }],
+        volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+      },
+    ],
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind,
+    metadata: {
+      name,
+      namespace: ns,
+      ...(spec.annotations ? { annotations: spec.annotations } : {}),
+    },
+    spec: {
+      ...(kind === 'Deployment' ? { replicas: 1, revisionHistoryLimit: 20 } : {}),
+      ...(kind === 'StatefulSet' ? { serviceName: name } : {}),
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: podSpec },
+    },
+  };
+}
+
+interface ObjectWithTemplate {
+  metadata: { generation?: number; annotations?: Record<string, string> };
+  spec: { template: { metadata?: { annotations?: Record<string, string> } } };
+  status?: { observedGeneration?: number };
+}
+
+export function cluster(e2e: E2eCluster) {
+  const { k } = e2e;
+  const getJson = async <T>(args: readonly string[]): Promise<T> =>
+    JSON.parse(await k([...args, '-o', 'json'])) as T;
+  const api = {
+    get: (ns: string, kind: string, name: string) =>
+      getJson<ObjectWithTemplate>(['get', '-n', ns, kind, name]),
+    async templateAnnotations(
+      ns: string,
+      kind: string,
+      name: string,
+    ): Promise<Record<string, string>> {
+      return (await api.get(ns, kind, name)).spec.template.metadata?.annotations ?? {};
+    },
+    async hash(ns: string, kind: string, name: string): Promise<string | undefined> {
+      return (await api.templateAnnotations(ns, kind, name))['confighash.dev/hash'];
+    },
+    /** ReplicaSets of a Deployment, once the controller has seen its latest generation. */
+    async replicaSets(
+      ns: string,
+      name: string,
+    ): Promise<{ revision: string; hash: string | undefined }[]> {
+      await waitUntil(async () => {
+        const deployment = await api.get(ns, 'deployment', name);
+        if (deployment.status?.observedGeneration !== deployment.metadata.generation) return false;
+        const revision = deployment.metadata.annotations?.['deployment.kubernetes.io/revision'];
+        const list = await getJson<{
+          items: { metadata: { annotations?: Record<string, string> } }[];
+        }>(['get', '-n', ns, 'replicasets', '-l', `app=${name}`]);
+        return list.items.some(
+          (rs) => rs.metadata.annotations?.['deployment.kubernetes.io/revision'] === revision,
+        );
+      }, `deployment ${ns}/${name} to be observed`);
+      const list = await getJson<{
+        items: {
+          metadata: { annotations?: Record<string, string> };
+          spec: ObjectWithTemplate['spec'];
+        }[];
+      }>(['get', '-n', ns, 'replicasets', '-l', `app=${name}`]);
+      return list.items
+        .map((rs) => ({
+          revision: rs.metadata.annotations?.['deployment.kubernetes.io/revision'] ?? '',
+          hash: rs.spec.template.metadata?.annotations?.['confighash.dev/hash'],
+        }))
+        .sort((a, b) => Number(a.revision) - Number(b.revision));
+    },
+    async revision(ns: string, name: string): Promise<number> {
+      await api.replicaSets(ns, name);
+      const deployment = await api.get(ns, 'deployment', name);
+      return Number(deployment.metadata.annotations?.['deployment.kubernetes.io/revision']);
+    },
+  };
+  return api;
+}
+
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
