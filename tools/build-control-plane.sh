@@ -60,6 +60,20 @@ if has_all_binaries "$OUT_DIR"; then
   exit 0
 fi
 
+# Serialise concurrent callers (e.g. parallel test workers) on one build.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$OUT_DIR/.lock"
+  if ! flock -n 9; then
+    log "another build is running in $OUT_DIR; waiting for it"
+    flock 9
+  fi
+  if has_all_binaries "$OUT_DIR"; then
+    log "all binaries present in $OUT_DIR"
+    printf '%s\n' "$OUT_DIR"
+    exit 0
+  fi
+fi
+
 command -v go >/dev/null 2>&1 || die "go is not on PATH (Go >= 1.26 is needed to build the control plane)"
 go_minor=$(go env GOVERSION | sed -nE 's/^go1\.([0-9]+).*/\1/p')
 if [[ -z "$go_minor" || "$go_minor" -lt 26 ]]; then

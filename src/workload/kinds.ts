@@ -9,14 +9,34 @@ export interface GroupVersionKind {
 }
 
 export interface WorkloadKind extends GroupVersionKind {
+  /** The API's plural resource name, as in its URL paths. */
+  readonly resource: string;
   /** JSON path segments from the object's root to its pod template. */
   readonly templatePath: readonly string[];
 }
 
 export const HANDLED_KINDS: readonly WorkloadKind[] = [
-  { group: 'apps', version: 'v1', kind: 'Deployment', templatePath: ['spec', 'template'] },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', templatePath: ['spec', 'template'] },
-  { group: 'apps', version: 'v1', kind: 'DaemonSet', templatePath: ['spec', 'template'] },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    resource: 'deployments',
+    templatePath: ['spec', 'template'],
+  },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'StatefulSet',
+    resource: 'statefulsets',
+    templatePath: ['spec', 'template'],
+  },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'DaemonSet',
+    resource: 'daemonsets',
+    templatePath: ['spec', 'template'],
+  },
 ];
 
 export function findWorkloadKind(gvk: GroupVersionKind): WorkloadKind | undefined {

@@ -1,0 +1,57 @@
+// Follow-mode metrics, registered on the application's registry.
+
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface FollowMetrics {
+  touched(kind: string): void;
+  deferred(reason: 'window' | 'min-interval' | 'rate-limit' | 'error'): void;
+  reconcileError(): void;
+  leader(isLeader: boolean): void;
+  watchRestart(reason: 'expired' | 'ended' | 'error'): void;
+  pending(count: number): void;
+}
+
+export function createFollowMetrics(registry: Registry): FollowMetrics {
+  const touches = new Counter({
+    name: 'confighash_follow_touches_total',
+    help: 'Workloads touched by follow mode because their config changed (each rolls).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const deferred = new Counter({
+    name: 'confighash_follow_deferred_total',
+    help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, or after an error.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'confighash_follow_reconcile_errors_total',
+    help: 'Reconciles that failed (lookups, API errors); they are retried.',
+    registers: [registry],
+  });
+  const leader = new Gauge({
+    name: 'confighash_follow_leader',
+    help: '1 while this replica holds the follow-mode lease.',
+    registers: [registry],
+  });
+  const restarts = new Counter({
+    name: 'confighash_follow_watch_restarts_total',
+    help: 'ConfigMap/Secret/Namespace watches re-established, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const pending = new Gauge({
+    name: 'confighash_follow_pending_touches',
+    help: 'Touches waiting for debounce, minimum interval, rate limit or rollout window.',
+    registers: [registry],
+  });
+  leader.set(0);
+  return {
+    touched: (kind) => touches.inc({ kind }),
+    deferred: (reason) => deferred.inc({ reason }),
+    reconcileError: () => errors.inc(),
+    leader: (isLeader) => leader.set(isLeader ? 1 : 0),
+    watchRestart: (reason) => restarts.inc({ reason }),
+    pending: (count) => pending.set(count),
+  };
+}

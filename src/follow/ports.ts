@@ -1,0 +1,76 @@
+// What follow mode needs from the cluster, as a port: the adapter in
+// src/kube/follow-api.ts speaks to the API server; tests may inject faults.
+
+import type { WorkloadKind } from '../workload/index.js';
+
+export type ConfigResource = 'configmaps' | 'secrets';
+
+export interface NamespaceInfo {
+  readonly name: string;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface NamespaceEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly namespace: NamespaceInfo;
+}
+
+export interface ConfigChange {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly name: string;
+}
+
+/** How a watch ended; `expired` means the resourceVersion was too old (410) and a relist is needed. */
+export interface WatchEnd {
+  readonly resourceVersion: string;
+  readonly expired: boolean;
+}
+
+export interface FollowApi {
+  /** Namespaces labelled `confighash.dev/enabled=follow`. */
+  listFollowNamespaces(
+    signal: AbortSignal,
+  ): Promise<{ namespaces: NamespaceInfo[]; resourceVersion: string }>;
+  watchFollowNamespaces(
+    resourceVersion: string,
+    onEvent: (event: NamespaceEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd>;
+  /** Metadata-only list: just the resourceVersion to watch from. */
+  listConfigVersion(
+    namespace: string,
+    resource: ConfigResource,
+    signal: AbortSignal,
+  ): Promise<string>;
+  /** Metadata-only watch (PartialObjectMetadata): names, never content. */
+  watchConfig(
+    namespace: string,
+    resource: ConfigResource,
+    resourceVersion: string,
+    onChange: (change: ConfigChange) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd>;
+  listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal): Promise<unknown[]>;
+  /** undefined when it no longer exists. */
+  getWorkload(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<unknown>;
+  /** The empty merge patch `{}` (field manager confighash): the webhook does the rest. */
+  touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal): Promise<void>;
+  recordEvent(event: WorkloadEvent, signal: AbortSignal): Promise<void>;
+}
+
+export interface WorkloadEvent {
+  readonly kind: WorkloadKind;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly action: string;
+  /** Names objects, never content. */
+  readonly note: string;
+}

@@ -1,0 +1,70 @@
+// LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
+
+import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/lease.js';
+import type { ApiConnection } from './connection.js';
+import { ApiError, requestJson } from './request.js';
+
+interface Lease {
+  metadata: { resourceVersion: string };
+  spec?: Partial<LeaseRecord>;
+}
+
+export function createLeaseStore(
+  connection: ApiConnection,
+  namespace: string,
+  name: string,
+): LeaseStore {
+  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  const item = `${collection}/${encodeURIComponent(name)}`;
+  const body = (record: LeaseRecord, resourceVersion?: string) => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: record,
+  });
+  const conflict = (error: unknown) =>
+    error instanceof ApiError && (error.status === 409 || error.status === 404);
+  return {
+    async get(): Promise<StoredLease | undefined> {
+      try {
+        const lease = await requestJson<Lease>(connection, { method: 'GET', path: item });
+        const spec = lease.spec ?? {};
+        return {
+          resourceVersion: lease.metadata.resourceVersion,
+          record: {
+            holderIdentity: spec.holderIdentity ?? '',
+            leaseDurationSeconds: spec.leaseDurationSeconds ?? 15,
+            acquireTime: spec.acquireTime,
+            renewTime: spec.renewTime,
+            leaseTransitions: spec.leaseTransitions ?? 0,
+          },
+        };
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return undefined;
+        throw error;
+      }
+    },
+    async create(record) {
+      try {
+        await requestJson(connection, { method: 'POST', path: collection, body: body(record) });
+        return true;
+      } catch (error) {
+        if (conflict(error)) return false;
+        throw error;
+      }
+    },
+    async update(record, resourceVersion) {
+      try {
+        await requestJson(connection, {
+          method: 'PUT',
+          path: item,
+          body: body(record, resourceVersion),
+        });
+        return true;
+      } catch (error) {
+        if (conflict(error)) return false;
+        throw error;
+      }
+    },
+  };
+}

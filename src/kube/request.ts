@@ -1,0 +1,144 @@
+// Plain requests and watch streams over the shared keep-alive ApiConnection,
+// for follow mode's list, watch, patch and event calls.
+
+import http from 'node:http';
+import https from 'node:https';
+import type { ApiConnection } from './connection.js';
+
+export interface ApiRequest {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly accept?: string;
+  readonly signal?: AbortSignal;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Sends one request; resolves with the parsed JSON body of a 2xx, throws ApiError otherwise. */
+export async function requestJson<T>(connection: ApiConnection, request: ApiRequest): Promise<T> {
+  const response = await open(connection, request);
+  const body = await readAll(response);
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status >= 300) throw apiError(status, body);
+  return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
+}
+
+export interface WatchEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  readonly object: {
+    readonly metadata?: {
+      readonly name?: string;
+      readonly namespace?: string;
+      readonly resourceVersion?: string;
+      readonly labels?: Readonly<Record<string, string>>;
+      readonly annotations?: Readonly<Record<string, string>>;
+    };
+    readonly code?: number;
+    readonly message?: string;
+  };
+}
+
+/**
+ * Streams a watch until the server ends it or `signal` aborts. Calls `onEvent`
+ * for each event in order. Throws ApiError for a non-200 answer (410 when the
+ * resourceVersion is too old).
+ */
+export async function streamWatch(
+  connection: ApiConnection,
+  path: string,
+  accept: string,
+  onEvent: (event: WatchEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await open(connection, { method: 'GET', path, accept, signal });
+  const status = response.statusCode ?? 0;
+  if (status !== 200) throw apiError(status, await readAll(response));
+  let buffered = '';
+  await new Promise<void>((resolve, reject) => {
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line) {
+          try {
+            onEvent(JSON.parse(line) as WatchEvent);
+          } catch (error) {
+            response.destroy();
+            reject(error);
+            return;
+          }
+        }
+        newline = buffered.indexOf('\n');
+      }
+    });
+    response.on('end', resolve);
+    response.on('close', resolve);
+    response.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
+  });
+}
+
+async function open(connection: ApiConnection, request: ApiRequest): Promise<http.IncomingMessage> {
+  const transport = connection.server.protocol === 'https:' ? https : http;
+  const basePath = connection.server.pathname.replace(/\/$/, '');
+  const payload =
+    request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+  const headers: Record<string, string> = {
+    ...(await connection.headers()),
+    accept: request.accept ?? 'application/json',
+    ...(payload
+      ? {
+          'content-type': request.contentType ?? 'application/json',
+          'content-length': String(payload.length),
+        }
+      : {}),
+  };
+  return new Promise((resolve, reject) => {
+    const outgoing = transport.request(
+      {
+        protocol: connection.server.protocol,
+        hostname: connection.server.hostname,
+        port: connection.server.port,
+        path: `${basePath}${request.path}`,
+        method: request.method,
+        agent: connection.agent,
+        headers,
+        signal: request.signal,
+      },
+      resolve,
+    );
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
+}
+
+function readAll(response: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('end', () => resolve(Buffer.concat(chunks)));
+    response.on('error', reject);
+  });
+}
+
+function apiError(status: number, body: Buffer): ApiError {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { message?: string; reason?: string };
+    return new ApiError(status, parsed.message ?? `HTTP ${status}`, parsed.reason);
+  } catch {
+    return new ApiError(status, `HTTP ${status}`);
+  }
+}
