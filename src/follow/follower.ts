@@ -319,11 +319,8 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
     let backoff = 1000;
     while (!nsSignal.aborted) {
       try {
-        if (resourceVersion === undefined) {
-          const relisting = resourceVersion === undefined && backoff !== 1000;
-          resourceVersion = await api.listConfigVersion(namespace, resource, nsSignal);
-          if (relisting) void resyncNamespace(namespace);
-        }
+        // The namespace's first resync covers everything before this list.
+        resourceVersion ??= await api.listConfigVersion(namespace, resource, nsSignal);
         const end = await api.watchConfig(
           namespace,
           resource,

@@ -1,0 +1,192 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  decideLeaseAction,
+  type LeaseRecord,
+  type LeaseStore,
+  nextLeaseRecord,
+  runLeaderElection,
+  type StoredLease,
+} from '../../../src/follow/lease.js';
+
+const held = (holder: string, seconds = 15): LeaseRecord => ({
+  holderIdentity: holder,
+  leaseDurationSeconds: seconds,
+  renewTime: '2026-11-30T00:00:00.000000Z',
+  leaseTransitions: 3,
+});
+
+describe('decideLeaseAction', () => {
+  it.each([
+    ['no lease yet: create it', undefined, 0, 0, 'create'],
+    ['we hold it: renew', held('me'), 0, 60_000, 'renew'],
+    ['released (no holder): take it', held(''), 0, 0, 'acquire'],
+    ['held by another, seen 14.9 s ago: wait', held('other'), 0, 14_900, 'wait'],
+    [
+      'held by another, unchanged for the lease duration: take it',
+      held('other'),
+      0,
+      15_000,
+      'acquire',
+    ],
+    ['a short lease expires sooner', held('other', 1), 0, 1000, 'acquire'],
+  ] as const)('%s', (_name, record, observedAt, now, action) => {
+    expect(decideLeaseAction(record, 'me', observedAt, now)).toBe(action);
+  });
+});
+
+describe('nextLeaseRecord', () => {
+  const now = new Date('2026-11-30T12:00:00.123Z');
+  it('renewing keeps acquireTime and transitions', () => {
+    const current = { ...held('me'), acquireTime: '2026-11-30T11:00:00.000000Z' };
+    expect(nextLeaseRecord(current, 'me', now, 15_000)).toEqual({
+      holderIdentity: 'me',
+      leaseDurationSeconds: 15,
+      acquireTime: '2026-11-30T11:00:00.000000Z',
+      renewTime: '2026-11-30T12:00:00.123000Z',
+      leaseTransitions: 3,
+    });
+  });
+  it('taking it from another counts a transition', () => {
+    const next = nextLeaseRecord(held('other'), 'me', now, 15_000);
+    expect(next.leaseTransitions).toBe(4);
+    expect(next.acquireTime).toBe('2026-11-30T12:00:00.123000Z');
+  });
+  it('taking a released lease does not', () => {
+    expect(nextLeaseRecord(held(''), 'me', now, 15_000).leaseTransitions).toBe(3);
+  });
+});
+
+/** An in-memory Lease with the API's optimistic concurrency. */
+class MemoryLeaseStore {
+  lease: StoredLease | undefined;
+  #version = 0;
+  readonly writes: string[] = [];
+
+  client(identity: string, reachable: () => boolean = () => true): LeaseStore {
+    const check = () => {
+      if (!reachable()) throw new Error(`${identity}: apiserver unreachable`);
+    };
+    return {
+      get: async () => {
+        check();
+        return this.lease;
+      },
+      create: async (record) => {
+        check();
+        if (this.lease) return false;
+        this.lease = { record, resourceVersion: String(++this.#version) };
+        this.writes.push(`${identity} create`);
+        return true;
+      },
+      update: async (record, resourceVersion) => {
+        check();
+        if (this.lease?.resourceVersion !== resourceVersion) return false;
+        this.lease = { record, resourceVersion: String(++this.#version) };
+        this.writes.push(`${identity} update`);
+        return true;
+      },
+    };
+  }
+}
+
+describe('runLeaderElection', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date('2026-11-30T00:00:00Z') });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function elector(store: MemoryLeaseStore, identity: string, reachable?: () => boolean) {
+    const state = { leading: false, started: 0, stopped: 0 };
+    const stop = new AbortController();
+    const done = runLeaderElection(
+      store.client(identity, reachable),
+      identity,
+      {
+        onStartedLeading: () => {
+          state.leading = true;
+          state.started++;
+        },
+        onStoppedLeading: () => {
+          state.leading = false;
+          state.stopped++;
+        },
+      },
+      stop.signal,
+    );
+    return { state, stop: () => stop.abort(), done };
+  }
+
+  it('one of two candidates leads; the other waits', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    const b = elector(store, 'b');
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect([a.state.leading, b.state.leading].filter(Boolean)).toHaveLength(1);
+    expect(store.lease?.record.holderIdentity).toBe(a.state.leading ? 'a' : 'b');
+    a.stop();
+    b.stop();
+    await vi.runAllTimersAsync();
+  });
+
+  it('the leader renews every retry period', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    const first = store.lease?.record.renewTime;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(store.lease?.record.renewTime).not.toBe(first);
+    expect(store.writes.filter((write) => write === 'a update').length).toBeGreaterThanOrEqual(1);
+    a.stop();
+    await vi.runAllTimersAsync();
+  });
+
+  it('a leader that cannot renew stops leading at the renew deadline; another takes over after the lease duration', async () => {
+    const store = new MemoryLeaseStore();
+    let aReachable = true;
+    const a = elector(store, 'a', () => aReachable);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(a.state.leading).toBe(true);
+    const b = elector(store, 'b');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(b.state.leading).toBe(false);
+
+    aReachable = false;
+    await vi.advanceTimersByTimeAsync(9000);
+    expect(a.state.leading).toBe(true); // within the renew deadline
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(a.state.leading).toBe(false);
+    expect(a.state.stopped).toBe(1);
+    // b saw the record stop changing and takes the lease once it is a lease duration old.
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(b.state.leading).toBe(true);
+    expect(store.lease?.record.holderIdentity).toBe('b');
+    expect(store.lease?.record.leaseTransitions).toBe(1);
+
+    // a comes back and sees b holding: it does not lead again.
+    aReachable = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(a.state.leading).toBe(false);
+    a.stop();
+    b.stop();
+    await vi.runAllTimersAsync();
+  });
+
+  it('shutting down releases the lease so the next candidate need not wait it out', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    const b = elector(store, 'b');
+    await vi.advanceTimersByTimeAsync(100);
+    a.stop();
+    await vi.advanceTimersByTimeAsync(100);
+    await a.done;
+    expect(a.state.stopped).toBe(1);
+    expect(store.lease?.record.holderIdentity).toBe('');
+    await vi.advanceTimersByTimeAsync(2100);
+    expect(b.state.leading).toBe(true);
+    b.stop();
+    await vi.runAllTimersAsync();
+  });
+});
