@@ -100,6 +100,46 @@ async function main(): Promise<void> {
       'jsonpath={.spec.template.metadata.annotations}',
     ]);
 
+    say(
+      'Follow mode: a namespace labelled `follow`, the app applied client-side as most people do',
+    );
+    await run(['apply', '-f', `${EXAMPLES}follow-namespace.yaml`]);
+    await run(['apply', '-n', 'payments', '-f', `${EXAMPLES}app.yaml`]);
+    await waitForRevision(kubectl, 'payments', 'web', 1);
+
+    say(
+      'Rotate the Secret out of band (as External Secrets or `kubectl edit` would): no write of the Deployment',
+    );
+    const rotated = await run(
+      [
+        'create',
+        'secret',
+        'generic',
+        'web-secret',
+        '-n',
+        'payments',
+        '--from-literal=DATABASE_PASSWORD=rotated',
+      ],
+      undefined,
+      ['--dry-run=client', '-o', 'yaml'],
+    );
+    await run(['replace', '-f', '-'], rotated);
+    process.stdout.write(
+      '  (confighash waits 2 s for more changes — 10 s by default — then touches the Deployment)\n',
+    );
+    await waitForRevision(kubectl, 'payments', 'web', 2);
+    await run(['get', 'replicasets', '-n', 'payments', '-l', 'app=web']);
+    await run([
+      'get',
+      'events.events.k8s.io',
+      '-n',
+      'payments',
+      '--field-selector',
+      'reason=ConfigChanged',
+      '-o',
+      'custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note',
+    ]);
+
     say('Done: config changed → template changed → rollout; config unchanged → nothing happens.');
     if (keep) {
       process.stdout.write(
@@ -116,15 +156,23 @@ async function main(): Promise<void> {
 }
 
 function narrate(kubectl: Kubectl) {
-  return async (args: readonly string[], input?: string): Promise<string> => {
+  /** `quiet` arguments run but are not echoed, and their output is returned for a pipe. */
+  return async (
+    args: readonly string[],
+    input?: string,
+    quiet: readonly string[] = [],
+  ): Promise<string> => {
     const shown = args.map((arg) =>
       arg.startsWith(EXAMPLES) ? `examples/shop/${arg.slice(EXAMPLES.length)}` : arg,
     );
-    process.stdout.write(`$ kubectl ${shown.join(' ')}${input ? ' <<EOF …' : ''}\n`);
-    const result = await kubectl(args, input);
+    const pipe = quiet.length > 0 ? ` ${quiet.join(' ')} |` : '';
+    process.stdout.write(`$ kubectl ${shown.join(' ')}${pipe}${input ? ' <<EOF …' : ''}\n`);
+    const result = await kubectl([...args, ...quiet], input);
+    if (result.code !== 0)
+      throw new Error(`kubectl ${shown.join(' ')} failed: ${result.stderr.trim()}`);
+    if (quiet.length > 0) return result.stdout;
     const output = `${result.stdout}${result.stderr}`.trimEnd();
     if (output) process.stdout.write(`${output.replace(/^/gm, '  ')}\n`);
-    if (result.code !== 0) throw new Error(`kubectl ${shown.join(' ')} failed`);
     return output;
   };
 }

@@ -18,6 +18,7 @@ import type { ConfigChange, ConfigResource, FollowApi, NamespaceInfo } from './p
 import { TokenBucket } from './rate-limit.js';
 import { decideReconcile } from './reconcile.js';
 import { type DueTouch, TouchSchedule } from './schedule.js';
+import { sleep } from './sleep.js';
 import { isWindowOpen, nextWindowOpening, parseRolloutWindow } from './window.js';
 
 export interface FollowOptions {
@@ -456,19 +457,4 @@ function uidOf(object: unknown): string {
 
 function truncate(note: string): string {
   return note.length <= 1024 ? note : `${note.slice(0, 1023)}…`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }

@@ -4,6 +4,9 @@
 // clocks need not agree); the leader renews every retry period and gives up
 // leadership at once when it could not renew within the renew deadline.
 
+import { setMaxListeners } from 'node:events';
+import { sleep } from './sleep.js';
+
 export interface LeaseRecord {
   readonly holderIdentity: string;
   readonly leaseDurationSeconds: number;
@@ -101,22 +104,7 @@ export interface Clock {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        { once: true },
-      );
-    }),
-};
+export const systemClock: Clock = { now: () => Date.now(), sleep };
 
 /** Runs the election until `signal` aborts; releases the lease if held then. */
 export async function runLeaderElection(
@@ -167,6 +155,8 @@ export async function runLeaderElection(
           lastRenew = now;
           if (!leading && !signal.aborted) {
             leading = new AbortController();
+            // Every request the follower has in flight listens on this signal.
+            setMaxListeners(1000, leading.signal);
             callbacks.onStartedLeading(leading.signal);
           }
         }

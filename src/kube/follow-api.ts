@@ -171,7 +171,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
         body: {
           apiVersion: 'events.k8s.io/v1',
           kind: 'Event',
-          metadata: { generateName: `${event.name}.confighash.`, namespace: event.namespace },
+          metadata: { generateName: `${event.name}-`, namespace: event.namespace },
           eventTime: now,
           type: event.type,
           reason: event.reason,

@@ -1,7 +1,12 @@
 // The Fastify application: routes and error handling. Never listens, reads the
 // environment or touches files; main.ts does that and passes everything in.
 
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
 import { allowed, decodeAdmissionReview, lookupBudgetMs, patched } from '../admission/index.js';
 import type { Mutator } from '../mutate.js';
 import type { AdmissionMetrics } from './metrics.js';
@@ -28,7 +33,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const { mutator, metrics, readiness } = options;
   const app = Fastify({
     loggerInstance: options.logger,
-    disableRequestLogging: true,
+    // One log line per review is written by the route itself, with the review's fields.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     return503OnClosing: true,

@@ -11,12 +11,16 @@ export interface LocalCluster {
   stop(): Promise<void>;
 }
 
+/** Follow mode on, with a short debounce so that a person watching sees it act. */
+export const LOCAL_FOLLOW_ARGS = ['--follow', '--lease-namespace=default', '--follow-debounce=2s'];
+
 export async function startLocalCluster(log: (line: string) => void): Promise<LocalCluster> {
   const controlPlane = await startControlPlane({ log });
   try {
     const webhook = await startLocalWebhook({
       dir: controlPlane.dir,
       kubeconfig: controlPlane.kubeconfig,
+      extraArgs: LOCAL_FOLLOW_ARGS,
       log,
     });
     await registerLocalWebhook(kubectlFor(controlPlane.kubeconfig), webhook);

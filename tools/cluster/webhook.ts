@@ -30,13 +30,19 @@ export interface WebhookOptions {
   readonly kubeconfig: string;
   readonly extraArgs?: readonly string[];
   readonly log?: (line: string) => void;
+  /** Another webhook's certificates and hash key, to run a second replica beside it. */
+  readonly shareCertsWith?: LocalWebhook;
+  /** Names the log file (`<name>.log`); default `confighash`. */
+  readonly name?: string;
 }
 
 /** Starts the webhook process (from source, through tsx) and waits until it is ready. */
 export async function startLocalWebhook(options: WebhookOptions): Promise<LocalWebhook> {
-  const certsDir = join(options.dir, 'webhook-certs');
-  await mkdir(certsDir, { recursive: true });
-  await runToCompletion(['dev-certs', '--dir', certsDir], options.dir);
+  const certsDir = options.shareCertsWith?.certsDir ?? join(options.dir, 'webhook-certs');
+  if (!options.shareCertsWith) {
+    await mkdir(certsDir, { recursive: true });
+    await runToCompletion(['dev-certs', '--dir', certsDir], options.dir);
+  }
   const port = await freePort();
   const url = `https://127.0.0.1:${port}/mutate`;
   const start = async () => {
@@ -55,7 +61,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
         `--hash-key-file=${join(certsDir, 'hash.key')}`,
         ...(options.extraArgs ?? []),
       ],
-      join(options.dir, 'confighash.log'),
+      join(options.dir, `${options.name ?? 'confighash'}.log`),
       {
         cwd: REPO,
         env: {

@@ -1,0 +1,342 @@
+// Follow mode on a real control plane (DESIGN.md §6): config changes that no
+// write of the workload carries still roll it, exactly once, only when the
+// consumed content changed, and only inside its rollout window. Workloads are
+// applied client-side, as the users who need follow mode apply them.
+
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalWebhook, startLocalWebhook } from '../../tools/cluster/webhook.js';
+import {
+  cluster,
+  configMap,
+  type E2eCluster,
+  namespace,
+  secret,
+  startE2eCluster,
+  waitUntil,
+  workload,
+  yamlDocuments,
+} from '../support/e2e.js';
+
+let e2e: E2eCluster;
+let api: ReturnType<typeof cluster>;
+const followers: LocalWebhook[] = [];
+let counter = 0;
+
+const FOLLOW_ARGS = [
+  '--follow',
+  '--lease-namespace=default',
+  '--follow-debounce=2s',
+  '--follow-min-interval=3s',
+  '--follow-resync=30s',
+];
+
+beforeAll(async () => {
+  // The registered webhook judges every write; two more replicas compete for the follow Lease.
+  e2e = await startE2eCluster();
+  api = cluster(e2e);
+  for (const name of ['follower-1', 'follower-2']) {
+    followers.push(
+      await startLocalWebhook({
+        dir: e2e.controlPlane.dir,
+        kubeconfig: e2e.controlPlane.kubeconfig,
+        shareCertsWith: e2e.webhook,
+        name,
+        extraArgs: [...FOLLOW_ARGS, `--identity=${name}`],
+      }),
+    );
+  }
+  await waitUntil(async () => (await leaseHolder()) !== '', 'a follow-mode leader', 30_000);
+});
+
+afterAll(async () => {
+  for (const follower of followers) await follower.stop();
+  await e2e?.stop();
+});
+
+async function leaseHolder(): Promise<string> {
+  const result = await e2e.kubectl([
+    'get',
+    'lease',
+    'confighash-follow',
+    '-n',
+    'default',
+    '-o',
+    'jsonpath={.spec.holderIdentity}',
+  ]);
+  return result.code === 0 ? result.stdout.trim() : '';
+}
+
+async function leaderLog(): Promise<string> {
+  const holder = await leaseHolder();
+  return readFile(`${e2e.controlPlane.dir}/${holder}.log`, 'utf8');
+}
+
+async function followNamespace(label = 'follow'): Promise<string> {
+  const ns = `follow-${++counter}`;
+  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  return ns;
+}
+
+async function applyClientSide(...objects: object[]): Promise<string> {
+  return e2e.k(['apply', '-f', '-'], yamlDocuments(...objects));
+}
+
+async function replace(...objects: object[]): Promise<void> {
+  await e2e.k(['replace', '-f', '-'], yamlDocuments(...objects));
+}
+
+/** Waits until the leader has evaluated `name` in `ns` and found nothing to roll. */
+async function waitForNoRollVerdict(
+  ns: string,
+  name: string,
+  after: number,
+  timeoutMs = 30_000,
+): Promise<void> {
+  await waitUntil(
+    async () => {
+      // JSON lines only: the runtime's own warnings may share the file.
+    const lines = (await leaderLog()).split('\n').filter((line) => line.startsWith('{'));
+      return lines.some((line) => {
+        const entry = JSON.parse(line) as {
+          time: number;
+          namespace?: string;
+          name?: string;
+          msg: string;
+        };
+        return (
+          entry.time >= after &&
+          entry.namespace === ns &&
+          entry.name === name &&
+          entry.msg === 'follow: nothing to roll'
+        );
+      });
+    },
+    `the follower's verdict on ${ns}/${name}`,
+    timeoutMs,
+  );
+}
+
+async function events(
+  ns: string,
+): Promise<{ reason: string; note: string; regarding: { name: string } }[]> {
+  const list = JSON.parse(await e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+    items: { reason: string; note: string; regarding: { name: string } }[];
+  };
+  return list.items;
+}
+
+describe('out-of-band config changes roll', () => {
+  it('kubectl replace of a referenced ConfigMap rolls the Deployment; the Event names it, without content', async () => {
+    const ns = await followNamespace();
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web'),
+    );
+    expect(await api.revision(ns, 'web')).toBe(1);
+    await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: secret-ish-value-2' }));
+    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
+    await waitUntil(
+      async () => (await events(ns)).some((event) => event.reason === 'ConfigChanged'),
+      'the Event',
+    );
+    const changed = (await events(ns)).filter((event) => event.reason === 'ConfigChanged');
+    expect(changed).toHaveLength(1);
+    expect(changed[0]!.regarding.name).toBe('web');
+    expect(changed[0]!.note).toContain('configmap/web-config');
+    expect(changed[0]!.note).not.toContain('secret-ish-value');
+  });
+
+  it('a Secret used only by an init container', async () => {
+    const ns = await followNamespace();
+    const podSpec = {
+      initContainers: [
+        {
+          name: 'migrate',
+          image: 'registry.example/migrate:1',
+          envFrom: [{ secretRef: { name: 'db' } }],
+        },
+      ],
+      containers: [{ name: 'app', image: 'registry.example/app:1' }],
+    };
+    await applyClientSide(
+      secret(ns, 'db', { url: 'postgres://a' }),
+      workload(ns, 'web', { podSpec }),
+    );
+    expect(await api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
+    await replace(secret(ns, 'db', { url: 'postgres://b' }));
+    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
+  });
+
+  it.each(['StatefulSet', 'DaemonSet'] as const)(
+    'a %s template gets the new hash',
+    async (kind) => {
+      const ns = await followNamespace();
+      await applyClientSide(
+        configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+        secret(ns, 'web-secret', { password: 'p' }),
+        workload(ns, 'web', { kind }),
+      );
+      const before = await api.hash(ns, kind.toLowerCase(), 'web');
+      expect(before).toMatch(/^[0-9a-f]{64}$/);
+      await replace(secret(ns, 'web-secret', { password: 'q' }));
+      await waitUntil(
+        async () => (await api.hash(ns, kind.toLowerCase(), 'web')) !== before,
+        `the ${kind} template hash to change`,
+      );
+    },
+  );
+});
+
+describe('changes that must not roll', () => {
+  it.each([
+    [
+      'a label-only change',
+      (ns: string) => ({
+        ...configMap(ns, 'shared', { mode: 'fast', other: '1' }),
+        metadata: { name: 'shared', namespace: ns, labels: { team: 'b' } },
+      }),
+    ],
+    [
+      'a change to a key the workload does not consume',
+      (ns: string) => configMap(ns, 'shared', { mode: 'fast', other: '2' }),
+    ],
+  ])('%s', async (_name, changedConfigMap) => {
+    const ns = await followNamespace();
+    const podSpec = {
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/app:1',
+          env: [{ name: 'MODE', valueFrom: { configMapKeyRef: { name: 'shared', key: 'mode' } } }],
+        },
+      ],
+    };
+    await applyClientSide(
+      configMap(ns, 'shared', { mode: 'fast', other: '1' }),
+      workload(ns, 'web', { podSpec }),
+    );
+    expect(await api.revision(ns, 'web')).toBe(1);
+    const changedAt = Date.now();
+    await replace(changedConfigMap(ns));
+    await waitForNoRollVerdict(ns, 'web', changedAt);
+    expect(await api.revision(ns, 'web')).toBe(1);
+  });
+
+  it('a namespace labelled true (admission only) does not roll on an out-of-band change', async () => {
+    const ns = await followNamespace('true');
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web'),
+    );
+    await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }));
+    // Control: the same change in a follow namespace rolls within this time.
+    const control = await followNamespace();
+    await applyClientSide(
+      configMap(control, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(control, 'web-secret', { password: 'p' }),
+      workload(control, 'web'),
+    );
+    await replace(configMap(control, 'web-config', { 'app.yaml': 'v: 2' }));
+    await waitUntil(async () => (await api.revision(control, 'web')) === 2, 'the control rollout');
+    expect(await api.revision(ns, 'web')).toBe(1);
+  });
+});
+
+describe('guards', () => {
+  it('ten changes within the debounce window make exactly one new ReplicaSet', async () => {
+    const ns = await followNamespace();
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 0' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web'),
+    );
+    // One kubectl process replaces the ConfigMap ten times in a row.
+    const versions = Array.from({ length: 10 }, (_, i) =>
+      configMap(ns, 'web-config', { 'app.yaml': `v: ${i + 1}` }),
+    );
+    await replace(...versions);
+    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the rollout');
+    // Any later evaluation (a straggling event, or the 30 s resync) must find nothing to roll.
+    await waitForNoRollVerdict(ns, 'web', Date.now(), 45_000);
+    expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
+  });
+
+  it('a Deployment applied client-side together with its changed ConfigMap rolls once, not twice', async () => {
+    const ns = await followNamespace();
+    const objects = (config: string, image: string) => [
+      configMap(ns, 'web-config', { 'app.yaml': config }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web', { image }),
+    ];
+    await applyClientSide(...objects('v: 1', 'registry.example/app:1'));
+    const changedAt = Date.now();
+    await applyClientSide(...objects('v: 2', 'registry.example/app:2'));
+    expect(await api.revision(ns, 'web')).toBe(2);
+    await waitForNoRollVerdict(ns, 'web', changedAt);
+    expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
+  });
+
+  it('a closed rollout window defers the roll, which happens when it opens', async () => {
+    const ns = await followNamespace();
+    const opensAt = new Date(Math.ceil((Date.now() + 70_000) / 60_000) * 60_000);
+    const closesAt = new Date(opensAt.getTime() + 10 * 60_000);
+    const hhmm = (date: Date) => date.toISOString().slice(11, 16);
+    const window = `* ${hhmm(opensAt)}-${hhmm(closesAt)} UTC`;
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web', { annotations: { 'confighash.dev/rollout-window': window } }),
+    );
+    await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }));
+    await waitUntil(
+      async () => (await events(ns)).some((event) => event.reason === 'RolloutDeferred'),
+      'the deferral Event',
+    );
+    expect(await api.revision(ns, 'web')).toBe(1);
+    await waitUntil(
+      async () => (await api.revision(ns, 'web')) === 2,
+      'the rollout when the window opens',
+      180_000,
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(opensAt.getTime());
+  }, 240_000);
+});
+
+describe('one follower', () => {
+  it('exactly one holds the Lease; kill it and the other takes over, rolling what changed meanwhile', async () => {
+    const holder = await leaseHolder();
+    expect(['follower-1', 'follower-2']).toContain(holder);
+    const leader = followers.find((follower) =>
+      follower.process.logFile.endsWith(`${holder}.log`),
+    )!;
+    const standby = followers.find((follower) => follower !== leader)!;
+    const standbyName = holder === 'follower-1' ? 'follower-2' : 'follower-1';
+    expect(standby.process.child.exitCode).toBeNull();
+
+    const ns = await followNamespace();
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      workload(ns, 'web'),
+    );
+
+    // SIGKILL: no chance to release the Lease, as when a node dies.
+    process.kill(-leader.process.child.pid!, 'SIGKILL');
+    const killedAt = Date.now();
+    await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }));
+    await waitUntil(
+      async () => (await leaseHolder()) === standbyName,
+      'the standby to take the Lease',
+      30_000,
+    );
+    // Lease duration (15 s) plus one retry period and our polling.
+    expect(Date.now() - killedAt).toBeLessThan(15_000 + 2_000 + 3_000);
+    await waitUntil(
+      async () => (await api.revision(ns, 'web')) === 2,
+      'the change made while nobody led to roll',
+    );
+  }, 90_000);
+});
