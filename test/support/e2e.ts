@@ -2,13 +2,10 @@
 // registered against it, and kubectl. One per test file.
 
 import { dumpYaml } from '@kubernetes/client-node';
-import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
+import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import {
-  type LocalWebhook,
-  registerLocalWebhook,
-  startLocalWebhook,
-} from '../../tools/cluster/webhook.js';
+import { startLocalCluster } from '../../tools/cluster/main.js';
+import type { LocalWebhook } from '../../tools/cluster/webhook.js';
 
 export interface E2eCluster {
   readonly controlPlane: ControlPlane;
@@ -20,34 +17,14 @@ export interface E2eCluster {
   stop(): Promise<void>;
 }
 
+/** The registered webhook runs admission only unless `webhookArgs` say otherwise. */
 export async function startE2eCluster(webhookArgs: readonly string[] = []): Promise<E2eCluster> {
   const log = process.env.CONFIGHASH_E2E_VERBOSE
     ? (line: string) => console.error(line)
     : undefined;
-  const controlPlane = await startControlPlane({ log });
-  try {
-    const webhook = await startLocalWebhook({
-      dir: controlPlane.dir,
-      kubeconfig: controlPlane.kubeconfig,
-      extraArgs: webhookArgs,
-      log,
-    });
-    const kubectl = kubectlFor(controlPlane.kubeconfig);
-    await registerLocalWebhook(kubectl, webhook);
-    return {
-      controlPlane,
-      webhook,
-      kubectl,
-      k: strictKubectl(kubectl),
-      async stop() {
-        await webhook.stop();
-        await controlPlane.stop();
-      },
-    };
-  } catch (error) {
-    await controlPlane.stop();
-    throw error;
-  }
+  const local = await startLocalCluster(log, webhookArgs);
+  const kubectl = kubectlFor(local.kubeconfig);
+  return { ...local, kubectl, k: strictKubectl(kubectl) };
 }
 
 /** Multi-document YAML, as users keep it in one file. */

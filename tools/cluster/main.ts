@@ -1,11 +1,13 @@
 // `npm run cluster`: a local control plane with the webhook from the current
 // source registered, until SIGINT/SIGTERM. Prints `export KUBECONFIG=...` when ready.
 
-import { startControlPlane } from './control-plane.js';
+import { type ControlPlane, startControlPlane } from './control-plane.js';
 import { kubectlFor } from './kubectl.js';
-import { registerLocalWebhook, startLocalWebhook } from './webhook.js';
+import { type LocalWebhook, registerLocalWebhook, startLocalWebhook } from './webhook.js';
 
 export interface LocalCluster {
+  readonly controlPlane: ControlPlane;
+  readonly webhook: LocalWebhook;
   readonly kubeconfig: string;
   readonly dir: string;
   stop(): Promise<void>;
@@ -14,17 +16,23 @@ export interface LocalCluster {
 /** Follow mode on, with a short debounce so that a person watching sees it act. */
 export const LOCAL_FOLLOW_ARGS = ['--follow', '--lease-namespace=default', '--follow-debounce=2s'];
 
-export async function startLocalCluster(log: (line: string) => void): Promise<LocalCluster> {
+/** A control plane with the webhook from this source registered against it. */
+export async function startLocalCluster(
+  log?: (line: string) => void,
+  webhookArgs: readonly string[] = LOCAL_FOLLOW_ARGS,
+): Promise<LocalCluster> {
   const controlPlane = await startControlPlane({ log });
   try {
     const webhook = await startLocalWebhook({
       dir: controlPlane.dir,
       kubeconfig: controlPlane.kubeconfig,
-      extraArgs: LOCAL_FOLLOW_ARGS,
+      extraArgs: webhookArgs,
       log,
     });
     await registerLocalWebhook(kubectlFor(controlPlane.kubeconfig), webhook);
     return {
+      controlPlane,
+      webhook,
       kubeconfig: controlPlane.kubeconfig,
       dir: controlPlane.dir,
       async stop() {
