@@ -8,16 +8,25 @@ import type { Server } from 'node:https';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import closeWithGrace from 'close-with-grace';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { generateCertificateAuthority, generateServingCertificate } from './certs/generate.js';
+import { startSelfManaged } from './certs/self-managed.js';
 import {
+  type FollowConfig,
   type ParseResult,
   parseDevCertsConfig,
   parseServeConfig,
   type ServeConfig,
   usage,
 } from './config.js';
+import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
+import { createFollowApi } from './kube/follow-api.js';
 import { connectToCluster, createApiConfigSource } from './kube/index.js';
-import { createMutator } from './mutate.js';
+import { createLeaseStore } from './kube/lease-store.js';
+import { createSecretStore } from './kube/secrets.js';
+import { createCaBundleTarget } from './kube/webhook-configuration.js';
+import { createMutator, createWorkloadEvaluator } from './mutate.js';
 import { buildApp } from './server/app.js';
 import { createLogger } from './server/logger.js';
 import { createAdmissionMetrics } from './server/metrics.js';
@@ -59,22 +68,29 @@ function unwrap<T>(result: ParseResult<T>): T {
 
 async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  // --self-managed-certs / --hash-key-secret: the files read below come from Secrets, renewed in place.
+  let selfManaged: { stop(): void } | undefined;
+  if (config.selfManaged) {
+    const kube = loadKubeConfig();
+    selfManaged = await startSelfManaged(config.selfManaged, {
+      secrets: createSecretStore(kube, config.selfManaged.namespace),
+      webhooks: createCaBundleTarget(kube),
+      log: logger,
+    }).catch((error: Error) => {
+      throw new UsageError(`self-managed certificates: ${error.message}`);
+    });
+  }
   const hashKey = await readHashKey(config.hashKeyFile);
   const tlsFiles = { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile };
   const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
     throw new UsageError(error.message);
   });
-  const kubeConfig = new KubeConfig();
-  try {
-    kubeConfig.loadFromDefault();
-  } catch (error) {
-    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
-  }
-  if (!kubeConfig.getCurrentCluster()) {
-    throw new UsageError('no Kubernetes cluster found: set KUBECONFIG, or run in a pod');
-  }
+  const kubeConfig = loadKubeConfig();
   const connection = await connectToCluster(kubeConfig);
   const metrics = createAdmissionMetrics();
+  const follow =
+    config.follow &&
+    (await startFollow(config.follow, kubeConfig, hashKey, metrics.registry, logger));
   let ready = false;
   const app = buildApp({
     mutator: createMutator({ configSource: createApiConfigSource(connection), hashKey }),
@@ -106,9 +122,49 @@ async function serve(config: ServeConfig): Promise<void> {
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
     else logger.info({ signal }, 'shutting down: finishing in-flight reviews');
     stopTlsWatch();
-    await app.close();
+    selfManaged?.stop();
+    await Promise.all([app.close(), follow?.stop()]);
     connection.close();
   });
+}
+
+/** Follow mode: leader election on its own connection (watches are long-lived streams). */
+async function startFollow(
+  config: FollowConfig,
+  kubeConfig: KubeConfig,
+  hashKey: Buffer,
+  registry: Registry,
+  logger: Logger,
+): Promise<FollowMode> {
+  const connection = await connectToCluster(kubeConfig, { maxSockets: Number.POSITIVE_INFINITY });
+  const mode = startFollowMode({
+    api: createFollowApi(connection),
+    evaluate: createWorkloadEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    metrics: createFollowMetrics(registry),
+    logger: logger.child({ component: 'follow' }),
+    options: config.options,
+    leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
+    identity: config.identity,
+  });
+  return {
+    async stop() {
+      await mode.stop();
+      connection.close();
+    },
+  };
+}
+
+function loadKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromDefault();
+  } catch (error) {
+    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
+  }
+  if (!kubeConfig.getCurrentCluster()) {
+    throw new UsageError('no Kubernetes cluster found: set KUBECONFIG, or run in a pod');
+  }
+  return kubeConfig;
 }
 
 async function readHashKey(path: string): Promise<Buffer> {

@@ -96,7 +96,7 @@ async function waitForNoRollVerdict(
   await waitUntil(
     async () => {
       // JSON lines only: the runtime's own warnings may share the file.
-    const lines = (await leaderLog()).split('\n').filter((line) => line.startsWith('{'));
+      const lines = (await leaderLog()).split('\n').filter((line) => line.startsWith('{'));
       return lines.some((line) => {
         const entry = JSON.parse(line) as {
           time: number;

@@ -1,0 +1,41 @@
+# syntax=docker/dockerfile:1
+# confighash: the admission webhook image. Node.js 24 LTS (the runtime CI also
+# runs the unit and integration suites on, see .ci/run), production dependencies
+# only, non-root, and nothing at runtime but node and the app: no shell, no
+# package manager (distroless). Build: docker build -t confighash:dev .
+#
+# The final base is pinned by tag; pin it by digest as well in your registry
+# mirror (FROM ...:nonroot@sha256:...) for reproducible builds.
+
+ARG NODE_VERSION=24.22.3
+
+# --- build: all dependencies, TypeScript → dist/ ------------------------------
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: the package's own `prepare` (a build) needs src/, copied below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# --- production dependencies only ---------------------------------------------
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime ------------------------------------------------------------------
+# nonroot: uid/gid 65532, the numeric user the manifests' securityContext names.
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+ENV NODE_ENV=production
+# package.json carries "type": "module", which dist/*.js needs.
+COPY --from=deps /app/package.json ./package.json
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+USER 65532:65532
+EXPOSE 8443
+# Exec form: node is PID 1 and receives SIGTERM itself (graceful shutdown).
+# Flags or CONFIGHASH_* environment variables configure `serve` (see --help).
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/main.js", "serve"]

@@ -1,0 +1,240 @@
+// The Kustomize overlays as rendered by `kubectl kustomize` (what `kubectl apply
+// -k` sends): the MutatingWebhookConfiguration exactly as DESIGN.md §7 in every
+// overlay, names that agree across objects and with the CLI's flags, and the
+// cert-manager overlay's wiring — which cannot be applied here, since the local
+// control plane has no cert-manager CRDs (test/e2e/install.test.ts applies the
+// rest of it, and the default overlay, to a real apiserver).
+
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usage } from '../../src/config.js';
+
+const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
+const OVERLAYS = ['default', 'cert-manager'] as const;
+type Overlay = (typeof OVERLAYS)[number];
+
+// biome-ignore lint/suspicious/noExplicitAny: rendered YAML, checked field by field below.
+type Obj = Record<string, any>;
+
+const rendered = {} as Record<Overlay, Obj[]>;
+
+beforeAll(async () => {
+  for (const overlay of OVERLAYS) {
+    const { stdout } = await promisify(execFile)('kubectl', [
+      'kustomize',
+      `${MANIFESTS}/overlays/${overlay}`,
+    ]);
+    rendered[overlay] = loadAllYaml(stdout) as Obj[];
+  }
+});
+
+const find = (objects: Obj[], kind: string, name?: string): Obj => {
+  const found = objects.find((o) => o.kind === kind && (!name || o.metadata.name === name));
+  if (!found) throw new Error(`no ${kind} ${name ?? ''}`);
+  return found;
+};
+const container = (objects: Obj[]) => find(objects, 'Deployment').spec.template.spec.containers[0];
+const env = (objects: Obj[]): Record<string, string | undefined> =>
+  Object.fromEntries(container(objects).env.map((e: Obj) => [e.name, e.value]));
+
+describe.each(OVERLAYS)('overlay %s', (overlay) => {
+  it('registers the webhook exactly as DESIGN.md §7', () => {
+    const configuration = find(rendered[overlay], 'MutatingWebhookConfiguration', 'confighash');
+    expect(configuration.webhooks).toHaveLength(1);
+    const { clientConfig, ...webhook } = configuration.webhooks[0];
+    expect(webhook).toEqual({
+      name: 'hash.confighash.dev',
+      admissionReviewVersions: ['v1'],
+      rules: [
+        {
+          apiGroups: ['apps'],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['deployments', 'statefulsets', 'daemonsets'],
+          scope: 'Namespaced',
+        },
+      ],
+      namespaceSelector: {
+        matchExpressions: [
+          { key: 'confighash.dev/enabled', operator: 'In', values: ['true', 'follow'] },
+          {
+            key: 'kubernetes.io/metadata.name',
+            operator: 'NotIn',
+            values: ['kube-system', 'confighash-system'],
+          },
+        ],
+      },
+      failurePolicy: 'Ignore',
+      sideEffects: 'None',
+      timeoutSeconds: 5,
+      reinvocationPolicy: 'IfNeeded',
+      matchPolicy: 'Equivalent',
+    });
+    // The Service it calls is the one rendered, on the port that reaches the container.
+    const service = find(rendered[overlay], 'Service', clientConfig.service.name);
+    expect(clientConfig.service).toEqual({
+      name: 'confighash',
+      namespace: 'confighash-system',
+      path: '/mutate',
+      port: 443,
+    });
+    expect(service.metadata.namespace).toBe('confighash-system');
+    expect(service.spec.ports).toEqual([
+      { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
+    ]);
+    expect(container(rendered[overlay]).ports).toEqual([
+      { name: 'https', containerPort: 8443, protocol: 'TCP' },
+    ]);
+  });
+
+  it('runs two hardened replicas whose grace period covers preStop plus the shutdown timeout', () => {
+    const objects = rendered[overlay];
+    const deployment = find(objects, 'Deployment', 'confighash');
+    const pod = deployment.spec.template.spec;
+    expect(deployment.spec.replicas).toBe(2);
+    expect(pod.serviceAccountName).toBe('confighash');
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const app = container(objects);
+    expect(app.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(app.resources.requests).toBeDefined();
+    expect(app.resources.limits).toBeDefined();
+    const preStop = app.lifecycle.preStop.sleep.seconds;
+    const shutdown = Number(env(objects).CONFIGHASH_SHUTDOWN_TIMEOUT);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStop + shutdown);
+    // Writable only where the runtime files go, and that is in memory.
+    const runtime = app.volumeMounts.find((m: Obj) => m.name === 'runtime');
+    expect(runtime.mountPath).toBe(env(objects).CONFIGHASH_RUNTIME_DIR);
+    expect(pod.volumes.find((v: Obj) => v.name === 'runtime').emptyDir.medium).toBe('Memory');
+    const pdb = find(objects, 'PodDisruptionBudget', 'confighash');
+    expect(pdb.spec.selector).toEqual(deployment.spec.selector);
+  });
+
+  it('sets only environment variables that `confighash serve --help` documents', () => {
+    const help = usage();
+    for (const name of Object.keys(env(rendered[overlay]))) expect(help).toContain(`env ${name}`);
+  });
+
+  it('grants admission `get` on ConfigMaps and Secrets and no other verb on them cluster-wide', () => {
+    const objects = rendered[overlay];
+    const reader = find(objects, 'ClusterRole', 'confighash-config-reader');
+    expect(reader.rules).toEqual([
+      { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
+    ]);
+    const binding = find(objects, 'ClusterRoleBinding', 'confighash-config-reader');
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
+    ]);
+    for (const role of objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')) {
+      for (const rule of role.rules) {
+        expect(rule.verbs).not.toContain('list');
+        expect(rule.verbs).not.toContain('watch');
+        expect(rule.verbs).not.toContain('*');
+        expect(rule.resources).not.toContain('*');
+      }
+    }
+  });
+});
+
+describe('the default overlay: self-managed certificates', () => {
+  it('turns them on, with RBAC naming exactly the Secrets and configuration the defaults use', () => {
+    const objects = rendered.default;
+    expect(env(objects)).toMatchObject({
+      CONFIGHASH_SELF_MANAGED_CERTS: 'true',
+      CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',
+    });
+    expect(usage()).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
+    expect(usage()).toMatch(/--webhook-configuration NAME .*\(default confighash\)/);
+    expect(find(objects, 'Role', 'confighash-certs').rules).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['confighash-certs'],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    expect(find(objects, 'ClusterRole', 'confighash-webhook-ca').rules).toEqual([
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: ['confighash'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+    expect(find(objects, 'Role', 'confighash-hash-key').rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['confighash-hash-key'],
+        verbs: ['get'],
+      },
+    ]);
+  });
+});
+
+describe('the cert-manager overlay', () => {
+  it('mounts the serving Certificate, whose CA cainjector puts into the caBundle', () => {
+    const objects = rendered['cert-manager'];
+    const serving = find(objects, 'Certificate', 'confighash-serving');
+    const configuration = find(objects, 'MutatingWebhookConfiguration', 'confighash');
+    expect(configuration.metadata.annotations['cert-manager.io/inject-ca-from']).toBe(
+      `${serving.metadata.namespace}/${serving.metadata.name}`,
+    );
+    expect(configuration.webhooks[0].clientConfig.caBundle).toBeUndefined();
+    expect(serving.spec.dnsNames).toContain('confighash.confighash-system.svc');
+    // The mounted Secret is the Certificate's, as a whole directory (renewals reach the pod).
+    const pod = find(objects, 'Deployment').spec.template.spec;
+    const volume = pod.volumes.find((v: Obj) => v.secret?.secretName === serving.spec.secretName);
+    const mount = container(objects).volumeMounts.find((m: Obj) => m.name === volume.name);
+    expect(mount.subPath).toBeUndefined();
+    expect(mount.readOnly).toBe(true);
+    expect(env(objects)).toMatchObject({
+      CONFIGHASH_TLS_CERT_FILE: `${mount.mountPath}/tls.crt`,
+      CONFIGHASH_TLS_KEY_FILE: `${mount.mountPath}/tls.key`,
+      CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',
+    });
+    expect(env(objects).CONFIGHASH_SELF_MANAGED_CERTS).toBeUndefined();
+    // Renewed well before expiry, like the self-managed ones.
+    expect(hours(serving.spec.renewBefore)).toBeGreaterThanOrEqual(
+      hours(serving.spec.duration) / 3,
+    );
+  });
+
+  it('chains self-signed Issuer → CA Certificate → CA Issuer → serving Certificate', () => {
+    const objects = rendered['cert-manager'];
+    const serving = find(objects, 'Certificate', 'confighash-serving');
+    const caIssuer = find(objects, 'Issuer', serving.spec.issuerRef.name);
+    const caCertificate = objects.find(
+      (o) => o.kind === 'Certificate' && o.spec.secretName === caIssuer.spec.ca.secretName,
+    )!;
+    expect(caCertificate.spec.isCA).toBe(true);
+    expect(find(objects, 'Issuer', caCertificate.spec.issuerRef.name).spec).toEqual({
+      selfSigned: {},
+    });
+  });
+
+  it('has no self-managed RBAC: cainjector patches the caBundle, the webhook never does', () => {
+    const objects = rendered['cert-manager'];
+    const names = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(names).not.toContain('ClusterRole/confighash-webhook-ca');
+    expect(names).not.toContain('Role/confighash-certs');
+    expect(JSON.stringify(objects.filter((o) => /Role/.test(o.kind)))).not.toContain('update');
+  });
+});
+
+function hours(duration: string): number {
+  const match = /^(\d+)h$/.exec(duration);
+  if (!match) throw new Error(`expected a duration in hours, got ${duration}`);
+  return Number(match[1]);
+}
