@@ -28,6 +28,7 @@ import {
   configMap,
   namespace,
   secret,
+  serviceAccountKubeconfig,
   waitUntil,
   workload,
   yamlDocuments,
@@ -660,30 +661,8 @@ describe('the namespaced RBAC variant (components/namespaced-rbac)', () => {
 // --- helpers ----------------------------------------------------------------------
 
 /** A kubeconfig with the control plane's address and CA and a token of ServiceAccount `name`. */
-async function tokenKubeconfig(dir: string, name: string): Promise<string> {
-  const token = (await k(['create', 'token', name, '-n', NS, '--duration=2h'])).trim();
-  const path = join(dir, `${name}.kubeconfig`);
-  await writeFile(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [
-        {
-          name: 'local',
-          cluster: {
-            server: controlPlane.server,
-            'certificate-authority-data': Buffer.from(controlPlane.caCert).toString('base64'),
-          },
-        },
-      ],
-      users: [{ name, user: { token } }],
-      contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
-      'current-context': 'local',
-    }),
-    { mode: 0o600 },
-  );
-  return path;
+function tokenKubeconfig(dir: string, name: string): Promise<string> {
+  return serviceAccountKubeconfig(controlPlane, k, dir, NS, name);
 }
 
 async function reviewsBy(replica: Replica): Promise<number> {

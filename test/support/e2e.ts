@@ -1,6 +1,8 @@
 // The e2e fixture: a real control plane, the webhook from the current source
 // registered against it, and kubectl. One per test file.
 
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { dumpYaml } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
@@ -158,4 +160,34 @@ export async function waitUntil(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A kubeconfig with the control plane's address and CA and a token of a ServiceAccount. */
+export async function serviceAccountKubeconfig(
+  controlPlane: ControlPlane,
+  k: (args: readonly string[]) => Promise<string>,
+  dir: string,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = (await k(['create', 'token', name, '-n', namespace, '--duration=2h'])).trim();
+  const path = join(dir, `${name}.kubeconfig`);
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'local',
+        cluster: {
+          server: controlPlane.server,
+          'certificate-authority-data': Buffer.from(controlPlane.caCert).toString('base64'),
+        },
+      },
+    ],
+    users: [{ name, user: { token } }],
+    contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
+    'current-context': 'local',
+  };
+  await writeFile(path, JSON.stringify(kubeconfig), { mode: 0o600 });
+  return path;
 }

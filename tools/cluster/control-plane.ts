@@ -65,7 +65,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const processes: ManagedProcess[] = [];
   const stop = async () => {
     for (const process of [...processes].reverse()) await process.stop();
-    await rm(dir, { recursive: true, force: true });
+    // CONFIGHASH_KEEP_LOGS=1 keeps the logs of a run for a post-mortem.
+    if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
   };
   try {
     const pki = await generateControlPlanePki();

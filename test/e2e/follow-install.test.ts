@@ -1,0 +1,152 @@
+// Follow mode as installed (manifests/overlays/follow): the manifests apply
+// cleanly, and a follower running with the manifests' own ServiceAccount token
+// rolls an out-of-band change — so the RBAC of components/follow is enough —
+// while `kubectl auth can-i` shows it can do nothing more than follow mode needs.
+
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type LocalWebhook,
+  registerLocalWebhook,
+  startLocalWebhook,
+} from '../../tools/cluster/webhook.js';
+import {
+  cluster,
+  configMap,
+  type E2eCluster,
+  namespace,
+  secret,
+  serviceAccountKubeconfig,
+  startE2eCluster,
+  waitUntil,
+  workload,
+  yamlDocuments,
+} from '../support/e2e.js';
+
+const OVERLAY = fileURLToPath(new URL('../../manifests/overlays/follow', import.meta.url));
+const AS = '--as=system:serviceaccount:confighash-system:confighash';
+
+let e2e: E2eCluster;
+let follower: LocalWebhook;
+let applyStderr: string;
+
+beforeAll(async () => {
+  e2e = await startE2eCluster();
+  const applied = await e2e.kubectl(['apply', '--server-side', '-k', OVERLAY]);
+  expect(applied.code).toBe(0);
+  applyStderr = applied.stderr;
+  // The manifests register the in-cluster Service, which has no pods here (no kubelet):
+  // point the same MutatingWebhookConfiguration back at the local webhook.
+  await registerLocalWebhook(e2e.kubectl, e2e.webhook);
+  const kubeconfig = await serviceAccountKubeconfig(
+    e2e.controlPlane,
+    e2e.k,
+    e2e.controlPlane.dir,
+    'confighash-system',
+    'confighash',
+  );
+  follower = await startLocalWebhook({
+    dir: e2e.controlPlane.dir,
+    kubeconfig,
+    shareCertsWith: e2e.webhook,
+    name: 'sa-follower',
+    extraArgs: [
+      '--follow',
+      '--lease-namespace=confighash-system',
+      '--follow-debounce=1s',
+      '--identity=sa-follower',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await follower?.stop();
+  await e2e?.stop();
+});
+
+it('the follow overlay applies server-side with zero warnings', () => {
+  expect(applyStderr).not.toMatch(/warning/i);
+});
+
+it('a follower with the ServiceAccount token takes the Lease and rolls an out-of-band change, with an Event', async () => {
+  const api = cluster(e2e);
+  const ns = 'follow-as-installed';
+  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
+  await e2e.k(
+    ['apply', '-f', '-'],
+    yamlDocuments(
+      configMap(ns, 'web-config', { a: '1' }),
+      secret(ns, 'web-secret', { b: '2' }),
+      workload(ns, 'web'),
+    ),
+  );
+  await waitUntil(
+    async () =>
+      (await e2e
+        .k([
+          'get',
+          'lease',
+          'confighash-follow',
+          '-n',
+          'confighash-system',
+          '-o',
+          'jsonpath={.spec.holderIdentity}',
+        ])
+        .catch(() => '')) === 'sa-follower',
+    'the follower to hold the Lease',
+  );
+  await e2e.k(['replace', '-f', '-'], yamlDocuments(secret(ns, 'web-secret', { b: '3' })));
+  await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
+  const events = await e2e.k([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    ns,
+    '-o',
+    'jsonpath={.items[*].reason}',
+  ]);
+  expect(events).toContain('ConfigChanged');
+  const log = await import('node:fs/promises').then((fs) =>
+    fs.readFile(join(e2e.controlPlane.dir, 'sa-follower.log'), 'utf8'),
+  );
+  expect(log).not.toMatch(/forbidden/i);
+});
+
+describe('what the ServiceAccount may do with follow mode (kubectl auth can-i)', () => {
+  it.each([
+    ['list secrets in any namespace', ['list', 'secrets', '-n', 'shop'], 'yes'],
+    ['watch configmaps in any namespace', ['watch', 'configmaps', '-n', 'shop'], 'yes'],
+    ['patch deployments', ['patch', 'deployments.apps', '-n', 'shop'], 'yes'],
+    ['patch statefulsets', ['patch', 'statefulsets.apps', '-n', 'shop'], 'yes'],
+    ['patch daemonsets', ['patch', 'daemonsets.apps', '-n', 'shop'], 'yes'],
+    ['create events', ['create', 'events.events.k8s.io', '-n', 'shop'], 'yes'],
+    ['watch namespaces', ['watch', 'namespaces'], 'yes'],
+    [
+      'renew its Lease',
+      ['update', 'leases.coordination.k8s.io/confighash-follow', '-n', 'confighash-system'],
+      'yes',
+    ],
+    [
+      'update another Lease',
+      ['update', 'leases.coordination.k8s.io/kube-scheduler', '-n', 'confighash-system'],
+      'no',
+    ],
+    [
+      'create a Lease elsewhere',
+      ['create', 'leases.coordination.k8s.io', '-n', 'kube-system'],
+      'no',
+    ],
+    ['update deployments (only patch)', ['update', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['delete deployments', ['delete', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['create deployments', ['create', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['patch pods', ['patch', 'pods', '-n', 'shop'], 'no'],
+    ['update secrets in an app namespace', ['update', 'secrets', '-n', 'shop'], 'no'],
+    ['create configmaps', ['create', 'configmaps', '-n', 'shop'], 'no'],
+    ['patch namespaces', ['patch', 'namespaces'], 'no'],
+    ['delete events', ['delete', 'events.events.k8s.io', '-n', 'shop'], 'no'],
+  ])('%s: %s', async (_name, args, expected) => {
+    const result = await e2e.kubectl(['auth', 'can-i', ...args, AS]);
+    expect(result.stdout.trim()).toBe(expected);
+  });
+});
