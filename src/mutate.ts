@@ -18,7 +18,9 @@ import {
   findWorkloadKind,
   HASH,
   isObject,
+  parseRolloutWindow,
   podTemplateOf,
+  ROLLOUT_WINDOW,
   SOURCES,
   templateAnnotations,
   type WorkloadKind,
@@ -211,6 +213,10 @@ function decide(
   const old = isUpdate && isObject(request.oldObject) ? request.oldObject : undefined;
   const previous = old ? currentAnnotations(old, target.kind) : undefined;
   const warnings = [...evaluation.problems.map((problem) => `confighash: ${problem}`)];
+  // Follow mode holds changes outside a window it cannot read: say so at write time.
+  const window = workloadAnnotations(target.object)[ROLLOUT_WINDOW];
+  const parsedWindow = window === undefined ? undefined : parseRolloutWindow(window);
+  if (parsedWindow && !parsedWindow.ok) warnings.push(`confighash: ${parsedWindow.error}`);
   const failed = evaluation.lookups.filter(({ result }) => result.status === 'failed');
   const missingRequired = evaluation.lookups.filter(
     ({ ref, result }) => result.status === 'absent' && !ref.optional,

@@ -8,6 +8,9 @@ import type { WorkloadEvaluator } from '../mutate.js';
 import {
   findSources,
   HANDLED_KINDS,
+  isWindowOpen,
+  nextWindowOpening,
+  parseRolloutWindow,
   podTemplateOf,
   ROLLOUT_WINDOW,
   type WorkloadKind,
@@ -19,7 +22,6 @@ import { TokenBucket } from './rate-limit.js';
 import { decideReconcile } from './reconcile.js';
 import { type DueTouch, TouchSchedule } from './schedule.js';
 import { sleep } from './sleep.js';
-import { isWindowOpen, nextWindowOpening, parseRolloutWindow } from './window.js';
 
 export interface FollowOptions {
   readonly resyncMs: number;

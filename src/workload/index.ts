@@ -14,4 +14,10 @@ export {
   templateAnnotations,
   workloadAnnotations,
 } from './object.js';
+export {
+  isWindowOpen,
+  nextWindowOpening,
+  parseRolloutWindow,
+  type RolloutWindow,
+} from './rollout-window.js';
 export { findSources, type NamedSource, parseSourceList, type SourceDiscovery } from './sources.js';

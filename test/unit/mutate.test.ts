@@ -380,6 +380,21 @@ describe('key precision and include/exclude', () => {
 });
 
 describe('warnings', () => {
+  it('an unreadable rollout window is reported at write time, and the hash is still written', async () => {
+    const annotations = { 'confighash.dev/rollout-window': 'weekdays 9-5' };
+    const { result, after } = await review(standardSource(), { object: workload({ annotations }) });
+    expect(result.warnings).toEqual([
+      'confighash: rollout window \'weekdays 9-5\': expected "DAYS HH:MM-HH:MM [TIME_ZONE]", e.g. "Mon-Fri 0…',
+    ]);
+    expect(templateAnnotationsOf(after)[HASH]).toBeDefined();
+  });
+
+  it('a valid rollout window gives no warning', async () => {
+    const annotations = { 'confighash.dev/rollout-window': 'Mon-Fri 09:00-17:00 Europe/Berlin' };
+    const { result } = await review(standardSource(), { object: workload({ annotations }) });
+    expect(result.warnings).toEqual([]);
+  });
+
   it('are cut to 120 characters and still name the object', async () => {
     const long = 'x'.repeat(200);
     const podSpec = { volumes: [{ name: 'c', configMap: { name: long } }], containers: [] };

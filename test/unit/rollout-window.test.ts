@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isWindowOpen, nextWindowOpening, parseRolloutWindow } from '../../../src/follow/window.js';
+import {
+  isWindowOpen,
+  nextWindowOpening,
+  parseRolloutWindow,
+} from '../../src/workload/rollout-window.js';
 
 function windowOf(text: string) {
   const parsed = parseRolloutWindow(text);
