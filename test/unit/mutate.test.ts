@@ -384,7 +384,7 @@ describe('warnings', () => {
     const annotations = { 'confighash.dev/rollout-window': 'weekdays 9-5' };
     const { result, after } = await review(standardSource(), { object: workload({ annotations }) });
     expect(result.warnings).toEqual([
-      'confighash: rollout window \'weekdays 9-5\': expected "DAYS HH:MM-HH:MM [TIME_ZONE]", e.g. "Mon-Fri 0…',
+      "confighash: rollout window 'weekdays 9-5': 'weekdays' is not a day or day range (Mon, Tue, … Sun)",
     ]);
     expect(templateAnnotationsOf(after)[HASH]).toBeDefined();
   });
