@@ -68,13 +68,18 @@ function unwrap<T>(result: ParseResult<T>): T {
 
 async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  // Loaded when first needed, so that mistakes in files are reported before cluster ones.
+  let loaded: KubeConfig | undefined;
+  const kube = () => {
+    loaded ??= loadKubeConfig();
+    return loaded;
+  };
   // --self-managed-certs / --hash-key-secret: the files read below come from Secrets, renewed in place.
   let selfManaged: { stop(): void } | undefined;
   if (config.selfManaged) {
-    const kube = loadKubeConfig();
     selfManaged = await startSelfManaged(config.selfManaged, {
-      secrets: createSecretStore(kube, config.selfManaged.namespace),
-      webhooks: createCaBundleTarget(kube),
+      secrets: createSecretStore(kube(), config.selfManaged.namespace),
+      webhooks: createCaBundleTarget(kube()),
       log: logger,
     }).catch((error: Error) => {
       throw new UsageError(`self-managed certificates: ${error.message}`);
@@ -85,7 +90,7 @@ async function serve(config: ServeConfig): Promise<void> {
   const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
     throw new UsageError(error.message);
   });
-  const kubeConfig = loadKubeConfig();
+  const kubeConfig = kube();
   const connection = await connectToCluster(kubeConfig);
   const metrics = createAdmissionMetrics();
   const follow =
