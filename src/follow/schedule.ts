@@ -46,6 +46,10 @@ export class TouchSchedule {
 
   /** Removes and returns every touch due at `now`. */
   takeDue(now: number): DueTouch[] {
+    // Touches older than the interval constrain nothing: forget them (workloads come and go).
+    for (const [key, at] of this.#lastTouch) {
+      if (at + this.options.minIntervalMs <= now) this.#lastTouch.delete(key);
+    }
     const due: DueTouch[] = [];
     for (const [key, pending] of this.#pending) {
       if (pending.dueAt <= now) {

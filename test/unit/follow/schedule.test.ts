@@ -46,6 +46,15 @@ describe('minimum interval', () => {
   });
 });
 
+it('forgets touches once the interval has passed', () => {
+  const schedule = new TouchSchedule(options);
+  schedule.touched('w', 0);
+  schedule.takeDue(59_999);
+  expect(schedule.earliestAllowed('w')).toBe(60_000);
+  schedule.takeDue(60_000);
+  expect(schedule.earliestAllowed('w')).toBe(0);
+});
+
 describe('defer', () => {
   it('puts a touch back for later with its reasons', () => {
     const schedule = new TouchSchedule(options);
