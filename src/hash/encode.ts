@@ -1,38 +1,47 @@
-// The v1 encoding and digest (DESIGN.md §3). The encoding is streamed into the
-// HMAC piece by piece: values are never concatenated or copied into one buffer.
+// The v1 encoding and digest (DESIGN.md §3). The encoding is produced as
+// bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
+// (keys, lengths, short values) are batched, a large value is passed through
+// without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
 import { compareBytewise, compareSources } from './order.js';
-import type { HashInput, KeySelection, SourceContent } from './types.js';
+import type { EncodedValue, HashInput, KeySelection, SourceContent } from './types.js';
 
 export const ENCODING_HEADER = 'confighash/v1\n';
 
-/** Receives the encoding in order; `write` takes UTF-8 text or base64 to decode. */
-export interface EncodingSink {
-  write(text: string, encoding: 'utf8' | 'base64'): void;
-}
+/**
+ * Receives the encoding in order. A chunk is valid only during the call (the
+ * buffers behind it are reused): consume it at once, or copy it.
+ */
+export type EncodingSink = (chunk: Uint8Array) => void;
 
 /** Sorts the inputs and writes their v1 encoding to `sink`. */
 export function encodeSources(inputs: readonly HashInput[], sink: EncodingSink): void {
-  sink.write(ENCODING_HEADER, 'utf8');
+  const out = new ChunkWriter(sink);
+  out.text(ENCODING_HEADER);
   for (const input of [...inputs].sort(compareSources)) {
-    sink.write(`${input.kind}\n${input.name}\n`, 'utf8');
+    out.text(`${input.kind}\n${input.name}\n`);
     if (input.content === undefined) {
-      sink.write('absent\n', 'utf8');
+      out.text('absent\n');
       continue;
     }
-    sink.write('present\n', 'utf8');
+    out.text('present\n');
     for (const key of selectedKeys(input.selection, input.content)) {
       const value = input.content.get(key);
       if (value === undefined) {
-        sink.write(`${key}\nmissing\n`, 'utf8');
+        out.text(`${key}\nmissing\n`);
         continue;
       }
-      sink.write(`${key}\n${Buffer.byteLength(value.text, value.encoding)}\n`, 'utf8');
-      sink.write(value.text, value.encoding);
-      sink.write('\n', 'utf8');
+      const bytes = valueBytes(value);
+      // A base64 value's length comes from its text (exact: content.ts keeps it canonical).
+      const length =
+        value.encoding === 'base64' ? Buffer.byteLength(value.text, 'base64') : bytes.length;
+      out.text(`${key}\n${length}\n`);
+      out.bytes(bytes);
+      out.text('\n');
     }
   }
+  out.flush();
 }
 
 function selectedKeys(selection: KeySelection, content: SourceContent): string[] {
@@ -43,15 +52,79 @@ function selectedKeys(selection: KeySelection, content: SourceContent): string[]
 /** `hash` annotation value: lowercase hex HMAC-SHA256 of the encoding. */
 export function computeHash(hashKey: Uint8Array, inputs: readonly HashInput[]): string {
   const hmac = createHmac('sha256', hashKey);
-  encodeSources(inputs, { write: (text, encoding) => hmac.update(text, encoding) });
+  encodeSources(inputs, (chunk) => hmac.update(chunk));
   return hmac.digest('hex');
 }
 
 /** The encoding as one buffer, for tests and debugging; hashing never needs it. */
 export function encodeToBuffer(inputs: readonly HashInput[]): Buffer {
   const parts: Buffer[] = [];
-  encodeSources(inputs, { write: (text, encoding) => parts.push(Buffer.from(text, encoding)) });
+  encodeSources(inputs, (chunk) => parts.push(Buffer.from(chunk)));
   return Buffer.concat(parts);
+}
+
+// --- bytes --------------------------------------------------------------------------
+
+const CHUNK_BYTES = 64 * 1024;
+/** Larger values are handed to the sink as they are rather than copied into the chunk. */
+const PASS_THROUGH_BYTES = 16 * 1024;
+/** A value scratch buffer larger than this is not kept between calls. */
+const MAX_RETAINED_SCRATCH = 8 * 1024 * 1024;
+
+const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+let scratch = Buffer.allocUnsafe(CHUNK_BYTES);
+
+/**
+ * A value's bytes, written into the reused scratch buffer: valid until the next
+ * call. Writing UTF-8 this way is ~3× faster than `Buffer.byteLength` alone,
+ * so the length costs nothing extra (BENCHMARKS.md, scenario 6).
+ */
+function valueBytes(value: EncodedValue): Buffer {
+  // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units).
+  const room =
+    value.encoding === 'utf8' ? value.text.length * 3 : Buffer.byteLength(value.text, 'base64');
+  let target = scratch;
+  if (room > target.length) {
+    target = Buffer.allocUnsafe(room);
+    if (room <= MAX_RETAINED_SCRATCH) scratch = target;
+  }
+  const written = target.write(value.text, 0, value.encoding);
+  return target.subarray(0, written);
+}
+
+/** Batches small pieces into a reused chunk; flushes it to the sink when full. */
+class ChunkWriter {
+  #used = 0;
+
+  constructor(private readonly sink: EncodingSink) {}
+
+  text(text: string): void {
+    if (text.length * 3 > chunk.length - this.#used) {
+      this.flush();
+      if (text.length * 3 > chunk.length) {
+        this.sink(Buffer.from(text, 'utf8'));
+        return;
+      }
+    }
+    this.#used += chunk.write(text, this.#used, 'utf8');
+  }
+
+  bytes(bytes: Uint8Array): void {
+    if (bytes.length >= PASS_THROUGH_BYTES) {
+      this.flush();
+      this.sink(bytes);
+      return;
+    }
+    if (bytes.length > chunk.length - this.#used) this.flush();
+    chunk.set(bytes, this.#used);
+    this.#used += bytes.length;
+  }
+
+  flush(): void {
+    if (this.#used === 0) return;
+    this.sink(chunk.subarray(0, this.#used));
+    this.#used = 0;
+  }
 }
 
 /** `sources` annotation value: `configmap/a,secret/b`, in hash order. */

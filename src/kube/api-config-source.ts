@@ -16,13 +16,11 @@ const RESOURCE: Readonly<Record<SourceKind, string>> = {
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   const transport = connection.server.protocol === 'https:' ? https : http;
   const basePath = connection.server.pathname.replace(/\/$/, '');
-  const abortOnDeadline = deadlineTracker();
   return {
     async get(kind, namespace, name, signal) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
       const path = `${basePath}/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
       const headers = { ...(await connection.headers()), accept: 'application/json' };
-      if (signal.aborted) return failed('timeout', 'deadline reached');
       return new Promise<LookupResult>((resolve) => {
         const request = transport.request(
           {
@@ -33,6 +31,7 @@ export function createApiConfigSource(connection: ApiConnection): ConfigSource {
             method: 'GET',
             agent: connection.agent,
             headers,
+            signal,
           },
           (response) => {
             const chunks: Buffer[] = [];
@@ -44,46 +43,10 @@ export function createApiConfigSource(connection: ApiConnection): ConfigSource {
           },
         );
         request.on('error', (error) => resolve(fromError(error, signal)));
-        abortOnDeadline(signal, request);
         request.end();
       });
     },
   };
-}
-
-/**
- * Destroys a deadline's requests still in flight when it passes. One abort
- * listener per deadline, shared by the lookups of a review: the `signal` option
- * of http.request adds and removes one per request, which the bench measured
- * at ~5 µs of CPU per GET (BENCHMARKS.md).
- */
-function deadlineTracker(): (signal: AbortSignal, request: http.ClientRequest) => void {
-  const inFlight = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
-  return (signal, request) => {
-    let requests = inFlight.get(signal);
-    if (requests === undefined) {
-      const tracked = new Set<http.ClientRequest>();
-      requests = tracked;
-      inFlight.set(signal, tracked);
-      signal.addEventListener(
-        'abort',
-        () => {
-          for (const pending of tracked) pending.destroy(abortError());
-          tracked.clear();
-        },
-        { once: true },
-      );
-    }
-    const tracked = requests;
-    tracked.add(request);
-    request.once('close', () => tracked.delete(request));
-  };
-}
-
-function abortError(): Error {
-  const error = new Error('the lookup deadline passed');
-  error.name = 'AbortError';
-  return error;
 }
 
 function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult {

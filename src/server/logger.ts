@@ -3,19 +3,24 @@
 
 import pino, { type Logger, type LoggerOptions } from 'pino';
 
+/**
+ * Fields that would hold object content or credentials if some code ever logged
+ * them. Explicit paths, not wildcards: pino compiles these into plain property
+ * checks, where wildcard paths cost several microseconds on every log line.
+ */
 export const REDACTED_PATHS = [
   'object',
   'oldObject',
-  '*.object',
-  '*.oldObject',
-  '*.data',
-  '*.binaryData',
-  '*.stringData',
-  '*.*.data',
-  '*.*.binaryData',
-  '*.*.stringData',
+  'request.object',
+  'request.oldObject',
+  'body',
+  'data',
+  'binaryData',
+  'stringData',
+  'content',
+  'err.body',
   'req.headers.authorization',
-  '*.headers.authorization',
+  'headers.authorization',
 ];
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

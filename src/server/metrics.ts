@@ -42,15 +42,32 @@ export function createAdmissionMetrics(
     help: 'Updates whose pod template hash changed because config changed: each one rolls the workload.',
     registers: [registry],
   });
+  const requestChildren = new Map<string, ReturnType<typeof requests.labels>>();
+  const durationChildren = new Map<string, ReturnType<typeof duration.labels>>();
+  const lookupChildren = new Map<string, ReturnType<typeof lookups.labels>>();
   return {
     registry,
+    // Label children are looked up once per label set, not on every call.
     observeReview(outcome, seconds, dryRun) {
-      requests.inc({ outcome, dry_run: String(dryRun) });
-      duration.observe({ outcome }, seconds);
+      memo(requestChildren, `${outcome}|${dryRun}`, () =>
+        requests.labels({ outcome, dry_run: String(dryRun) }),
+      ).inc();
+      memo(durationChildren, outcome, () => duration.labels({ outcome })).observe(seconds);
     },
     observeLookups(records) {
-      for (const record of records) lookups.inc({ kind: record.kind, result: record.result });
+      for (const { kind, result } of records) {
+        memo(lookupChildren, `${kind}|${result}`, () => lookups.labels({ kind, result })).inc();
+      }
     },
     observeHashChange: () => hashChanges.inc(),
   };
+}
+
+function memo<T>(cache: Map<string, T>, key: string, create: () => T): T {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = create();
+    cache.set(key, value);
+  }
+  return value;
 }

@@ -1,0 +1,203 @@
+// Starting and talking to the processes under test. Bench helpers (stub,
+// floors, load generator, hashing) are forked with an IPC channel; the webhook
+// is the real `confighash serve`, compiled, started like a user would start it.
+
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import { join } from 'node:path';
+import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
+import { BUILD_DIR, REPO } from './build.js';
+
+export interface Helper {
+  readonly pid: number;
+  call<T>(type: string, payload?: Record<string, unknown>): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** Forks bench/procs/NAME (compiled), its output appended to `logFile`. */
+export function forkHelper(name: string, logFile: string, execArgv: string[] = []): Helper {
+  const log = openSync(logFile, 'a');
+  const child: ChildProcess = fork(join(BUILD_DIR, 'bench/procs', `${name}.js`), [], {
+    execArgv,
+    stdio: ['ignore', log, log, 'ipc'],
+  });
+  let next = 1;
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  child.on('message', (raw) => {
+    const message = raw as { id: number; ok: boolean; result?: unknown; error?: string };
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.ok) waiter?.resolve(message.result);
+    else waiter?.reject(new Error(`${name}: ${message.error}`));
+  });
+  const exited = once(child, 'exit');
+  void exited.then(([code]) => {
+    for (const waiter of pending.values()) {
+      waiter.reject(new Error(`${name} exited (${code}); see ${logFile}`));
+    }
+    pending.clear();
+  });
+  return {
+    pid: child.pid ?? -1,
+    call<T>(type: string, payload: Record<string, unknown> = {}) {
+      const id = next++;
+      return new Promise<T>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        child.send({ id, type, ...payload });
+      });
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.disconnect();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface Webhook {
+  readonly url: string;
+  readonly pid: number;
+  readonly process: ManagedProcess;
+  /** Connections opened by the webhook's agents so far, by host:port. */
+  connections(): Promise<Record<string, number>>;
+  /** confighash_* counters from /metrics, by name and labels. */
+  metrics(): Promise<Record<string, number>>;
+  stop(): Promise<void>;
+}
+
+export interface WebhookOptions {
+  readonly dir: string;
+  readonly name: string;
+  readonly kubeconfig: string;
+  readonly port: number;
+  readonly certs: { readonly cert: string; readonly key: string; readonly ca: string };
+  readonly hashKeyFile: string;
+  /** Write a V8 CPU profile here when the process exits. */
+  readonly profileDir?: string;
+}
+
+/** `confighash serve` from the compiled source, as in production, at log level info. */
+export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
+  const connectionsFile = join(options.dir, `${options.name}.connections.json`);
+  const logFile = join(options.dir, `${options.name}.log`);
+  // Its log lines go straight to a file (through the shell's redirection, then
+  // exec): piped through this process, they would cost this process CPU on the
+  // same two cores during every measurement.
+  const process_ = startProcess(
+    options.name,
+    'bash',
+    [
+      '-c',
+      'log=$1; shift; exec "$@" >>"$log" 2>&1',
+      'confighash',
+      logFile,
+      process.execPath,
+      ...(options.profileDir
+        ? [
+            '--cpu-prof',
+            `--cpu-prof-dir=${options.profileDir}`,
+            `--cpu-prof-name=${options.name}.cpuprofile`,
+          ]
+        : []),
+      '--import',
+      join(BUILD_DIR, 'bench/procs/count-connections.js'),
+      join(BUILD_DIR, 'src/main.js'),
+      'serve',
+      '--host=127.0.0.1',
+      `--port=${options.port}`,
+      `--tls-cert-file=${join(options.dir, 'tls.crt')}`,
+      `--tls-key-file=${join(options.dir, 'tls.key')}`,
+      `--hash-key-file=${options.hashKeyFile}`,
+    ],
+    `${logFile}.start`,
+    {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        KUBECONFIG: options.kubeconfig,
+        CONFIGHASH_LOG_LEVEL: 'info',
+        CONFIGHASH_BENCH_CONNECTIONS_FILE: connectionsFile,
+      },
+    },
+  );
+  const get = (path: string) => httpsGet(options.port, path, options.certs.ca);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (process_.child.exitCode !== null) {
+      throw new Error(`${options.name} exited while starting; see ${process_.logFile}`);
+    }
+    const ready = await get('/readyz').then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`${options.name} not ready after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url: `https://127.0.0.1:${options.port}/mutate`,
+    pid: process_.child.pid ?? -1,
+    process: process_,
+    async connections() {
+      // The preload writes the file every 100 ms; let the last connections land.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      return JSON.parse(await readFile(connectionsFile, 'utf8').catch(() => '{}'));
+    },
+    async metrics() {
+      return parseCounters((await get('/metrics')).body);
+    },
+    stop: () => process_.stop(20_000),
+  };
+}
+
+function httpsGet(
+  port: number,
+  path: string,
+  ca: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = https.get({ host: '127.0.0.1', port, path, ca, timeout: 5_000 }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('error', reject);
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+  });
+}
+
+function parseCounters(text: string): Record<string, number> {
+  const counters: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('confighash_') || line.includes('_bucket')) continue;
+    const at = line.lastIndexOf(' ');
+    counters[line.slice(0, at)] = Number(line.slice(at + 1));
+  }
+  return counters;
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) a process has used so far, in µs (from /proc; Linux only). */
+export async function cpuUs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks / TICKS_PER_SECOND) * 1e6;
+}
+
+/** Resident set size of a process, in MB (from /proc; Linux only). */
+export async function residentMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) / 1024;
+}

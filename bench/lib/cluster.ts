@@ -1,0 +1,111 @@
+// The real-apiserver side of the bench: a keep-alive client with the admin
+// credentials of the local control plane (for the 10,000 creates and the
+// timed applies, where a kubectl process per call would be what is measured),
+// and the registration of the webhook as tools/cluster/webhook.ts does it.
+
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import { join } from 'node:path';
+import { dumpYaml, KubeConfig, loadYaml } from '@kubernetes/client-node';
+import { REPO } from './build.js';
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface ApiClient {
+  readonly server: URL;
+  readonly tls: { readonly ca?: string; readonly cert?: string; readonly key?: string };
+  request(method: string, path: string, body?: string, contentType?: string): Promise<ApiResponse>;
+  /** Like request, but throws unless the status is one of `ok`. */
+  expect(
+    ok: readonly number[],
+    method: string,
+    path: string,
+    body?: string,
+    contentType?: string,
+  ): Promise<ApiResponse>;
+  close(): void;
+}
+
+export async function connectApi(kubeconfigFile: string): Promise<ApiClient> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigFile);
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const server = new URL(kubeConfig.getCurrentCluster()?.server ?? '');
+  const pem = (value: unknown) =>
+    value === undefined ? undefined : Buffer.isBuffer(value) ? value.toString() : String(value);
+  const tls = { ca: pem(options.ca), cert: pem(options.cert), key: pem(options.key) };
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ...tls });
+  const request: ApiClient['request'] = (method, path, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const call = https.request(
+        {
+          hostname: server.hostname,
+          port: server.port,
+          path,
+          method,
+          agent,
+          headers: {
+            accept: 'application/json',
+            ...(body === undefined
+              ? {}
+              : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+          );
+          response.on('error', reject);
+        },
+      );
+      call.on('error', reject);
+      call.setTimeout(30_000, () => call.destroy(new Error(`${method} ${path}: timed out`)));
+      call.end(body);
+    });
+  return {
+    server,
+    tls,
+    request,
+    async expect(ok, method, path, body, contentType) {
+      const response = await request(method, path, body, contentType);
+      if (!ok.includes(response.status)) {
+        throw new Error(
+          `${method} ${path}: HTTP ${response.status} ${response.body.slice(0, 300)}`,
+        );
+      }
+      return response;
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+/** The manifests' MutatingWebhookConfiguration, pointed at `url` (DESIGN.md §8). */
+export async function webhookRegistration(url: string, caPem: string): Promise<string> {
+  const manifest = loadYaml<{ webhooks: { clientConfig: unknown }[] }>(
+    await readFile(join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
+  );
+  const caBundle = Buffer.from(caPem).toString('base64');
+  for (const entry of manifest.webhooks) entry.clientConfig = { url, caBundle };
+  return dumpYaml(manifest);
+}
+
+/** Runs `work(i)` for i in [from, to) with at most `parallel` in flight. */
+export async function forEachBounded(
+  from: number,
+  to: number,
+  parallel: number,
+  work: (i: number) => Promise<unknown>,
+): Promise<void> {
+  let next = from;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < to) await work(next++);
+    }),
+  );
+}

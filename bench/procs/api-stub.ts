@@ -1,0 +1,112 @@
+// The API stub of scenarios 1b, 2 and 5: a plain-HTTP server in its own
+// process that answers GETs of ConfigMaps and Secrets at once, from bodies
+// serialised in advance, like an apiserver that costs nothing. It counts the
+// TCP connections it accepts, which is how the bench proves keep-alive reuse.
+
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type ApiObject,
+  benchSources,
+  sourceObject,
+  sourcePath,
+  unrelatedObject,
+} from '../lib/workload.js';
+import { serveRequests } from './ipc.js';
+
+interface StoredBody {
+  /** The body up to the resourceVersion's digits, and after them. */
+  readonly head: Buffer;
+  readonly tail: Buffer;
+  readonly whole: Buffer;
+  version: number;
+}
+
+const objects = new Map<string, StoredBody>();
+let bumpVersions = false;
+let connections = 0;
+let requests = 0;
+const notFound = Buffer.from(
+  JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    reason: 'NotFound',
+    code: 404,
+  }),
+);
+
+const server = http.createServer((request, response) => {
+  requests++;
+  const stored = request.method === 'GET' ? objects.get(request.url ?? '') : undefined;
+  if (!stored) {
+    response.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
+    return;
+  }
+  let body = stored.whole;
+  if (bumpVersions) {
+    // Every read sees a new resourceVersion: nothing can be answered from a memo.
+    stored.version++;
+    body = Buffer.concat([stored.head, Buffer.from(String(stored.version)), stored.tail]);
+  }
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+  response.end(body);
+});
+server.keepAliveTimeout = 120_000;
+server.on('connection', () => {
+  connections++;
+});
+
+function store(object: ApiObject): void {
+  const path = sourcePath(object.metadata.namespace, {
+    kind: object.kind,
+    name: object.metadata.name,
+  });
+  const marker = '"resourceVersion":"';
+  const text = JSON.stringify({
+    apiVersion: 'v1',
+    kind: object.kind,
+    metadata: {
+      name: object.metadata.name,
+      namespace: object.metadata.namespace,
+      uid: `00000000-0000-4000-8000-${String(objects.size).padStart(12, '0')}`,
+      resourceVersion: '1000',
+      creationTimestamp: '2025-01-01T00:00:00Z',
+    },
+    ...(object.kind === 'Secret' ? { type: 'Opaque' } : {}),
+    data: object.data,
+  });
+  const at = text.indexOf(marker) + marker.length;
+  objects.set(path, {
+    head: Buffer.from(text.slice(0, at)),
+    tail: Buffer.from(text.slice(at + 4)),
+    whole: Buffer.from(text),
+    version: 1000,
+  });
+}
+
+serveRequests({
+  async listen() {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  },
+  seed(message) {
+    const { namespace, count, bytes, unrelated, bump } = message as unknown as {
+      namespace: string;
+      count: number;
+      bytes: number;
+      unrelated: number;
+      bump: boolean;
+    };
+    objects.clear();
+    for (const source of benchSources(count)) store(sourceObject(namespace, source, bytes));
+    for (let i = 0; i < unrelated; i++) store(unrelatedObject(namespace, i));
+    bumpVersions = bump;
+    return { objects: objects.size };
+  },
+  stats() {
+    return { connections, requests };
+  },
+});
