@@ -1,0 +1,48 @@
+// The control plane leaves no process behind, even when the process that
+// started it is killed outright (SIGKILL: no exit handler of its own runs).
+
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { waitUntil } from '../support/e2e.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** PIDs of live processes whose command line mentions `text`. */
+async function processesMentioning(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text)) found.push(Number(entry));
+  }
+  return found;
+}
+
+it('SIGKILL of `npm run cluster` takes etcd, kube-apiserver, kube-controller-manager and the webhook with it', async () => {
+  const cluster = spawn(process.execPath, ['--import', 'tsx', 'tools/cluster/main.ts'], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let stdout = '';
+  cluster.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  await waitUntil(
+    async () => stdout.includes('export KUBECONFIG='),
+    'the cluster to be ready',
+    120_000,
+  );
+  const dir = /export KUBECONFIG=(.*)\/kubeconfig/.exec(stdout)![1]!;
+  const children = await processesMentioning(dir);
+  // etcd, kube-apiserver, kube-controller-manager and the webhook all name the run's directory.
+  expect(children.length).toBeGreaterThanOrEqual(4);
+
+  cluster.kill('SIGKILL');
+  await waitUntil(
+    async () => (await processesMentioning(dir)).length === 0,
+    'every child to be gone',
+    20_000,
+  );
+});
