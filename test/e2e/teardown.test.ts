@@ -2,7 +2,7 @@
 // started it is killed outright (SIGKILL: no exit handler of its own runs).
 
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { waitUntil } from '../support/e2e.js';
@@ -45,4 +45,6 @@ it('SIGKILL of `npm run cluster` takes etcd, kube-apiserver, kube-controller-man
     'every child to be gone',
     20_000,
   );
+  // Nobody was left to remove the run's directory.
+  await rm(dir, { recursive: true, force: true });
 });
