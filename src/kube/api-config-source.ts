@@ -2,11 +2,10 @@
 // the connection's keep-alive agent. 404 means absent; anything else that is
 // not a 200 is a failure with a short reason for the warning.
 
-import http from 'node:http';
-import https from 'node:https';
 import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../hash/index.js';
 import type { ConfigSource, LookupFailure, LookupResult } from './config-source.js';
 import type { ApiConnection } from './connection.js';
+import { readBody, sendRequest } from './request.js';
 
 const RESOURCE: Readonly<Record<SourceKind, string>> = {
   ConfigMap: 'configmaps',
@@ -14,37 +13,16 @@ const RESOURCE: Readonly<Record<SourceKind, string>> = {
 };
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
-  const transport = connection.server.protocol === 'https:' ? https : http;
-  const basePath = connection.server.pathname.replace(/\/$/, '');
   return {
     async get(kind, namespace, name, signal) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
-      const path = `${basePath}/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
-      const headers = { ...(await connection.headers()), accept: 'application/json' };
-      return new Promise<LookupResult>((resolve) => {
-        const request = transport.request(
-          {
-            protocol: connection.server.protocol,
-            hostname: connection.server.hostname,
-            port: connection.server.port,
-            path,
-            method: 'GET',
-            agent: connection.agent,
-            headers,
-            signal,
-          },
-          (response) => {
-            const chunks: Buffer[] = [];
-            response.on('data', (chunk: Buffer) => chunks.push(chunk));
-            response.on('error', (error) => resolve(fromError(error, signal)));
-            response.on('end', () => {
-              resolve(interpret(kind, response.statusCode ?? 0, Buffer.concat(chunks)));
-            });
-          },
-        );
-        request.on('error', (error) => resolve(fromError(error, signal)));
-        request.end();
-      });
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      try {
+        const response = await sendRequest(connection, { method: 'GET', path, signal });
+        return interpret(kind, response.statusCode ?? 0, await readBody(response));
+      } catch (error) {
+        return fromError(error as Error & { code?: string }, signal);
+      }
     },
   };
 }

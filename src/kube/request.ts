@@ -27,8 +27,8 @@ export class ApiError extends Error {
 
 /** Sends one request; resolves with the parsed JSON body of a 2xx, throws ApiError otherwise. */
 export async function requestJson<T>(connection: ApiConnection, request: ApiRequest): Promise<T> {
-  const response = await open(connection, request);
-  const body = await readAll(response);
+  const response = await sendRequest(connection, request);
+  const body = await readBody(response);
   const status = response.statusCode ?? 0;
   if (status < 200 || status >= 300) throw apiError(status, body);
   return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
@@ -61,9 +61,9 @@ export async function streamWatch(
   onEvent: (event: WatchEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await open(connection, { method: 'GET', path, accept, signal });
+  const response = await sendRequest(connection, { method: 'GET', path, accept, signal });
   const status = response.statusCode ?? 0;
-  if (status !== 200) throw apiError(status, await readAll(response));
+  if (status !== 200) throw apiError(status, await readBody(response));
   let buffered = '';
   await new Promise<void>((resolve, reject) => {
     response.setEncoding('utf8');
@@ -91,7 +91,11 @@ export async function streamWatch(
   });
 }
 
-async function open(connection: ApiConnection, request: ApiRequest): Promise<http.IncomingMessage> {
+/** Sends a request over the connection's agent; resolves with the response as it starts. */
+export async function sendRequest(
+  connection: ApiConnection,
+  request: ApiRequest,
+): Promise<http.IncomingMessage> {
   const transport = connection.server.protocol === 'https:' ? https : http;
   const basePath = connection.server.pathname.replace(/\/$/, '');
   const payload =
@@ -125,7 +129,7 @@ async function open(connection: ApiConnection, request: ApiRequest): Promise<htt
   });
 }
 
-function readAll(response: http.IncomingMessage): Promise<Buffer> {
+export function readBody(response: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
