@@ -99,6 +99,10 @@ describe('protocol versions', () => {
   });
 });
 
+it('keeps idle connections longer than the apiserver does (90 s), so the apiserver closes them', () => {
+  expect((t.app.server as unknown as https.Server).keepAliveTimeout).toBeGreaterThan(90_000);
+});
+
 describe('certificate rotation on disk', () => {
   it('serves the new certificate to new connections without dropping an open one', async () => {
     const agent = new https.Agent({ keepAlive: true, ca: authority.cert, maxSockets: 1 });
