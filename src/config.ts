@@ -55,7 +55,13 @@ interface OptionSpec {
 }
 
 const SERVE_OPTIONS: readonly OptionSpec[] = [
-  { flag: 'port', env: 'CONFIGHASH_PORT', value: 'N', defaultValue: '8443', help: 'HTTPS port' },
+  {
+    flag: 'port',
+    env: 'CONFIGHASH_LISTEN_PORT',
+    value: 'N',
+    defaultValue: '8443',
+    help: 'HTTPS port',
+  },
   {
     flag: 'host',
     env: 'CONFIGHASH_HOST',
@@ -129,7 +135,7 @@ const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
   },
   {
     flag: 'service-name',
-    env: 'CONFIGHASH_SERVICE_NAME',
+    env: 'CONFIGHASH_WEBHOOK_SERVICE',
     value: 'NAME',
     defaultValue: 'confighash',
     help: 'the Service the apiserver calls; its DNS names go into the certificate',
@@ -421,6 +427,21 @@ export function parseDevCertsConfig(
   const extra = values.all('host');
   const hosts = [...new Set(['localhost', '127.0.0.1', ...extra])];
   return { ok: true, config: Object.freeze({ dir: values.get('dir')!, hosts }) };
+}
+
+/**
+ * Every environment variable an option is read from. A variable the kubelet sets for a
+ * Service (its links: `<SERVICE>_PORT…`, `<SERVICE>_SERVICE_…`) must never be one of
+ * these: `CONFIGHASH_PORT=tcp://10.0.0.221:443` once crash-looped every pod.
+ */
+export function optionEnvironmentVariables(): readonly string[] {
+  const specs = [
+    ...SERVE_OPTIONS,
+    ...SELF_MANAGED_OPTIONS,
+    ...FOLLOW_OPTIONS,
+    ...DEV_CERTS_OPTIONS,
+  ];
+  return [...new Set(specs.map((spec) => spec.env))];
 }
 
 export function usage(): string {

@@ -10,11 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { usage } from '../../src/config.js';
+import { optionEnvironmentVariables, usage } from '../../src/config.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
 const OVERLAYS = ['default', 'cert-manager'] as const;
-type Overlay = (typeof OVERLAYS)[number];
+/** Follow mode adds list/watch on purpose (components/follow); it is checked where it differs. */
+const ALL_OVERLAYS = [...OVERLAYS, 'follow'] as const;
+type Overlay = (typeof ALL_OVERLAYS)[number];
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered YAML, checked field by field below.
 type Obj = Record<string, any>;
@@ -22,7 +24,7 @@ type Obj = Record<string, any>;
 const rendered = {} as Record<Overlay, Obj[]>;
 
 beforeAll(async () => {
-  for (const overlay of OVERLAYS) {
+  for (const overlay of ALL_OVERLAYS) {
     const { stdout } = await promisify(execFile)('kubectl', [
       'kustomize',
       `${MANIFESTS}/overlays/${overlay}`,
@@ -142,6 +144,30 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
         expect(rule.verbs).not.toContain('*');
         expect(rule.resources).not.toContain('*');
       }
+    }
+  });
+});
+
+describe.each(ALL_OVERLAYS)('overlay %s and Service links', (overlay) => {
+  // The kubelet links every Service of the namespace into every pod's environment
+  // (pkg/kubelet/envvars): NAME_SERVICE_HOST, NAME_SERVICE_PORT[_PORTNAME], NAME_PORT,
+  // NAME_PORT_<port>_<PROTO>[_PROTO|_PORT|_ADDR], with NAME the Service name upper-cased
+  // and `-` as `_`. No option may be read from one of them.
+  it('reads no option from a variable a Service link of its own Services can set', () => {
+    const services = rendered[overlay].filter((o) => o.kind === 'Service');
+    expect(services.length).toBeGreaterThan(0);
+    const variables = optionEnvironmentVariables();
+    expect(variables).toContain('CONFIGHASH_LISTEN_PORT');
+    for (const service of services) {
+      const prefix = String(service.metadata.name).toUpperCase().replaceAll('-', '_');
+      const link = new RegExp(`^${prefix}_(PORT|PORT_.*|SERVICE_.*)$`);
+      expect(variables.filter((name) => link.test(name))).toEqual([]);
+    }
+  });
+
+  it('turns Service links off for its own pods', () => {
+    for (const deployment of rendered[overlay].filter((o) => o.kind === 'Deployment')) {
+      expect(deployment.spec.template.spec.enableServiceLinks).toBe(false);
     }
   });
 });

@@ -46,7 +46,7 @@ describe('serve options for self-managed certificates', () => {
         env: {
           CONFIGHASH_SELF_MANAGED_CERTS: 'true',
           CONFIGHASH_NAMESPACE: 'hooks',
-          CONFIGHASH_SERVICE_NAME: 'ch',
+          CONFIGHASH_WEBHOOK_SERVICE: 'ch',
           CONFIGHASH_CERT_HOSTS: '127.0.0.1, ch.example',
           CONFIGHASH_CERTS_SECRET: 'ch-certs',
           CONFIGHASH_HASH_KEY_SECRET: 'ch-key',
