@@ -105,8 +105,8 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
     flag: 'shutdown-timeout',
     env: 'CONFIGHASH_SHUTDOWN_TIMEOUT',
     value: 'SECONDS',
-    defaultValue: '25',
-    help: 'on SIGTERM, how long in-flight reviews may take',
+    defaultValue: '95',
+    help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
 ];
 

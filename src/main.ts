@@ -28,6 +28,7 @@ import { createSecretStore } from './kube/secrets.js';
 import { createCaBundleTarget } from './kube/webhook-configuration.js';
 import { createMutator, createWorkloadEvaluator } from './mutate.js';
 import { buildApp } from './server/app.js';
+import { waitForConnectionsToClose } from './server/drain.js';
 import { createLogger } from './server/logger.js';
 import { createAdmissionMetrics } from './server/metrics.js';
 import { readTlsMaterial, watchTlsFiles } from './server/tls.js';
@@ -122,13 +123,21 @@ async function serve(config: ServeConfig): Promise<void> {
     'ready',
   );
 
-  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
+  // The drain takes up to the shutdown timeout; closing after it gets a moment more.
+  const closeDelayMs = config.shutdownTimeoutMs + 5_000;
+  closeWithGrace({ delay: closeDelayMs }, async ({ signal, err }) => {
     ready = false;
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    else logger.info({ signal }, 'shutting down: finishing in-flight reviews');
+    else
+      logger.info({ signal }, 'shutting down: answering until the clients close their connections');
     stopTlsWatch();
     selfManaged?.stop();
-    await Promise.all([app.close(), follow?.stop()]);
+    const [drained] = await Promise.all([
+      waitForConnectionsToClose(app.server, config.shutdownTimeoutMs),
+      follow?.stop(),
+    ]);
+    logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
+    await app.close();
     connection.close();
   });
 }

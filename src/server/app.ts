@@ -37,7 +37,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    return503OnClosing: true,
+    // A review that arrives while this replica stops is answered, never refused:
+    // a 503 would fail open (drain.ts).
+    return503OnClosing: false,
     ...(options.tls
       ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } }
       : {}),
@@ -46,14 +48,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
 
-  // On shutdown, answers still in flight close their connection: the apiserver
-  // keeps idle connections for 90 s, and waiting for it would outlast the grace period.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
+  // An unready replica (starting, or stopping) asks each client not to reuse its
+  // connection, so that the clients close them all, never racing a request (drain.ts).
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
+    if (!readiness.isReady()) reply.header('connection', 'close');
     return payload;
   });
 

@@ -23,6 +23,8 @@ export interface ControlPlane {
   readonly dir: string;
   /** Admin kubeconfig (client certificate in system:masters). */
   readonly kubeconfig: string;
+  /** The same credentials, for the components at the site (the apiserver's own address). */
+  readonly componentKubeconfig: string;
   readonly server: string;
   readonly caCert: string;
   readonly processes: readonly ManagedProcess[];
@@ -32,7 +34,46 @@ export interface ControlPlane {
 export interface ControlPlaneOptions {
   /** Progress lines for a person watching; silent by default. */
   readonly log?: (line: string) => void;
+  /** Where the processes run; default: this host, on loopback. */
+  readonly site?: ControlPlaneSite;
 }
+
+/** Where the control plane's processes run and how this process reaches them. */
+export interface ControlPlaneSite {
+  /** The run's directory, when the site made it (it then removes it too). */
+  readonly dir?: string;
+  start(name: string, command: string, args: readonly string[], logFile: string): ManagedProcess;
+  /** Where the components listen there. */
+  listen(): Promise<{ address: string; etcdClient: number; etcdPeer: number; apiserver: number }>;
+  /** The apiserver's address as the components there dial it. */
+  readonly advertiseAddress: string;
+  /** The apiserver URL this process dials, given its port there. */
+  expose(apiserverPort: number): Promise<string>;
+  /** False when etcd cannot be dialled from here; the apiserver's readiness then covers it. */
+  readonly dialsEtcd: boolean;
+  readonly apiserverFlags: readonly string[];
+  readonly controllerManagerFlags: readonly string[];
+}
+
+/** The default site: everything on this host's loopback, ports asked of the kernel. */
+export const LOOPBACK: ControlPlaneSite = {
+  start: startProcess,
+  async listen() {
+    const [etcdClient, etcdPeer, apiserver] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    return { address: '127.0.0.1', etcdClient, etcdPeer, apiserver };
+  },
+  advertiseAddress: '127.0.0.1',
+  expose: async (port) => `https://127.0.0.1:${port}`,
+  dialsEtcd: true,
+  apiserverFlags: ['--allow-privileged=false'],
+  controllerManagerFlags: [
+    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+  ],
+};
 
 /** Builds the binaries once (minutes, cold) or finds them; returns their directory. */
 export async function ensureControlPlaneBinaries(
@@ -60,16 +101,19 @@ export async function ensureControlPlaneBinaries(
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
+  const site = options.site ?? LOOPBACK;
   const bin = await ensureControlPlaneBinaries(log);
-  const dir = await mkdtemp(join(tmpdir(), 'confighash-cp-'));
+  const dir = site.dir ?? (await mkdtemp(join(tmpdir(), 'confighash-cp-')));
   const processes: ManagedProcess[] = [];
   const stop = async () => {
     for (const process of [...processes].reverse()) await process.stop();
     // CONFIGHASH_KEEP_LOGS=1 keeps the logs of a run for a post-mortem.
-    if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
+    if (!site.dir && !process.env.CONFIGHASH_KEEP_LOGS) {
+      await rm(dir, { recursive: true, force: true });
+    }
   };
   try {
-    const pki = await generateControlPlanePki();
+    const pki = await generateControlPlanePki([site.advertiseAddress]);
     const files = {
       ca: join(dir, 'ca.crt'),
       apiserverCert: join(dir, 'apiserver.crt'),
@@ -77,6 +121,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       saPub: join(dir, 'sa.pub'),
       saKey: join(dir, 'sa.key'),
       kubeconfig: join(dir, 'kubeconfig'),
+      componentKubeconfig: join(dir, 'components.kubeconfig'),
     };
     await writeFile(files.ca, pki.ca.cert);
     await writeFile(files.apiserverCert, pki.apiserver.cert);
@@ -84,12 +129,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await writeFile(files.saPub, pki.serviceAccount.publicKey);
     await writeFile(files.saKey, pki.serviceAccount.privateKey, { mode: 0o600 });
 
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const ports = await site.listen();
+    const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
+    const etcdPeer = `http://127.0.0.1:${ports.etcdPeer}`;
     await mkdir(join(dir, 'etcd'), { mode: 0o700 });
     log(`starting etcd on ${etcdUrl}`);
     processes.push(
-      startProcess(
+      site.start(
         'etcd',
         join(bin, 'etcd'),
         [
@@ -97,28 +143,27 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           `--data-dir=${join(dir, 'etcd')}`,
           `--listen-client-urls=${etcdUrl}`,
           `--advertise-client-urls=${etcdUrl}`,
-          `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-          `--initial-cluster=confighash=http://127.0.0.1:${etcdPeer}`,
+          `--listen-peer-urls=${etcdPeer}`,
+          `--initial-advertise-peer-urls=${etcdPeer}`,
+          `--initial-cluster=confighash=${etcdPeer}`,
           '--unsafe-no-fsync',
           '--log-level=warn',
         ],
         join(dir, 'etcd.log'),
       ),
     );
-    await waitFor('etcd', processes[0]!, () => httpOk(`${etcdUrl}/health`));
+    if (site.dialsEtcd) await waitFor('etcd', processes[0]!, () => httpOk(`${etcdUrl}/health`));
 
-    const server = `https://127.0.0.1:${apiPort}`;
-    log(`starting kube-apiserver on ${server}`);
+    log(`starting kube-apiserver on ${ports.address}:${ports.apiserver}`);
     processes.push(
-      startProcess(
+      site.start(
         'kube-apiserver',
         join(bin, 'kube-apiserver'),
         [
           `--etcd-servers=${etcdUrl}`,
-          '--bind-address=127.0.0.1',
-          '--advertise-address=127.0.0.1',
-          `--secure-port=${apiPort}`,
+          `--bind-address=${ports.address}`,
+          `--advertise-address=${site.advertiseAddress}`,
+          `--secure-port=${ports.apiserver}`,
           `--cert-dir=${join(dir, 'apiserver-certs')}`,
           `--tls-cert-file=${files.apiserverCert}`,
           `--tls-private-key-file=${files.apiserverKey}`,
@@ -128,18 +173,23 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           `--service-account-key-file=${files.saPub}`,
           `--service-account-signing-key-file=${files.saKey}`,
           '--service-cluster-ip-range=10.0.0.0/24',
-          '--allow-privileged=false',
+          ...site.apiserverFlags,
           '--profiling=false',
           '--v=1',
         ],
         join(dir, 'kube-apiserver.log'),
       ),
     );
-    await writeFile(
-      files.kubeconfig,
-      kubeconfigYaml(server, pki.ca.cert, pki.admin.cert, pki.admin.key),
-      { mode: 0o600 },
-    );
+    const server = await site.expose(ports.apiserver);
+    const componentServer = `https://${site.advertiseAddress}:${ports.apiserver}`;
+    for (const [file, url] of [
+      [files.kubeconfig, server],
+      [files.componentKubeconfig, componentServer],
+    ] as const) {
+      await writeFile(file, kubeconfigYaml(url, pki.ca.cert, pki.admin.cert, pki.admin.key), {
+        mode: 0o600,
+      });
+    }
     const adminTls = { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key };
     await waitFor(
       'kube-apiserver',
@@ -150,12 +200,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
     log('starting kube-controller-manager');
     processes.push(
-      startProcess(
+      site.start(
         'kube-controller-manager',
         join(bin, 'kube-controller-manager'),
         [
-          `--kubeconfig=${files.kubeconfig}`,
-          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+          `--kubeconfig=${files.componentKubeconfig}`,
+          ...site.controllerManagerFlags,
           '--leader-elect=false',
           '--secure-port=0',
           '--use-service-account-credentials=false',
@@ -180,7 +230,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       return stdout.trim() === 'serviceaccount/default';
     });
     log(`control plane ready (logs in ${dir})`);
-    return { dir, kubeconfig: files.kubeconfig, server, caCert: pki.ca.cert, processes, stop };
+    return {
+      dir,
+      kubeconfig: files.kubeconfig,
+      componentKubeconfig: files.componentKubeconfig,
+      server,
+      caCert: pki.ca.cert,
+      processes,
+      stop,
+    };
   } catch (error) {
     await stop().catch(() => {});
     throw error;

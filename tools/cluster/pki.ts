@@ -19,7 +19,10 @@ export interface ControlPlanePki {
 
 const DAYS = 2;
 
-export async function generateControlPlanePki(): Promise<ControlPlanePki> {
+/** `extraHosts`: more names or addresses the apiserver is dialled at (a node's address). */
+export async function generateControlPlanePki(
+  extraHosts: readonly string[] = [],
+): Promise<ControlPlanePki> {
   const ca = await generateCertificateAuthority('confighash local control plane CA', DAYS);
   const apiserver = await generateServingCertificate(
     ca,
@@ -31,6 +34,7 @@ export async function generateControlPlanePki(): Promise<ControlPlanePki> {
       'kubernetes',
       'kubernetes.default',
       'kubernetes.default.svc',
+      ...extraHosts.filter((host) => host !== '127.0.0.1'),
     ],
     DAYS,
   );

@@ -29,7 +29,12 @@ export function startProcess(
   command: string,
   args: readonly string[],
   logFile: string,
-  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    /** Where a graceful SIGTERM goes, when not to the whole group (see namespaces.ts). */
+    signalPid?: () => number | undefined;
+  } = {},
 ): ManagedProcess {
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(command, args, {
@@ -54,7 +59,9 @@ export function startProcess(
     async stop(graceMs = 10_000) {
       running.delete(managed);
       if (child.exitCode !== null || child.signalCode !== null) return;
-      signalGroup(child, 'SIGTERM');
+      const target = options.signalPid?.();
+      if (target === undefined) signalGroup(child, 'SIGTERM');
+      else signalPid(target, 'SIGTERM');
       const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
@@ -66,8 +73,12 @@ export function startProcess(
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid !== undefined) signalPid(-child.pid, signal);
+}
+
+function signalPid(pid: number, signal: NodeJS.Signals): void {
   try {
-    if (child.pid !== undefined) process.kill(-child.pid, signal);
+    process.kill(pid, signal);
   } catch {
     // Already gone.
   }
