@@ -1,9 +1,17 @@
 // `npm run cluster`: a local control plane with the webhook from the current
 // source registered, until SIGINT/SIGTERM. Prints `export KUBECONFIG=...` when ready.
+// `npm run cluster -- --node`: the same control plane with a real node (node.ts),
+// the images built from this source imported, and confighash installed from the
+// manifests (the default overlay) as a user would.
 
+import { fileURLToPath } from 'node:url';
 import { type ControlPlane, startControlPlane } from './control-plane.js';
-import { kubectlFor } from './kubectl.js';
+import { buildNodeImages, manifestImage, type NodeImages } from './images.js';
+import { type Kubectl, kubectlFor, strictKubectl } from './kubectl.js';
+import { type LocalNode, startLocalNode } from './node.js';
 import { type LocalWebhook, registerLocalWebhook, startLocalWebhook } from './webhook.js';
+
+const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
 
 export interface LocalCluster {
   readonly controlPlane: ControlPlane;
@@ -46,9 +54,54 @@ export async function startLocalCluster(
   }
 }
 
+export interface NodeCluster {
+  readonly node: LocalNode;
+  readonly images: NodeImages;
+  readonly kubeconfig: string;
+  readonly dir: string;
+  stop(): Promise<void>;
+}
+
+/** A control plane and a node running the images built from this source. */
+export async function startNodeCluster(log?: (line: string) => void): Promise<NodeCluster> {
+  const images = await buildNodeImages(log);
+  const node = await startLocalNode({
+    log,
+    images: [images.testImages.archive, images.confighash.archive],
+  });
+  try {
+    // The manifests run unchanged: their image name points at the one just built.
+    await node.ctr(['images', 'tag', '--force', images.confighash.refs[0]!, await manifestImage()]);
+  } catch (error) {
+    await node.stop();
+    throw error;
+  }
+  return { node, images, kubeconfig: node.kubeconfig, dir: node.dir, stop: () => node.stop() };
+}
+
+/** `kubectl apply --server-side -k manifests/overlays/NAME`, then waits for the rollout. */
+export async function installOverlay(kubectl: Kubectl, overlay: string): Promise<void> {
+  const k = strictKubectl(kubectl);
+  await k(['apply', '--server-side', '-k', `${MANIFESTS}/overlays/${overlay}`]);
+  await k([
+    '-n',
+    'confighash-system',
+    'rollout',
+    'status',
+    'deployment/confighash',
+    '--timeout=240s',
+  ]);
+}
+
 async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const cluster = await startLocalCluster(log);
+  const withNode = process.argv.includes('--node');
+  const cluster = withNode ? await startNodeCluster(log) : await startLocalCluster(log);
+  if (withNode) {
+    log('installing confighash: kubectl apply --server-side -k manifests/overlays/default');
+    await installOverlay(kubectlFor(cluster.kubeconfig), 'default');
+    log('confighash is Ready on the node');
+  }
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

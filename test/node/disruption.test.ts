@@ -1,0 +1,155 @@
+// Zero dropped writes while confighash itself is disrupted, on a real node:
+// continuous server-side applies of workloads (at least 10/s for 60 s) while it
+// is rolling-restarted, while one replica's pod is deleted, and while one
+// replica's container is killed with SIGKILL. Every applied workload must carry
+// the right hash, and the apiserver's own counters for the webhook (fail-open,
+// non-200 answers) must not move in the graceful cases. The SIGKILL case is
+// measured and reported, not held to zero: a killed process cannot answer the
+// reviews it was holding.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
+import {
+  applyContinuously,
+  containerPid,
+  type LoadReport,
+  loadWorkload,
+  type NodeFixture,
+  SYSTEM_NAMESPACE,
+  startNodeFixture,
+  waitForNoTerminatingPods,
+  waitForReadyWebhookPods,
+  webhookCounters,
+} from '../support/node.js';
+
+const RATE = 12;
+const DURATION_MS = 60_000;
+const CASE_TIMEOUT_MS = 420_000;
+let fixture: NodeFixture;
+
+beforeAll(async () => {
+  fixture = await startNodeFixture();
+  await fixture.install('default');
+  await waitForReadyWebhookPods(fixture);
+});
+
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+/** A namespace with the ConfigMap the load's workloads reference; returns their hash. */
+async function prepareNamespace(ns: string): Promise<string> {
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(namespace(ns, 'true'), configMap(ns, 'load-config', { LEVEL: 'info' })),
+  );
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
+  );
+  const probe = await fixture.json<{
+    spec: { template: { metadata: { annotations?: Record<string, string> } } };
+  }>(['get', 'deployment', 'probe', '-n', ns]);
+  const hash = probe.spec.template.metadata.annotations?.['confighash.dev/hash'];
+  expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  return hash!;
+}
+
+async function underLoad(
+  ns: string,
+  disrupt: () => Promise<void>,
+): Promise<{ report: LoadReport; failOpen: number; errors: number }> {
+  const expectedHash = await prepareNamespace(ns);
+  const before = await webhookCounters(fixture);
+  const load = applyContinuously(fixture, {
+    namespace: ns,
+    configMap: 'load-config',
+    expectedHash,
+    ratePerSecond: RATE,
+    durationMs: DURATION_MS,
+    prefix: 'w',
+  });
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  await disrupt();
+  const report = await load;
+  const after = await webhookCounters(fixture);
+  const result = {
+    report,
+    failOpen: after.failOpen - before.failOpen,
+    errors: after.errors - before.errors,
+  };
+  console.info(
+    `${ns}: ${report.sent} applies in ${(report.durationMs / 1000).toFixed(1)} s ` +
+      `(${report.appliesPerSecond.toFixed(1)}/s), ${report.failed.length} failed, ` +
+      `${report.wrongHash.length} without the hash, apiserver fail-open +${result.failOpen}, ` +
+      `webhook errors +${result.errors}`,
+  );
+  return result;
+}
+
+describe('continuous applies while confighash is disrupted', () => {
+  it(
+    'a rolling restart drops nothing',
+    async () => {
+      const result = await underLoad('load-restart', async () => {
+        await fixture.k(['rollout', 'restart', 'deployment/confighash', '-n', SYSTEM_NAMESPACE]);
+        await fixture.k([
+          'rollout',
+          'status',
+          'deployment/confighash',
+          '-n',
+          SYSTEM_NAMESPACE,
+          '--timeout=240s',
+        ]);
+      });
+      expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
+      expect(result.report.failed).toEqual([]);
+      expect(result.report.wrongHash).toEqual([]);
+      expect(result.failOpen).toBe(0);
+      expect(result.errors).toBe(0);
+      // The old replicas drain until the apiserver has closed their connections.
+      await waitForNoTerminatingPods(fixture);
+      expect((await webhookCounters(fixture)).failOpen).toBe(0);
+    },
+    CASE_TIMEOUT_MS,
+  );
+
+  it(
+    'deleting one replica drops nothing',
+    async () => {
+      const [victim] = await waitForReadyWebhookPods(fixture);
+      const result = await underLoad('load-delete', async () => {
+        await fixture.k(['delete', 'pod', victim!.metadata.name, '-n', SYSTEM_NAMESPACE, '--wait=false']);
+      });
+      expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
+      expect(result.report.failed).toEqual([]);
+      expect(result.report.wrongHash).toEqual([]);
+      expect(result.failOpen).toBe(0);
+      expect(result.errors).toBe(0);
+      await waitForNoTerminatingPods(fixture);
+      await waitForReadyWebhookPods(fixture);
+    },
+    CASE_TIMEOUT_MS,
+  );
+
+  it(
+    'SIGKILL of one replica: every write is admitted, and the cost is measured',
+    async () => {
+      const [victim] = await waitForReadyWebhookPods(fixture);
+      const containerId = victim!.status.containerStatuses![0]!.containerID!;
+      const result = await underLoad('load-sigkill', async () => {
+        const pid = await containerPid(fixture, containerId);
+        await fixture.cluster.node.namespaces.exec('kill', ['-KILL', String(pid)]);
+      });
+      // failurePolicy Ignore: no write is refused, whatever happens to a replica.
+      expect(result.report.failed).toEqual([]);
+      // The kubelet restarts the killed container.
+      const pods = await waitForReadyWebhookPods(fixture);
+      const restarted = pods.find((pod) => pod.metadata.uid === victim!.metadata.uid);
+      expect(restarted?.status.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
+      // What it cost: writes admitted without the hash while the apiserver still dialled it.
+      expect(result.report.wrongHash.length).toBe(result.failOpen);
+    },
+    CASE_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,181 @@
+// The install a user runs, on a real node: the image built from this source,
+// `kubectl apply --server-side -k manifests/overlays/default` unchanged, two
+// replicas Ready under Pod Security `restricted`, reached through their Service;
+// an app that reads its ConfigMap from the environment sees a new value after
+// one apply; Service links do not crash it; uninstalling leaves writes working.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
+import { REPO_ROOT } from '../support/process.js';
+import {
+  containerPid,
+  isReady,
+  type NodeFixture,
+  type Pod,
+  SYSTEM_NAMESPACE,
+  startNodeFixture,
+  waitForNoTerminatingPods,
+  waitForReadyWebhookPods,
+  webhookCounters,
+} from '../support/node.js';
+
+const HASH = 'confighash.dev/hash';
+let fixture: NodeFixture;
+
+beforeAll(async () => {
+  fixture = await startNodeFixture();
+  await fixture.install('default');
+});
+
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+/** An app that prints the ConfigMap key it gets by env, then sleeps. */
+function greeter(ns: string, greeting: string): string {
+  return yamlDocuments(configMap(ns, 'greeter-config', { GREETING: greeting }), {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'greeter', namespace: ns },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'greeter' } },
+      template: {
+        metadata: { labels: { app: 'greeter' } },
+        spec: {
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'app',
+              image: 'confighash.local/busybox:1',
+              imagePullPolicy: 'Never',
+              command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
+              env: [
+                {
+                  name: 'GREETING',
+                  valueFrom: { configMapKeyRef: { name: 'greeter-config', key: 'GREETING' } },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    },
+  });
+}
+
+async function appPods(ns: string, app: string): Promise<Pod[]> {
+  const list = await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', ns, '-l', `app=${app}`]);
+  return list.items;
+}
+
+describe('the default overlay on a real node', () => {
+  it('runs two Ready replicas of the built image under Pod Security restricted', async () => {
+    const pods = await waitForReadyWebhookPods(fixture);
+    expect(pods).toHaveLength(2);
+    const labels = (
+      await fixture.json<{ metadata: { labels: Record<string, string> } }>([
+        'get',
+        'namespace',
+        SYSTEM_NAMESPACE,
+      ])
+    ).metadata.labels;
+    expect(labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    // Enforcement is on: a pod that breaks `restricted` is refused in the same namespace.
+    const refused = await fixture.kubectl(
+      ['run', 'rootful', '-n', SYSTEM_NAMESPACE, '--image=confighash.local/busybox:1', '--restart=Never'],
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('violates PodSecurity "restricted:latest"');
+  });
+
+  it('creates its certificates and hash key, and registers its CA', async () => {
+    const secrets = await fixture.json<{ items: { metadata: { name: string } }[] }>([
+      'get',
+      'secrets',
+      '-n',
+      SYSTEM_NAMESPACE,
+    ]);
+    const names = secrets.items.map((s) => s.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(['confighash-certs', 'confighash-hash-key']));
+    const configuration = await fixture.json<{
+      webhooks: { clientConfig: { caBundle?: string; service?: { name: string } } }[];
+    }>(['get', 'mutatingwebhookconfiguration', 'confighash']);
+    const ca = Buffer.from(configuration.webhooks[0]!.clientConfig.caBundle ?? '', 'base64');
+    expect(ca.toString()).toContain('BEGIN CERTIFICATE');
+    expect(configuration.webhooks[0]!.clientConfig.service?.name).toBe('confighash');
+  });
+
+  it('hashes a workload through its Service, and the app sees a new value after one apply', async () => {
+    const ns = 'greeter';
+    await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+    const before = await webhookCounters(fixture);
+    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'hello'));
+    const first = await fixture.json<{ spec: { template: { metadata: { annotations?: Record<string, string> } } } }>(
+      ['get', 'deployment', 'greeter', '-n', ns],
+    );
+    expect(first.spec.template.metadata.annotations?.[HASH]).toMatch(/^[0-9a-f]{64}$/);
+    // The apiserver called confighash for it, and nothing failed.
+    const after = await webhookCounters(fixture);
+    expect(after.requests).toBeGreaterThan(before.requests);
+    expect(after.errors - before.errors).toBe(0);
+    await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
+    const oldPods = (await appPods(ns, 'greeter')).map((p) => p.metadata.name);
+    for (const pod of oldPods) {
+      expect(await fixture.k(['logs', '-n', ns, pod])).toContain('greeting=hello');
+    }
+
+    // One server-side apply of the same file with a new value: config and workload together.
+    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'bonjour'));
+    await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
+    await waitUntil(
+      async () => {
+        const pods = await appPods(ns, 'greeter');
+        return pods.length === 2 && pods.every((p) => !oldPods.includes(p.metadata.name) && isReady(p));
+      },
+      'the old pods to be gone and two new ones Ready',
+      120_000,
+    );
+    for (const pod of await appPods(ns, 'greeter')) {
+      expect(await fixture.k(['logs', '-n', ns, pod.metadata.name])).toContain('greeting=bonjour');
+    }
+  });
+
+  it('starts with Service links enabled too (CONFIGHASH_PORT=tcp://… in its environment)', async () => {
+    await fixture.k([
+      'patch',
+      'deployment',
+      'confighash',
+      '-n',
+      SYSTEM_NAMESPACE,
+      '--type=merge',
+      '-p',
+      '{"spec":{"template":{"spec":{"enableServiceLinks":true}}}}',
+    ]);
+    await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', SYSTEM_NAMESPACE, '--timeout=240s']);
+    const pods = await waitForReadyWebhookPods(fixture);
+    const linked = pods.filter((pod) => pod.spec.enableServiceLinks === true);
+    expect(linked).toHaveLength(2);
+    // The kubelet did put the link there, and the process started with it.
+    const pid = await containerPid(fixture, linked[0]!.status.containerStatuses![0]!.containerID!);
+    const environment = await fixture.cluster.node.namespaces.exec('cat', [`/proc/${pid}/environ`]);
+    expect(environment.split('\0')).toContainEqual(expect.stringMatching(/^CONFIGHASH_PORT=tcp:\/\//));
+    expect(linked[0]!.status.containerStatuses![0]!.restartCount).toBe(0);
+  });
+
+  it('uninstalls without leaving a webhook configuration; writes still work', async () => {
+    await waitForNoTerminatingPods(fixture);
+    // The namespace goes once its pods have drained (up to 110 s); writes must not wait for that.
+    await fixture.k(['delete', '-k', `${REPO_ROOT}/manifests/overlays/default`, '--wait=false']);
+    const left = await fixture.kubectl(['get', 'mutatingwebhookconfigurations', '-o', 'name']);
+    expect(left.stdout.trim()).toBe('');
+    const ns = 'after-uninstall';
+    await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'still here'));
+    const deployment = await fixture.json<{ spec: { template: { metadata: { annotations?: Record<string, string> } } } }>(
+      ['get', 'deployment', 'greeter', '-n', ns],
+    );
+    expect(deployment.spec.template.metadata.annotations?.[HASH]).toBeUndefined();
+  });
+});

@@ -1,0 +1,268 @@
+// The node fixture (tools/cluster/node.ts): a control plane with a real node
+// running the images built from this source, confighash installed from the
+// manifests, and what the node tests measure with — a stream of server-side
+// applies, the apiserver's own webhook metrics, the webhook's pods.
+
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
+import { installOverlay, type NodeCluster, startNodeCluster } from '../../tools/cluster/main.js';
+import { waitUntil } from './e2e.js';
+
+export const SYSTEM_NAMESPACE = 'confighash-system';
+export const WEBHOOK_NAME = 'hash.confighash.dev';
+const HASH = 'confighash.dev/hash';
+
+export interface NodeFixture {
+  readonly cluster: NodeCluster;
+  readonly kubectl: Kubectl;
+  readonly k: (args: readonly string[], input?: string) => Promise<string>;
+  json<T>(args: readonly string[]): Promise<T>;
+  install(overlay: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startNodeFixture(): Promise<NodeFixture> {
+  const log = process.env.CONFIGHASH_E2E_VERBOSE
+    ? (line: string) => console.error(line)
+    : undefined;
+  const cluster = await startNodeCluster(log);
+  const kubectl = kubectlFor(cluster.kubeconfig);
+  const k = strictKubectl(kubectl);
+  return {
+    cluster,
+    kubectl,
+    k,
+    json: async <T>(args: readonly string[]) => JSON.parse(await k([...args, '-o', 'json'])) as T,
+    install: (overlay) => installOverlay(kubectl, overlay),
+    stop: () => cluster.stop(),
+  };
+}
+
+export interface Pod {
+  metadata: { name: string; uid: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  spec: { enableServiceLinks?: boolean };
+  status: {
+    phase?: string;
+    podIP?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { containerID?: string; ready: boolean; restartCount: number }[];
+  };
+}
+
+export const isReady = (pod: Pod) =>
+  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/** The webhook's pods, not counting those already terminating. */
+export async function webhookPods(fixture: NodeFixture): Promise<Pod[]> {
+  const list = await fixture.json<{ items: Pod[] }>([
+    'get',
+    'pods',
+    '-n',
+    SYSTEM_NAMESPACE,
+    '-l',
+    'app.kubernetes.io/name=confighash',
+  ]);
+  return list.items.filter((pod) => !pod.metadata.deletionTimestamp);
+}
+
+export async function waitForReadyWebhookPods(fixture: NodeFixture, count = 2): Promise<Pod[]> {
+  let pods: Pod[] = [];
+  await waitUntil(
+    async () => {
+      pods = (await webhookPods(fixture)).filter(isReady);
+      return pods.length === count;
+    },
+    `${count} ready confighash pods`,
+    240_000,
+  );
+  return pods;
+}
+
+/** Waits until no pod of the webhook is terminating (a stopping one drains for up to 95 s). */
+export async function waitForNoTerminatingPods(fixture: NodeFixture): Promise<void> {
+  await waitUntil(
+    async () => {
+      const list = await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', SYSTEM_NAMESPACE]);
+      return list.items.every((pod) => !pod.metadata.deletionTimestamp);
+    },
+    'terminating confighash pods to be gone',
+    180_000,
+  );
+}
+
+/** The host PID-namespace-inside view: the PID of a container's first process, via ctr. */
+export async function containerPid(fixture: NodeFixture, containerId: string): Promise<number> {
+  const id = containerId.replace(/^containerd:\/\//, '');
+  const info = await fixture.cluster.node.ctr(['tasks', 'ls']);
+  const line = info.split('\n').find((row) => row.startsWith(id));
+  const pid = Number(line?.split(/\s+/)[1]);
+  if (!pid) throw new Error(`no running task for container ${id}`);
+  return pid;
+}
+
+/** Sums the apiserver's own counters for confighash's webhook (see DESIGN.md §7). */
+export async function webhookCounters(
+  fixture: NodeFixture,
+): Promise<{ failOpen: number; rejected: number; errors: number; requests: number }> {
+  const text = await fixture.k(['get', '--raw', '/metrics']);
+  const sum = (metric: string, keep: (labels: string) => boolean) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(`${metric}{`) && line.includes(`name="${WEBHOOK_NAME}"`))
+      .filter((line) => keep(line.slice(line.indexOf('{'), line.lastIndexOf('}') + 1)))
+      .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return {
+    failOpen: sum('apiserver_admission_webhook_fail_open_count', () => true),
+    rejected: sum('apiserver_admission_webhook_rejection_count', () => true),
+    errors: sum('apiserver_admission_webhook_request_total', (labels) => !labels.includes('code="200"')),
+    requests: sum('apiserver_admission_webhook_request_total', () => true),
+  };
+}
+
+// --- a stream of server-side applies --------------------------------------------
+
+interface AdminTls {
+  readonly server: URL;
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** The admin credentials of the fixture's kubeconfig (control-plane.ts writes JSON). */
+async function adminTls(kubeconfig: string): Promise<AdminTls> {
+  const config = JSON.parse(await readFile(kubeconfig, 'utf8'));
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString();
+  return {
+    server: new URL(config.clusters[0].cluster.server),
+    ca: decode(config.clusters[0].cluster['certificate-authority-data']),
+    cert: decode(config.users[0].user['client-certificate-data']),
+    key: decode(config.users[0].user['client-key-data']),
+  };
+}
+
+export interface ApplyOutcome {
+  readonly name: string;
+  readonly status: number;
+  readonly hash: string | undefined;
+  readonly error?: string;
+}
+
+export interface LoadReport {
+  readonly sent: number;
+  readonly durationMs: number;
+  readonly appliesPerSecond: number;
+  readonly failed: readonly ApplyOutcome[];
+  /** Applied, but the template does not carry the expected hash: a write that fell open. */
+  readonly wrongHash: readonly ApplyOutcome[];
+}
+
+export interface LoadOptions {
+  readonly namespace: string;
+  /** The ConfigMap every workload references (envFrom). */
+  readonly configMap: string;
+  readonly expectedHash: string;
+  readonly ratePerSecond: number;
+  readonly durationMs: number;
+  readonly prefix: string;
+}
+
+/**
+ * Creates one Deployment per tick with a server-side apply (replicas 0: admission is
+ * what is measured, not pods) and checks the hash in each answer.
+ */
+export async function applyContinuously(
+  fixture: NodeFixture,
+  options: LoadOptions,
+): Promise<LoadReport> {
+  const tls = await adminTls(fixture.cluster.kubeconfig);
+  const agent = new https.Agent({ keepAlive: true, ca: tls.ca, cert: tls.cert, key: tls.key });
+  const started = Date.now();
+  const pending: Promise<ApplyOutcome>[] = [];
+  const intervalMs = 1000 / options.ratePerSecond;
+  for (let i = 0; Date.now() - started < options.durationMs; i++) {
+    pending.push(applyDeployment(agent, tls.server, options, `${options.prefix}-${i}`));
+    const next = started + (i + 1) * intervalMs;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+  }
+  const outcomes = await Promise.all(pending);
+  const durationMs = Date.now() - started;
+  agent.destroy();
+  return {
+    sent: outcomes.length,
+    durationMs,
+    appliesPerSecond: outcomes.length / (durationMs / 1000),
+    failed: outcomes.filter((o) => o.status !== 200 && o.status !== 201),
+    wrongHash: outcomes.filter(
+      (o) => (o.status === 200 || o.status === 201) && o.hash !== options.expectedHash,
+    ),
+  };
+}
+
+export function loadWorkload(namespace: string, name: string, configMap: string): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'confighash.local/busybox:1',
+              envFrom: [{ configMapRef: { name: configMap } }],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function applyDeployment(
+  agent: https.Agent,
+  server: URL,
+  options: LoadOptions,
+  name: string,
+): Promise<ApplyOutcome> {
+  const path =
+    `/apis/apps/v1/namespaces/${options.namespace}/deployments/${name}` +
+    '?fieldManager=confighash-load&force=true';
+  const body = JSON.stringify(loadWorkload(options.namespace, name, options.configMap));
+  return new Promise((resolve) => {
+    const request = https.request(
+      {
+        host: server.hostname,
+        port: server.port,
+        path,
+        method: 'PATCH',
+        agent,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        timeout: 30_000,
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => {
+          const status = response.statusCode ?? 0;
+          let hash: string | undefined;
+          try {
+            hash = JSON.parse(text).spec?.template?.metadata?.annotations?.[HASH];
+          } catch {
+            // Reported as a failure below.
+          }
+          resolve({ name, status, hash, ...(status >= 300 ? { error: text.slice(0, 300) } : {}) });
+        });
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', (error) => resolve({ name, status: 0, hash: undefined, error: error.message }));
+    request.end(body);
+  });
+}

@@ -1,0 +1,62 @@
+// The images a node runs, built by the project's own scripts (tools/image/):
+// confighash from this source, and the pause and busybox test images. Each
+// script's stdout ends with `image: REF` lines and an `archive: PATH` line.
+
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ImageArchive {
+  readonly refs: readonly string[];
+  readonly archive: string;
+}
+
+export interface NodeImages {
+  /** confighash from this source. */
+  readonly confighash: ImageArchive;
+  /** pause (the sandbox image) and busybox (the test app). */
+  readonly testImages: ImageArchive;
+}
+
+/** The image the manifests name: tagged onto the built one, so that they run unchanged. */
+export async function manifestImage(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const deployment = await readFile(join(REPO, 'manifests/base/deployment.yaml'), 'utf8');
+  const image = /^\s+image:\s*(\S+)\s*$/m.exec(deployment)?.[1];
+  if (!image) throw new Error('manifests/base/deployment.yaml names no image');
+  return image;
+}
+
+export async function buildNodeImages(log: (line: string) => void = () => {}): Promise<NodeImages> {
+  const confighash = await runImageScript('tools/image/build.sh', log);
+  const testImages = await runImageScript('tools/image/test-images.sh', log);
+  return { confighash, testImages };
+}
+
+function runImageScript(script: string, log: (line: string) => void): Promise<ImageArchive> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(REPO, script)], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const lines = out.trim().split('\n');
+      const refs = lines.flatMap((line) => /^image: (\S+)$/.exec(line)?.[1] ?? []);
+      const archive = lines.flatMap((line) => /^archive: (.+)$/.exec(line)?.[1] ?? []).at(-1);
+      if (code === 0 && refs.length > 0 && archive) resolve({ refs, archive });
+      else reject(new Error(`${script} failed (exit ${code}):\n${err.slice(-4000)}`));
+    });
+  });
+}
