@@ -6,7 +6,7 @@
 
 # Progress on stderr: stdout carries only the `image:` and `archive:` lines.
 log() {
-  echo "[$(basename "$0")] $*" >&2
+  echo "[$(basename "$0") ${SECONDS}s] $*" >&2
 }
 
 # RFC 3339 UTC time of a Unix epoch, the form the OCI config and annotations use.
