@@ -3,6 +3,8 @@
 # runs the unit and integration suites on, see .ci/run), production dependencies
 # only, non-root, and nothing at runtime but node and the app: no shell, no
 # package manager (distroless). Build: docker build -t confighash:dev .
+# tools/image/build.sh (npm run image) builds the same contents without Docker, and
+# test/e2e/image.test.ts compares its image with this file.
 #
 # The final base is pinned by tag; pin it by digest as well in your registry
 # mirror (FROM ...:nonroot@sha256:...) for reproducible builds.
@@ -26,8 +28,13 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime ------------------------------------------------------------------
+# distroless cc: glibc, libstdc++ and libgcc, which node links, and nothing to run
+# but what is copied in. Node itself comes from the build stage, so the runtime is
+# exactly ARG NODE_VERSION (distroless/nodejs24 ships whichever 24.x it has) at the
+# path distroless/nodejs uses.
 # nonroot: uid/gid 65532, the numeric user the manifests' securityContext names.
-FROM gcr.io/distroless/nodejs24-debian12:nonroot
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /usr/local/bin/node /nodejs/bin/node
 WORKDIR /app
 ENV NODE_ENV=production
 # package.json carries "type": "module", which dist/*.js needs.
