@@ -478,6 +478,56 @@ describe('tools/image/test-images.sh', () => {
     }
   });
 
+  // A PID namespace needs root (the node tests run as root anyway).
+  it.runIf(process.getuid?.() === 0)(
+    'pause:1 reaps orphans as PID 1 of a PID namespace',
+    async () => {
+      const path = join(work, 'pause-ns');
+      await writeFile(path, images.get('confighash.local/pause:1')!.files[0]!.data, {
+        mode: 0o755,
+      });
+      const unshare = execFile('unshare', ['--pid', '--fork', path]);
+      const exited = new Promise<number | null>((resolve) =>
+        unshare.on('exit', (code) => resolve(code)),
+      );
+      const children = async (pid: number) =>
+        (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).trim();
+      let pause = 0;
+      try {
+        for (let i = 0; i < 50 && !pause; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          pause = Number((await children(unshare.pid!)) || 0);
+        }
+        expect(pause).toBeGreaterThan(0);
+        // sh starts sleep and exits at once: sleep is re-parented to PID 1, pause. (Its
+        // stdio is not nsenter's, or execFile would wait for sleep to close the pipes.)
+        await run('nsenter', [
+          '-t',
+          String(pause),
+          '-p',
+          '--',
+          '/usr/bin/busybox',
+          'sh',
+          '-c',
+          'sleep 1 </dev/null >/dev/null 2>&1 & exit',
+        ]);
+        const orphan = await children(pause);
+        expect(orphan).toMatch(/^\d+$/);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // Reaped: no zombie left behind.
+        expect(await children(pause)).toBe('');
+        process.kill(pause, 'SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        // After a failure too, nothing this test started outlives it.
+        if (unshare.exitCode === null && unshare.signalCode === null) {
+          if (pause) process.kill(pause, 'SIGKILL');
+          unshare.kill('SIGKILL');
+        }
+      }
+    },
+  );
+
   it("busybox:1 is Debian's static busybox with its applets, /bin/sh first, usable by any uid", async () => {
     const busybox = images.get('confighash.local/busybox:1')!;
     expect(busybox.config.config.Entrypoint).toEqual(['/bin/sh']);

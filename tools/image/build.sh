@@ -21,13 +21,21 @@ bash tools/setup-host.sh
 
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
 created="$(iso_time "$epoch")"
-read -r version license title description source < <(node -e '
+# One value a line, so that none may contain a space it would be split at.
+{
+  read -r version
+  read -r license
+  read -r title
+  read -r description
+  read -r source
+} < <(node -e '
   const p = require("./package.json");
   const url = typeof p.repository === "string" ? p.repository : (p.repository?.url ?? "");
-  const source = url.replace(/^git\+/, "").replace(/\.git$/, "") || "https://github.com/confighash/confighash";
-  console.log([p.version, p.license, p.name, encodeURIComponent(p.description), source].join(" "));
+  const source = url.replace(/^git\+/, "").replace(/\.git$/, "");
+  console.log([p.version, p.license, p.name, p.description, source].join("\n"));
 ')
-description="$(node -e 'console.log(decodeURIComponent(process.argv[1]))' "$description")"
+# package.json names the repository; this is only for a copy that lost it.
+source="${source:-https://github.com/confighash/confighash}"
 revision="$(git rev-parse HEAD)"
 # Anything not committed (changed or untracked, not ignored) can be in the image.
 if [ -n "$(git status --porcelain)" ]; then
