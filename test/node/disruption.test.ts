@@ -119,7 +119,14 @@ describe('continuous applies while confighash is disrupted', () => {
     async () => {
       const [victim] = await waitForReadyWebhookPods(fixture);
       const result = await underLoad('load-delete', async () => {
-        await fixture.k(['delete', 'pod', victim!.metadata.name, '-n', SYSTEM_NAMESPACE, '--wait=false']);
+        await fixture.k([
+          'delete',
+          'pod',
+          victim!.metadata.name,
+          '-n',
+          SYSTEM_NAMESPACE,
+          '--wait=false',
+        ]);
       });
       expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
       expect(result.report.failed).toEqual([]);

@@ -6,7 +6,6 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
-import { REPO_ROOT } from '../support/process.js';
 import {
   containerPid,
   isReady,
@@ -14,10 +13,10 @@ import {
   type Pod,
   SYSTEM_NAMESPACE,
   startNodeFixture,
-  waitForNoTerminatingPods,
   waitForReadyWebhookPods,
   webhookCounters,
 } from '../support/node.js';
+import { REPO_ROOT } from '../support/process.js';
 
 const HASH = 'confighash.dev/hash';
 let fixture: NodeFixture;
@@ -83,9 +82,14 @@ describe('the default overlay on a real node', () => {
     ).metadata.labels;
     expect(labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
     // Enforcement is on: a pod that breaks `restricted` is refused in the same namespace.
-    const refused = await fixture.kubectl(
-      ['run', 'rootful', '-n', SYSTEM_NAMESPACE, '--image=confighash.local/busybox:1', '--restart=Never'],
-    );
+    const refused = await fixture.kubectl([
+      'run',
+      'rootful',
+      '-n',
+      SYSTEM_NAMESPACE,
+      '--image=confighash.local/busybox:1',
+      '--restart=Never',
+    ]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('violates PodSecurity "restricted:latest"');
   });
@@ -112,9 +116,9 @@ describe('the default overlay on a real node', () => {
     await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
     const before = await webhookCounters(fixture);
     await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'hello'));
-    const first = await fixture.json<{ spec: { template: { metadata: { annotations?: Record<string, string> } } } }>(
-      ['get', 'deployment', 'greeter', '-n', ns],
-    );
+    const first = await fixture.json<{
+      spec: { template: { metadata: { annotations?: Record<string, string> } } };
+    }>(['get', 'deployment', 'greeter', '-n', ns]);
     expect(first.spec.template.metadata.annotations?.[HASH]).toMatch(/^[0-9a-f]{64}$/);
     // The apiserver called confighash for it, and nothing failed.
     const after = await webhookCounters(fixture);
@@ -132,7 +136,9 @@ describe('the default overlay on a real node', () => {
     await waitUntil(
       async () => {
         const pods = await appPods(ns, 'greeter');
-        return pods.length === 2 && pods.every((p) => !oldPods.includes(p.metadata.name) && isReady(p));
+        return (
+          pods.length === 2 && pods.every((p) => !oldPods.includes(p.metadata.name) && isReady(p))
+        );
       },
       'the old pods to be gone and two new ones Ready',
       120_000,
@@ -153,19 +159,27 @@ describe('the default overlay on a real node', () => {
       '-p',
       '{"spec":{"template":{"spec":{"enableServiceLinks":true}}}}',
     ]);
-    await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', SYSTEM_NAMESPACE, '--timeout=240s']);
+    await fixture.k([
+      'rollout',
+      'status',
+      'deployment/confighash',
+      '-n',
+      SYSTEM_NAMESPACE,
+      '--timeout=240s',
+    ]);
     const pods = await waitForReadyWebhookPods(fixture);
     const linked = pods.filter((pod) => pod.spec.enableServiceLinks === true);
     expect(linked).toHaveLength(2);
     // The kubelet did put the link there, and the process started with it.
     const pid = await containerPid(fixture, linked[0]!.status.containerStatuses![0]!.containerID!);
     const environment = await fixture.cluster.node.namespaces.exec('cat', [`/proc/${pid}/environ`]);
-    expect(environment.split('\0')).toContainEqual(expect.stringMatching(/^CONFIGHASH_PORT=tcp:\/\//));
+    expect(environment.split('\0')).toContainEqual(
+      expect.stringMatching(/^CONFIGHASH_PORT=tcp:\/\//),
+    );
     expect(linked[0]!.status.containerStatuses![0]!.restartCount).toBe(0);
   });
 
   it('uninstalls without leaving a webhook configuration; writes still work', async () => {
-    await waitForNoTerminatingPods(fixture);
     // The namespace goes once its pods have drained (up to 110 s); writes must not wait for that.
     await fixture.k(['delete', '-k', `${REPO_ROOT}/manifests/overlays/default`, '--wait=false']);
     const left = await fixture.kubectl(['get', 'mutatingwebhookconfigurations', '-o', 'name']);
@@ -173,9 +187,9 @@ describe('the default overlay on a real node', () => {
     const ns = 'after-uninstall';
     await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
     await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'still here'));
-    const deployment = await fixture.json<{ spec: { template: { metadata: { annotations?: Record<string, string> } } } }>(
-      ['get', 'deployment', 'greeter', '-n', ns],
-    );
+    const deployment = await fixture.json<{
+      spec: { template: { metadata: { annotations?: Record<string, string> } } };
+    }>(['get', 'deployment', 'greeter', '-n', ns]);
     expect(deployment.spec.template.metadata.annotations?.[HASH]).toBeUndefined();
   });
 });

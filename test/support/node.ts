@@ -40,7 +40,12 @@ export async function startNodeFixture(): Promise<NodeFixture> {
 }
 
 export interface Pod {
-  metadata: { name: string; uid: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+  };
   spec: { enableServiceLinks?: boolean };
   status: {
     phase?: string;
@@ -115,7 +120,10 @@ export async function webhookCounters(
   return {
     failOpen: sum('apiserver_admission_webhook_fail_open_count', () => true),
     rejected: sum('apiserver_admission_webhook_rejection_count', () => true),
-    errors: sum('apiserver_admission_webhook_request_total', (labels) => !labels.includes('code="200"')),
+    errors: sum(
+      'apiserver_admission_webhook_request_total',
+      (labels) => !labels.includes('code="200"'),
+    ),
     requests: sum('apiserver_admission_webhook_request_total', () => true),
   };
 }
@@ -262,7 +270,9 @@ function applyDeployment(
       },
     );
     request.on('timeout', () => request.destroy(new Error('timed out')));
-    request.on('error', (error) => resolve({ name, status: 0, hash: undefined, error: error.message }));
+    request.on('error', (error) =>
+      resolve({ name, status: 0, hash: undefined, error: error.message }),
+    );
     request.end(body);
   });
 }

@@ -1,0 +1,157 @@
+// The follow overlay on a real node: two replicas, one leading follow mode.
+// Deleting the leader's pod hands the Lease to the other replica within the
+// lease duration (15 s, counted from the old leader's last renewal by the
+// apiserver's own timestamps), and a ConfigMap changed meanwhile — with no
+// write of the workload — rolls it exactly once, into pods that print the new value.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
+import {
+  isReady,
+  type NodeFixture,
+  type Pod,
+  SYSTEM_NAMESPACE,
+  startNodeFixture,
+  waitForReadyWebhookPods,
+} from '../support/node.js';
+
+const LEASE_DURATION_MS = 15_000;
+const NS = 'follow-app';
+let fixture: NodeFixture;
+
+beforeAll(async () => {
+  fixture = await startNodeFixture();
+  await fixture.install('follow');
+  await waitForReadyWebhookPods(fixture);
+});
+
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+interface Lease {
+  spec: { holderIdentity?: string; renewTime?: string; acquireTime?: string };
+}
+
+const lease = () =>
+  fixture.json<Lease>(['get', 'lease', 'confighash-follow', '-n', SYSTEM_NAMESPACE]);
+
+function app(greeting: string): string {
+  return yamlDocuments(
+    namespace(NS, 'follow'),
+    configMap(NS, 'app-config', { GREETING: greeting }),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'app', namespace: NS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'app' } },
+        template: {
+          metadata: { labels: { app: 'app' } },
+          spec: {
+            automountServiceAccountToken: false,
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              {
+                name: 'app',
+                image: 'confighash.local/busybox:1',
+                imagePullPolicy: 'Never',
+                command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
+                envFrom: [{ configMapRef: { name: 'app-config' } }],
+              },
+            ],
+          },
+        },
+      },
+    },
+  );
+}
+
+const revision = async () =>
+  Number(
+    (
+      await fixture.json<{ metadata: { annotations: Record<string, string> } }>([
+        'get',
+        'deployment',
+        'app',
+        '-n',
+        NS,
+      ])
+    ).metadata.annotations['deployment.kubernetes.io/revision'],
+  );
+
+describe('follow mode on a real node', () => {
+  it('hands over the lead when the leader is deleted; a change made meanwhile rolls once', async () => {
+    await fixture.k(['apply', '--server-side', '-f', '-'], app('hello'));
+    await fixture.k(['rollout', 'status', 'deployment/app', '-n', NS, '--timeout=120s']);
+    const startRevision = await revision();
+
+    let current: Lease = { spec: {} };
+    await waitUntil(
+      async () => {
+        current = await lease();
+        return Boolean(current.spec.holderIdentity);
+      },
+      'a follow leader',
+      60_000,
+    );
+    const oldLeader = current.spec.holderIdentity!;
+    const pods = await waitForReadyWebhookPods(fixture);
+    expect(pods.map((p) => p.metadata.name)).toContain(oldLeader);
+
+    await fixture.k(['delete', 'pod', oldLeader, '-n', SYSTEM_NAMESPACE, '--wait=false']);
+    // Out of band: no write of the workload carries this change.
+    await fixture.k([
+      'patch',
+      'configmap',
+      'app-config',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      '{"data":{"GREETING":"bonjour"}}',
+    ]);
+
+    let lastRenewalByOldLeader = Date.parse(current.spec.renewTime!);
+    await waitUntil(
+      async () => {
+        current = await lease();
+        if (current.spec.holderIdentity === oldLeader) {
+          lastRenewalByOldLeader = Date.parse(current.spec.renewTime!);
+          return false;
+        }
+        return Boolean(current.spec.holderIdentity);
+      },
+      'another replica to lead',
+      120_000,
+    );
+    const newLeader = current.spec.holderIdentity!;
+    expect(newLeader).not.toBe(oldLeader);
+    expect(pods.map((p) => p.metadata.name)).toContain(newLeader);
+    const handover = Date.parse(current.spec.acquireTime!) - lastRenewalByOldLeader;
+    console.info(
+      `follow: lead passed from ${oldLeader} to ${newLeader} ${handover} ms after its last renewal`,
+    );
+    expect(handover).toBeLessThanOrEqual(LEASE_DURATION_MS);
+
+    await waitUntil(async () => (await revision()) > startRevision, 'the change to roll', 120_000);
+    await fixture.k(['rollout', 'status', 'deployment/app', '-n', NS, '--timeout=120s']);
+    let appPods: Pod[] = [];
+    await waitUntil(
+      async () => {
+        appPods = (await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', NS, '-l', 'app=app']))
+          .items;
+        return appPods.length === 1 && isReady(appPods[0]!);
+      },
+      'one new pod Ready',
+      120_000,
+    );
+    expect(await fixture.k(['logs', '-n', NS, appPods[0]!.metadata.name])).toContain(
+      'greeting=bonjour',
+    );
+    // Exactly once: past another debounce window and resync of the new leader, nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 25_000));
+    expect(await revision()).toBe(startRevision + 1);
+  });
+});
