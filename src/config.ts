@@ -174,6 +174,13 @@ const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
     defaultValue: '3600',
     help: 'how often the certificates Secret and the caBundle are checked (renewal, other replicas)',
   },
+  {
+    flag: 'serving-cert-validity',
+    env: 'CONFIGHASH_SERVING_CERT_VALIDITY',
+    value: 'DURATION',
+    defaultValue: '8760h',
+    help: 'lifetime of a serving certificate it issues; renewed when a third is left',
+  },
 ];
 
 // Follow mode (DESIGN.md §6): rolls on config changes that no write of the workload carries.
@@ -338,6 +345,11 @@ function parseSelfManaged(
   if (interval === undefined || interval <= 0) {
     return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
   }
+  const servingValidityMs = parseGoDuration(get('serving-cert-validity'));
+  // Below a minute, renewal (a third of the lifetime) would outrun the checks that do it.
+  if (servingValidityMs === undefined || servingValidityMs < 60_000) {
+    return `--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '${get('serving-cert-validity')}'`;
+  }
   const namespace = get('namespace')!;
   const service = get('service-name')!;
   const dir = get('runtime-dir')!;
@@ -366,6 +378,7 @@ function parseSelfManaged(
               certFile: files['tls-cert-file']!,
               keyFile: files['tls-key-file']!,
               checkIntervalMs: interval * 1000,
+              servingValidDays: servingValidityMs / 86_400_000,
             })
           : undefined,
       hashKey: hashKeySecret

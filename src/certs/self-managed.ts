@@ -67,6 +67,8 @@ export interface SelfManagedCertificates {
   readonly certFile: string;
   readonly keyFile: string;
   readonly checkIntervalMs: number;
+  /** Lifetime of the serving certificates it issues, in days (a fraction for tests). */
+  readonly servingValidDays: number;
 }
 
 export interface SelfManagedOptions {
@@ -134,6 +136,7 @@ export async function reconcileCertificates(
   secretName: string,
   hosts: readonly string[],
   now: () => Date = () => new Date(),
+  servingValidDays: number = SERVING_VALID_DAYS,
 ): Promise<CertificateOutcome> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const stored = await store.read(secretName);
@@ -141,7 +144,7 @@ export async function reconcileCertificates(
     if (plan.action === 'keep') {
       return { material: materialOf(stored!.data), result: attempt === 1 ? 'kept' : 'adopted' };
     }
-    const data = await buildCertificates(plan, stored?.data, hosts, now());
+    const data = await buildCertificates(plan, stored?.data, hosts, now(), servingValidDays);
     if (plan.action === 'create') {
       if ((await store.create(secretName, TLS_SECRET_TYPE, data)) === 'created') {
         return { material: materialOf(data), result: 'created' };
@@ -193,6 +196,7 @@ export async function startSelfManaged(
       certificates.secretName,
       certificates.hosts,
       now,
+      certificates.servingValidDays,
     );
     if (outcome.result !== 'kept') {
       log.info({ secret, result: outcome.result, reason: outcome.reason }, 'certificates secret');
@@ -255,6 +259,7 @@ async function buildCertificates(
   stored: SecretData | undefined,
   hosts: readonly string[],
   now: Date,
+  servingValidDays: number,
 ): Promise<SecretData> {
   if (plan.action === 'renew-serving') {
     // Hosts the current certificate already covers stay covered, so replicas
@@ -266,7 +271,7 @@ async function buildCertificates(
     const serving = await generateServingCertificate(
       authority,
       [...new Set([...hosts, ...hostsOf(stored![CERT_KEYS.servingCert]!)])],
-      SERVING_VALID_DAYS,
+      servingValidDays,
       now,
     );
     return {
@@ -280,7 +285,7 @@ async function buildCertificates(
     AUTHORITY_VALID_DAYS,
     now,
   );
-  const serving = await generateServingCertificate(authority, hosts, SERVING_VALID_DAYS, now);
+  const serving = await generateServingCertificate(authority, hosts, servingValidDays, now);
   const previous =
     plan.action === 'new-authority' ? stored?.[CERT_KEYS.authorityCert]?.toString() : undefined;
   return {

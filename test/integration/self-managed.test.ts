@@ -88,6 +88,21 @@ describe('reconcileCertificates', () => {
     expect(cert.verify(new X509Certificate(a.material.caBundle).publicKey)).toBe(true);
   });
 
+  it('issues serving certificates for the lifetime it is given, and renews them a third before the end', async () => {
+    const hour = 1 / 24;
+    const first = await reconcileCertificates(store, 'certs', HOSTS, clock(T0), hour);
+    const issued = new X509Certificate(first.material.cert);
+    expect(Date.parse(issued.validTo) - T0.getTime()).toBe(3_600_000);
+    const early = new Date(T0.getTime() + 30 * 60_000);
+    expect((await reconcileCertificates(store, 'certs', HOSTS, () => early, hour)).result).toBe(
+      'kept',
+    );
+    const late = new Date(T0.getTime() + 41 * 60_000);
+    const renewed = await reconcileCertificates(store, 'certs', HOSTS, () => late, hour);
+    expect(renewed.result).toBe('renewed');
+    expect(renewed.material.caBundle).toBe(first.material.caBundle);
+  });
+
   it('a later start keeps what is there', async () => {
     const first = await reconcileCertificates(store, 'certs', HOSTS, clock(T0));
     const again = await reconcileCertificates(store, 'certs', HOSTS, clock(days(30)));
@@ -192,6 +207,7 @@ describe('startSelfManaged', () => {
         certFile: join(dir, 'run', 'tls.crt'),
         keyFile: join(dir, 'run', 'tls.key'),
         checkIntervalMs: intervalMs,
+        servingValidDays: 365,
       },
       hashKey: { secretName: 'key', file: join(dir, 'run', 'hash.key') },
     };

@@ -35,6 +35,7 @@ describe('serve options for self-managed certificates', () => {
               certFile: '/run/confighash/tls.crt',
               keyFile: '/run/confighash/tls.key',
               checkIntervalMs: 3_600_000,
+              servingValidDays: 365,
             },
             hashKey: { secretName: 'confighash-hash-key', file: '/run/confighash/hash.key' },
           },
@@ -52,6 +53,7 @@ describe('serve options for self-managed certificates', () => {
           CONFIGHASH_HASH_KEY_SECRET: 'ch-key',
           CONFIGHASH_RUNTIME_DIR: '/tmp/ch',
           CONFIGHASH_CERT_CHECK_INTERVAL: '60',
+          CONFIGHASH_SERVING_CERT_VALIDITY: '48h',
         },
         expected: {
           tlsCertFile: '/tmp/ch/tls.crt',
@@ -64,6 +66,7 @@ describe('serve options for self-managed certificates', () => {
               certFile: '/tmp/ch/tls.crt',
               keyFile: '/tmp/ch/tls.key',
               checkIntervalMs: 60_000,
+              servingValidDays: 2,
             },
             hashKey: { secretName: 'ch-key', file: '/tmp/ch/hash.key' },
           },
@@ -114,6 +117,12 @@ describe('serve options for self-managed certificates', () => {
         name: 'a check interval of zero',
         argv: ['--self-managed-certs', '--cert-check-interval', '0'],
         error: "--cert-check-interval must be a positive number of seconds, got '0'",
+      },
+      {
+        name: 'a serving certificate that lives less than a minute',
+        argv: ['--self-managed-certs', '--serving-cert-validity', '30s'],
+        error:
+          "--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '30s'",
       },
       {
         name: 'a value for the flag',
