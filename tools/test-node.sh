@@ -4,6 +4,7 @@
 # Linux, root, and PID/network/mount namespaces. Where the machine cannot run
 # it, this says so plainly and succeeds — except with CI=true, where a skip is
 # a failure.
+#   tools/test-node.sh [test/node/FILE.test.ts ...]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,4 +32,6 @@ bash tools/build-node.sh >/dev/null
 echo "== images" >&2
 bash tools/image/build.sh >/dev/null
 bash tools/image/test-images.sh >/dev/null
-exec npx vitest run test/node --no-file-parallelism --test-timeout=300000 "$@"
+# Arguments name test files to run instead of the whole suite.
+(( $# > 0 )) || set -- test/node
+exec npx vitest run "$@" --no-file-parallelism --test-timeout=300000

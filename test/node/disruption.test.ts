@@ -8,22 +8,17 @@
 // reviews it was holding.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
 import {
-  applyContinuously,
   containerPid,
-  type LoadReport,
-  loadWorkload,
   type NodeFixture,
   SYSTEM_NAMESPACE,
   startNodeFixture,
+  underLoad,
   waitForNoTerminatingPods,
   waitForReadyWebhookPods,
   webhookCounters,
 } from '../support/node.js';
 
-const RATE = 12;
-const DURATION_MS = 60_000;
 const CASE_TIMEOUT_MS = 420_000;
 let fixture: NodeFixture;
 
@@ -37,61 +32,11 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-/** A namespace with the ConfigMap the load's workloads reference; returns their hash. */
-async function prepareNamespace(ns: string): Promise<string> {
-  await fixture.k(
-    ['apply', '--server-side', '-f', '-'],
-    yamlDocuments(namespace(ns, 'true'), configMap(ns, 'load-config', { LEVEL: 'info' })),
-  );
-  await fixture.k(
-    ['apply', '--server-side', '-f', '-'],
-    yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
-  );
-  const probe = await fixture.json<{
-    spec: { template: { metadata: { annotations?: Record<string, string> } } };
-  }>(['get', 'deployment', 'probe', '-n', ns]);
-  const hash = probe.spec.template.metadata.annotations?.['confighash.dev/hash'];
-  expect(hash).toMatch(/^[0-9a-f]{64}$/);
-  return hash!;
-}
-
-async function underLoad(
-  ns: string,
-  disrupt: () => Promise<void>,
-): Promise<{ report: LoadReport; failOpen: number; errors: number }> {
-  const expectedHash = await prepareNamespace(ns);
-  const before = await webhookCounters(fixture);
-  const load = applyContinuously(fixture, {
-    namespace: ns,
-    configMap: 'load-config',
-    expectedHash,
-    ratePerSecond: RATE,
-    durationMs: DURATION_MS,
-    prefix: 'w',
-  });
-  await new Promise((resolve) => setTimeout(resolve, 5_000));
-  await disrupt();
-  const report = await load;
-  const after = await webhookCounters(fixture);
-  const result = {
-    report,
-    failOpen: after.failOpen - before.failOpen,
-    errors: after.errors - before.errors,
-  };
-  console.info(
-    `${ns}: ${report.sent} applies in ${(report.durationMs / 1000).toFixed(1)} s ` +
-      `(${report.appliesPerSecond.toFixed(1)}/s), ${report.failed.length} failed, ` +
-      `${report.wrongHash.length} without the hash, apiserver fail-open +${result.failOpen}, ` +
-      `webhook errors +${result.errors}`,
-  );
-  return result;
-}
-
 describe('continuous applies while confighash is disrupted', () => {
   it(
     'a rolling restart drops nothing',
     async () => {
-      const result = await underLoad('load-restart', async () => {
+      const result = await underLoad(fixture, 'load-restart', async () => {
         await fixture.k(['rollout', 'restart', 'deployment/confighash', '-n', SYSTEM_NAMESPACE]);
         await fixture.k([
           'rollout',
@@ -118,7 +63,7 @@ describe('continuous applies while confighash is disrupted', () => {
     'deleting one replica drops nothing',
     async () => {
       const [victim] = await waitForReadyWebhookPods(fixture);
-      const result = await underLoad('load-delete', async () => {
+      const result = await underLoad(fixture, 'load-delete', async () => {
         await fixture.k([
           'delete',
           'pod',
@@ -144,7 +89,7 @@ describe('continuous applies while confighash is disrupted', () => {
     async () => {
       const [victim] = await waitForReadyWebhookPods(fixture);
       const containerId = victim!.status.containerStatuses![0]!.containerID!;
-      const result = await underLoad('load-sigkill', async () => {
+      const result = await underLoad(fixture, 'load-sigkill', async () => {
         const pid = await containerPid(fixture, containerId);
         await fixture.cluster.node.namespaces.exec('kill', ['-KILL', String(pid)]);
       });

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay, type NodeCluster, startNodeCluster } from '../../tools/cluster/main.js';
-import { waitUntil } from './e2e.js';
+import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
@@ -275,4 +275,65 @@ function applyDeployment(
     );
     request.end(body);
   });
+}
+
+// --- a disruption under load ------------------------------------------------------
+
+const DISRUPTION_RATE = 12;
+const DISRUPTION_MS = 60_000;
+
+/** A namespace with the ConfigMap the load's workloads reference; returns their hash. */
+async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<string> {
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(namespace(ns, 'true'), configMap(ns, 'load-config', { LEVEL: 'info' })),
+  );
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
+  );
+  const probe = await fixture.json<{
+    spec: { template: { metadata: { annotations?: Record<string, string> } } };
+  }>(['get', 'deployment', 'probe', '-n', ns]);
+  const hash = probe.spec.template.metadata.annotations?.['confighash.dev/hash'];
+  if (!hash || !/^[0-9a-f]{64}$/.test(hash))
+    throw new Error(`the probe workload in ${ns} got no hash`);
+  return hash;
+}
+
+/**
+ * At least 10 applies/s (DISRUPTION_RATE) for 60 s in a fresh namespace, with `disrupt`
+ * run 5 s in; what the load saw and what the apiserver's counters say.
+ */
+export async function underLoad(
+  fixture: NodeFixture,
+  ns: string,
+  disrupt: () => Promise<void>,
+): Promise<{ report: LoadReport; failOpen: number; errors: number }> {
+  const expectedHash = await prepareNamespace(fixture, ns);
+  const before = await webhookCounters(fixture);
+  const load = applyContinuously(fixture, {
+    namespace: ns,
+    configMap: 'load-config',
+    expectedHash,
+    ratePerSecond: DISRUPTION_RATE,
+    durationMs: DISRUPTION_MS,
+    prefix: 'w',
+  });
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  await disrupt();
+  const report = await load;
+  const after = await webhookCounters(fixture);
+  const result = {
+    report,
+    failOpen: after.failOpen - before.failOpen,
+    errors: after.errors - before.errors,
+  };
+  console.info(
+    `${ns}: ${report.sent} applies in ${(report.durationMs / 1000).toFixed(1)} s ` +
+      `(${report.appliesPerSecond.toFixed(1)}/s), ${report.failed.length} failed, ` +
+      `${report.wrongHash.length} without the hash, apiserver fail-open +${result.failOpen}, ` +
+      `webhook errors +${result.errors}`,
+  );
+  return result;
 }
