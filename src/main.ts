@@ -20,13 +20,14 @@ import {
   type ServeConfig,
   usage,
 } from './config.js';
+import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
 import { createFollowApi } from './kube/follow-api.js';
 import { connectToCluster, createApiConfigSource } from './kube/index.js';
 import { createLeaseStore } from './kube/lease-store.js';
 import { createSecretStore } from './kube/secrets.js';
 import { createCaBundleTarget } from './kube/webhook-configuration.js';
-import { createMutator, createWorkloadEvaluator } from './mutate.js';
+import { createMutator } from './mutate.js';
 import { buildApp } from './server/app.js';
 import { createLogger } from './server/logger.js';
 import { createAdmissionMetrics } from './server/metrics.js';
@@ -144,7 +145,7 @@ async function startFollow(
   const connection = await connectToCluster(kubeConfig, { maxSockets: Number.POSITIVE_INFINITY });
   const mode = startFollowMode({
     api: createFollowApi(connection),
-    evaluate: createWorkloadEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,

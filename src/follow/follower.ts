@@ -4,15 +4,18 @@
 // catches whatever happened while nobody watched. A touch is the empty merge
 // patch: the API server calls the webhook, which writes the new hash.
 
-import type { WorkloadEvaluator } from '../mutate.js';
+import type { Evaluator } from '../evaluate.js';
+import { formatSource, sourceOfResource } from '../sources.js';
 import {
   findSources,
   HANDLED_KINDS,
+  isObject,
   isWindowOpen,
   nextWindowOpening,
   parseRolloutWindow,
   podTemplateOf,
   ROLLOUT_WINDOW,
+  readWorkload,
   type WorkloadKind,
   workloadAnnotations,
 } from '../workload/index.js';
@@ -48,7 +51,7 @@ export interface FollowLogger {
 
 export interface FollowerDependencies {
   readonly api: FollowApi;
-  readonly evaluate: WorkloadEvaluator;
+  readonly evaluate: Evaluator;
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
   readonly options: FollowOptions;
@@ -111,15 +114,15 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
     const fields = { kind: kind.kind, namespace, name, reasons: touch.reasons };
     try {
       const object = await api.getWorkload(namespace, kind, name, signal);
-      if (object === undefined) return;
+      if (!isObject(object)) return;
       if (!withinWindow(touch, object, namespace, fields)) return;
+      const workload = readWorkload(object, kind);
       const evaluation = await evaluate(
-        object,
-        kind,
+        workload,
         namespace,
         AbortSignal.any([signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)]),
       );
-      const decision = decideReconcile(object, kind, evaluation);
+      const decision = decideReconcile(workload, evaluation);
       if (!decision.touch) {
         if (decision.why === 'lookup-failed') {
           metrics.reconcileError();
@@ -145,12 +148,13 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
       announcedDeferrals.delete(touch.key);
       metrics.touched(kind.kind);
       const changed = touch.reasons.filter((reason) => reason !== RESYNC);
+      const sources = evaluation.status === 'hashed' ? evaluation.sources : '';
       const note =
         decision.why === 'not-yet-hashed'
-          ? `confighash: recorded the config hash of ${evaluation.sources} (no restart)`
+          ? `confighash: recorded the config hash of ${sources} (no restart)`
           : changed.length > 0
             ? `confighash: ${changed.join(', ')} changed; rolling`
-            : `confighash: config changed while not watched (sources: ${evaluation.sources}); rolling`;
+            : `confighash: config changed while not watched (sources: ${sources}); rolling`;
       logger.info({ ...fields, why: decision.why }, 'follow: touched');
       await api
         .recordEvent(
@@ -271,7 +275,7 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
   const changed = new Map<string, Set<string>>();
   const draining = new Set<string>();
   const onConfigChange = (namespace: string, resource: ConfigResource, change: ConfigChange) => {
-    const source = `${resource === 'configmaps' ? 'configmap' : 'secret'}/${change.name}`;
+    const source = formatSource(sourceOfResource(resource, change.name));
     const names = changed.get(namespace) ?? new Set<string>();
     changed.set(namespace, names);
     names.add(source);
@@ -431,9 +435,7 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
 
 function sourcesOf(object: unknown, kind: WorkloadKind): string[] {
   const template = podTemplateOf(object, kind);
-  return findSources(template?.spec, workloadAnnotations(object)).sources.map(
-    (source) => `${source.kind.toLowerCase()}/${source.name}`,
-  );
+  return findSources(template?.spec, workloadAnnotations(object)).sources.map(formatSource);
 }
 
 function keyOf(kind: WorkloadKind, namespace: string, name: string): string {

@@ -1,9 +1,10 @@
 // What follow mode needs from the cluster, as a port: the adapter in
 // src/kube/follow-api.ts speaks to the API server; tests may inject faults.
 
+import type { SourceResource } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
 
-export type ConfigResource = 'configmaps' | 'secrets';
+export type ConfigResource = SourceResource;
 
 export interface NamespaceInfo {
   readonly name: string;

@@ -2,21 +2,17 @@
 // the connection's keep-alive agent. 404 means absent; anything else that is
 // not a 200 is a failure with a short reason for the warning.
 
-import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../hash/index.js';
-import type { ConfigSource, LookupFailure, LookupResult } from './config-source.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
+import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
+import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
 import type { ApiConnection } from './connection.js';
 import { readBody, sendRequest } from './request.js';
-
-const RESOURCE: Readonly<Record<SourceKind, string>> = {
-  ConfigMap: 'configmaps',
-  Secret: 'secrets',
-};
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   return {
     async get(kind, namespace, name, signal) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
       try {
         const response = await sendRequest(connection, { method: 'GET', path, signal });
         return interpret(kind, response.statusCode ?? 0, await readBody(response));

@@ -8,7 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { allowed, decodeAdmissionReview, lookupBudgetMs, patched } from '../admission/index.js';
-import type { Mutator } from '../mutate.js';
+import type { Mutator } from '../review.js';
 import type { AdmissionMetrics } from './metrics.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */

@@ -3,7 +3,7 @@
 // over HTTP, and every bad input.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Mutator } from '../../src/mutate.js';
+import type { Mutator } from '../../src/review.js';
 import { HASH, SOURCES } from '../../src/workload/index.js';
 import { putStandardSources, startTestApp, type TestApp } from '../support/app.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
