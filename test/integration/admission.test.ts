@@ -46,6 +46,13 @@ async function post(options: RequestOptions, query = '') {
   return { response, body, after: after as ReturnType<typeof workload> };
 }
 
+/** A sample's value in /metrics; 0 when absent. `name` may include its labels. */
+async function metricValue(name: string): Promise<number> {
+  const text = (await t.app.inject('/metrics')).body;
+  const line = text.split('\n').find((entry) => entry.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(name.length + 1));
+}
+
 function templateAnnotations(object: ReturnType<typeof workload>): Record<string, string> {
   return ((object.spec as { template: { metadata: { annotations?: Record<string, string> } } })
     .template.metadata.annotations ?? {}) as Record<string, string>;
@@ -134,6 +141,26 @@ describe('well-formed reviews', () => {
     const real = await post({});
     const dry = await post({ dryRun: true });
     expect(dry.body.response.patch).toBe(real.body.response.patch);
+  });
+
+  it('dry-run of a rolling UPDATE: same patch, but no hash change counted and nothing written', async () => {
+    const { after: old } = await post({});
+    t.api.put({ kind: 'ConfigMap', namespace: NAMESPACE, name: 'flags', data: { mode: 'dry' } });
+    const update = { operation: 'UPDATE', object: old, oldObject: old } as const;
+    const dryRuns = 'confighash_admission_requests_total{outcome="patched",dry_run="true"}';
+    const changesBefore = await metricValue('confighash_hash_changes_total');
+    const dryRunsBefore = await metricValue(dryRuns);
+    const requestsBefore = t.api.requests.length;
+    const dry = await post({ ...update, dryRun: true });
+    expect(dry.body.response.patch).toBeDefined();
+    expect(await metricValue('confighash_hash_changes_total')).toBe(changesBefore);
+    expect(await metricValue(dryRuns)).toBe(dryRunsBefore + 1);
+    // Its only traffic to the API server is the live reads.
+    expect(t.api.requests.slice(requestsBefore).every((r) => r.startsWith('GET '))).toBe(true);
+    // The same write for real is counted: the check above can fail.
+    const real = await post(update);
+    expect(real.body.response.patch).toBe(dry.body.response.patch);
+    expect(await metricValue('confighash_hash_changes_total')).toBe(changesBefore + 1);
   });
 
   it.each([
