@@ -111,6 +111,9 @@ describe('well-formed reviews', () => {
     ['forbidden', 'forbidden'],
     ['server-error', 'HTTP 500'],
     ['not-json', 'response is not JSON'],
+    // A 200 whose body is not a JSON object is not an empty Secret.
+    ['array', 'response is not an object'],
+    ['data-not-object', 'response data is not an object'],
   ] as const)('a lookup answered %s keeps oldObject values on UPDATE', async (fault, detail) => {
     const { after: old } = await post({});
     t.api.fault('Secret', NAMESPACE, 'db', fault);
@@ -134,6 +137,42 @@ describe('well-formed reviews', () => {
     expect(templateAnnotations(after)).toEqual(templateAnnotations(old));
     expect(body.response.warnings).toEqual([
       'confighash: could not read ConfigMap flags (timed out); kept the previous hash',
+    ]);
+  });
+
+  it('an absurd ?timeout= is clamped: lookups still run, no internal error', async () => {
+    const { body } = await post({}, '?timeout=99999999999h');
+    expect(body.response.patch).toBeDefined();
+    expect(body.response.warnings).toBeUndefined();
+  });
+
+  it('a template nested thousands of levels deep is reviewed, not an internal error', async () => {
+    // Built as text: JSON.stringify of such an object overflows the stack itself.
+    const depth = 20_000;
+    const deep = `${'{"nested":'.repeat(depth)}true${'}'.repeat(depth)}`;
+    const send = async (options: RequestOptions) => {
+      const text = JSON.stringify(admissionReview(options)).replaceAll('"DEEP"', deep);
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/mutate',
+        payload: text,
+        headers: { 'content-type': 'application/json' },
+      });
+      return { status: response.statusCode, body: response.json() as ReviewResponse };
+    };
+    const object = workload();
+    const spec = object.spec as { template: { spec: { containers: Record<string, unknown>[] } } };
+    spec.template.spec.containers[0]!.extra = 'DEEP';
+    const created = await send({ object });
+    expect(created.status).toBe(200);
+    expect(created.body.response.warnings).toBeUndefined();
+    expect(created.body.response.patch).toBeDefined();
+    // UPDATE compares the two templates ("otherwise unchanged"), all the way down.
+    const update = await send({ operation: 'UPDATE', object, oldObject: object });
+    expect(update.status).toBe(200);
+    expect(update.body.response.warnings).toBeUndefined();
+    expect(decodePatch(update.body.response.patch)).toEqual([
+      expect.objectContaining({ path: '/metadata/annotations' }),
     ]);
   });
 
