@@ -4,8 +4,9 @@
 import { type FollowerDependencies, runFollower } from './follower.js';
 import { type ElectionTiming, type LeaseStore, runLeaderElection } from './lease.js';
 
-export { DEFAULT_FOLLOW_OPTIONS, type FollowLogger, type FollowOptions } from './follower.js';
+export { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from './follower.js';
 export { DEFAULT_TIMING, type ElectionTiming, type LeaseStore } from './lease.js';
+export type { FollowLogger } from './logger.js';
 export { createFollowMetrics, type FollowMetrics } from './metrics.js';
 export type { FollowApi } from './ports.js';
 

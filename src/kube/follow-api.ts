@@ -3,6 +3,7 @@
 // streams must not take the sockets admission lookups need).
 
 import { hostname } from 'node:os';
+import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type {
   ConfigChange,
   FollowApi,
@@ -177,7 +178,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
           reason: event.reason,
           action: event.action,
           note: event.note,
-          reportingController: 'confighash.dev/follow',
+          reportingController: REPORTING_CONTROLLER,
           reportingInstance: hostname(),
           regarding: {
             apiVersion: `${event.kind.group}/${event.kind.version}`,

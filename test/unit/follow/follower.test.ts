@@ -143,3 +143,124 @@ describe('guards', () => {
     await h.stop();
   });
 });
+
+describe('triggers', () => {
+  it('a change to a ConfigMap the workload does not read touches nothing', async () => {
+    const h = await start({ debounceMs: 1000 });
+    h.source.configMap('other', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it('the periodic resync rolls a change no watch reported', async () => {
+    const h = await start({ debounceMs: 1000, resyncMs: 60_000 });
+    h.source.configMap('app', { v: '2' });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.api.touches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(32_000);
+    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.events.map((event) => event.note)).toEqual([
+      'confighash: config changed while not watched (sources: configmap/app); rolling',
+    ]);
+    await h.stop();
+  });
+});
+
+describe('watches', () => {
+  it('a watch the server ends resumes from its last resourceVersion, without a relist', async () => {
+    const h = await start({ debounceMs: 1000 });
+    const lists = h.api.configLists.length;
+    const before = h.api.watches.find((w) => w.resource === 'configmaps')!.resourceVersion;
+    h.api.endWatches('configmaps', {});
+    await vi.advanceTimersByTimeAsync(10);
+    const after = h.api.watches.find((w) => w.resource === 'configmaps')!;
+    expect(after.resourceVersion).not.toBe(before);
+    expect(h.api.configLists.length).toBe(lists);
+    expect(h.calls).toContain('watch-restart ended');
+    await h.stop();
+  });
+
+  it('410 Gone: relists, then resyncs so that nothing changed meanwhile is lost', async () => {
+    const h = await start({ debounceMs: 1000 });
+    const lists = h.api.configLists.length;
+    h.source.configMap('app', { v: '2' }); // changed while the watch was too old to resume
+    h.api.endWatches('configmaps', { expired: true });
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.configLists.slice(lists)).toEqual([
+      { namespace: NAMESPACE, resource: 'configmaps' },
+    ]);
+    expect(h.calls).toContain('watch-restart expired');
+    expect(h.api.touches).toHaveLength(1);
+    await h.stop();
+  });
+
+  it('a failed watch is retried after a backoff that grows', async () => {
+    const h = await start({ debounceMs: 1000 });
+    h.api.endWatches('secrets', { error: new Error('connection reset') });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(0);
+    expect(h.calls).toContain('watch-restart error');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(1);
+    h.api.endWatches('secrets', { error: new Error('again') });
+    await vi.advanceTimersByTimeAsync(1010);
+    expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(1);
+    await h.stop();
+  });
+
+  it('stopping ends every watch and touches nothing more', async () => {
+    const h = await start({ debounceMs: 1000 });
+    h.source.configMap('app', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await h.stop();
+    expect(h.api.watches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(h.api.touches).toEqual([]);
+  });
+});
+
+describe('telling people', () => {
+  it('a touch counts in the metrics and records a ConfigChanged Event naming the source', async () => {
+    const h = await start({ debounceMs: 1000 });
+    h.source.configMap('app', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.calls).toContain('touched Deployment');
+    expect(h.api.events).toEqual([
+      expect.objectContaining({
+        name: 'web-0',
+        namespace: NAMESPACE,
+        type: 'Normal',
+        reason: 'ConfigChanged',
+        action: 'Touch',
+        note: 'confighash: configmap/app changed; rolling',
+      }),
+    ]);
+    await h.stop();
+  });
+
+  it.each([
+    ['closed', 'Sat-Sun 00:00-00:01 UTC', 'Normal', 'RolloutDeferred'],
+    ['unreadable', 'whenever', 'Warning', 'InvalidRolloutWindow'],
+  ])('outside a %s rollout window the touch is held, said once', async (_n, text, type, reason) => {
+    vi.setSystemTime(new Date('2026-12-01T12:00:00Z')); // a Tuesday
+    const h = await start({ debounceMs: 1000 });
+    const object = h.api.workload('Deployment', NAMESPACE, 'web-0')!;
+    (object.metadata as Record<string, unknown>).annotations = {
+      'confighash.dev/rollout-window': text,
+    };
+    for (const v of ['2', '3']) {
+      h.source.configMap('app', { v });
+      h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+      await vi.advanceTimersByTimeAsync(1050);
+    }
+    expect(h.api.touches).toEqual([]);
+    expect(h.calls).toContain('deferred window');
+    expect(h.api.events).toEqual([expect.objectContaining({ type, reason, action: 'Defer' })]);
+    await h.stop();
+  });
+});
