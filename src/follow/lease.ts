@@ -56,6 +56,11 @@ export function decideLeaseAction(
   return now >= expiresAt ? 'acquire' : 'wait';
 }
 
+/** A Kubernetes MicroTime: RFC 3339 with microseconds, as Leases and Events carry it. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 /** The record to write for `action` ('create', 'acquire' or 'renew'). */
 export function nextLeaseRecord(
   current: LeaseRecord | undefined,
@@ -63,7 +68,7 @@ export function nextLeaseRecord(
   now: Date,
   leaseDurationMs: number,
 ): LeaseRecord {
-  const time = now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const time = microTime(now);
   const keepsHolder = current?.holderIdentity === identity;
   const transitions = current?.leaseTransitions ?? 0;
   return {
@@ -81,7 +86,7 @@ export function releasedLeaseRecord(current: LeaseRecord, now: Date): LeaseRecor
     ...current,
     holderIdentity: '',
     leaseDurationSeconds: 1,
-    renewTime: now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    renewTime: microTime(now),
   };
 }
 

@@ -6,8 +6,8 @@ import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
 import { isObject } from '../workload/index.js';
+import { readBody, sendRequest } from './client.js';
 import type { ApiConnection } from './connection.js';
-import { readBody, sendRequest } from './request.js';
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   return {

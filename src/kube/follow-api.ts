@@ -4,6 +4,7 @@
 
 import { hostname } from 'node:os';
 import { REPORTING_CONTROLLER } from '../follow/events.js';
+import { microTime } from '../follow/lease.js';
 import type {
   ConfigChange,
   FollowApi,
@@ -11,11 +12,18 @@ import type {
   WatchEnd,
   WorkloadEvent,
 } from '../follow/ports.js';
-import type { WorkloadKind } from '../workload/index.js';
+import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
+import {
+  ApiError,
+  FIELD_MANAGER_QUERY,
+  isStatus,
+  requestJson,
+  streamWatch,
+  type WatchEvent,
+} from './client.js';
 import type { ApiConnection } from './connection.js';
-import { ApiError, requestJson, streamWatch, type WatchEvent } from './request.js';
 
-const FOLLOW_SELECTOR = encodeURIComponent('confighash.dev/enabled=follow');
+const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 const METADATA_ONLY =
   'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const METADATA_ONLY_WATCH =
@@ -32,7 +40,7 @@ interface Namespace {
   metadata: { name: string; annotations?: Record<string, string> };
 }
 
-export function createFollowApi(connection: ApiConnection, fieldManager = 'confighash'): FollowApi {
+export function createFollowApi(connection: ApiConnection): FollowApi {
   const workloadPath = (namespace: string, kind: WorkloadKind, name?: string) =>
     `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}${
       name === undefined ? '' : `/${encodeURIComponent(name)}`
@@ -68,8 +76,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
         signal,
       );
     } catch (error) {
-      if (error instanceof ApiError && error.status === 410)
-        return { resourceVersion: latest, expired: true };
+      if (isStatus(error, 410)) return { resourceVersion: latest, expired: true };
       if (signal.aborted) return { resourceVersion: latest, expired: false };
       throw error;
     }
@@ -149,7 +156,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
           signal,
         });
       } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return undefined;
+        if (isStatus(error, 404)) return undefined;
         throw error;
       }
     },
@@ -157,7 +164,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
     async touch(namespace, kind, name, signal) {
       await requestJson(connection, {
         method: 'PATCH',
-        path: `${workloadPath(namespace, kind, name)}?fieldManager=${encodeURIComponent(fieldManager)}`,
+        path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
         body: {},
         contentType: 'application/merge-patch+json',
         signal,
@@ -165,7 +172,7 @@ export function createFollowApi(connection: ApiConnection, fieldManager = 'confi
     },
 
     async recordEvent(event: WorkloadEvent, signal) {
-      const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+      const now = microTime(new Date());
       await requestJson(connection, {
         method: 'POST',
         path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
