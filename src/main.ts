@@ -19,7 +19,7 @@ import {
   parseServeConfig,
   type ServeConfig,
   usage,
-} from './config.js';
+} from './config/index.js';
 import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
 import {

@@ -5,28 +5,8 @@
 // leadership at once when it could not renew within the renew deadline.
 
 import { setMaxListeners } from 'node:events';
+import type { LeaseRecord, LeaseStore } from './ports.js';
 import { sleep } from './sleep.js';
-
-export interface LeaseRecord {
-  readonly holderIdentity: string;
-  readonly leaseDurationSeconds: number;
-  readonly acquireTime?: string;
-  readonly renewTime?: string;
-  readonly leaseTransitions: number;
-}
-
-export interface StoredLease {
-  readonly record: LeaseRecord;
-  readonly resourceVersion: string;
-}
-
-export interface LeaseStore {
-  get(): Promise<StoredLease | undefined>;
-  /** false when someone else created it first. */
-  create(record: LeaseRecord): Promise<boolean>;
-  /** false on a resourceVersion conflict. */
-  update(record: LeaseRecord, resourceVersion: string): Promise<boolean>;
-}
 
 export interface ElectionTiming {
   readonly leaseDurationMs: number;

@@ -1,6 +1,6 @@
 // LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
 
-import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/lease.js';
+import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/ports.js';
 import { isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
 

@@ -2,7 +2,7 @@
 // (src/config.ts): which files they stand for, and the mistakes they refuse.
 
 import { describe, expect, it } from 'vitest';
-import { parseServeConfig, type ServeConfig } from '../../src/config.js';
+import { parseServeConfig, type ServeConfig } from '../../src/config/index.js';
 import { named } from '../support/named.js';
 
 const FILES = ['--tls-cert-file', 'a.crt', '--tls-key-file', 'a.key'];
