@@ -12,8 +12,8 @@ import type { FollowMetrics } from './metrics.js';
 import type { ConfigChange, ConfigResource, FollowApi, NamespaceInfo } from './ports.js';
 import { listReferencing, type Referencing } from './references.js';
 import { sleep } from './sleep.js';
-import { createToucher, RESYNC, RETRY_MS } from './touch.js';
-import { TouchQueue } from './touch-queue.js';
+import { createToucher, RETRY_MS } from './touch.js';
+import { mergeChange, type SourceChange, TouchQueue } from './touch-queue.js';
 import { watchConfig, watchNamespaces } from './watch-loop.js';
 
 export interface FollowOptions {
@@ -65,6 +65,12 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
   deps.logger.info({}, 'follow: stopped');
 }
 
+const CHANGE: Readonly<Record<ConfigChange['type'], SourceChange>> = {
+  ADDED: 'created',
+  MODIFIED: 'changed',
+  DELETED: 'deleted',
+};
+
 interface Followed {
   info: NamespaceInfo;
   readonly stop: AbortController;
@@ -74,7 +80,7 @@ class Follower {
   readonly #queue: TouchQueue;
   readonly #namespaces = new Map<string, Followed>();
   /** Changes not yet looked up, per namespace: one listing serves a burst of events. */
-  readonly #changed = new Map<string, Set<string>>();
+  readonly #changed = new Map<string, Map<string, SourceChange>>();
   readonly #draining = new Set<string>();
 
   constructor(
@@ -146,7 +152,7 @@ class Follower {
   async #resync(namespace: string): Promise<void> {
     try {
       const workloads = await listReferencing(this.deps.api, namespace, this.signal);
-      for (const { ref } of workloads) this.#queue.request(ref, RESYNC);
+      for (const { ref } of workloads) this.#queue.request(ref, 'resync');
       this.deps.logger.debug({ namespace, workloads: workloads.length }, 'follow: resync');
     } catch (error) {
       if (this.signal.aborted) return;
@@ -156,9 +162,13 @@ class Follower {
   }
 
   #onChange(namespace: string, resource: ConfigResource, change: ConfigChange): void {
-    const names = this.#changed.get(namespace) ?? new Set<string>();
-    this.#changed.set(namespace, names);
-    names.add(formatSource(sourceOfResource(resource, change.name)));
+    const changes = this.#changed.get(namespace) ?? new Map<string, SourceChange>();
+    this.#changed.set(namespace, changes);
+    mergeChange(
+      changes,
+      formatSource(sourceOfResource(resource, change.name)),
+      CHANGE[change.type],
+    );
     if (!this.#draining.has(namespace)) void this.#drain(namespace);
   }
 
@@ -166,17 +176,20 @@ class Follower {
     this.#draining.add(namespace);
     try {
       while (!this.signal.aborted) {
-        const sources = this.#changed.get(namespace);
-        if (!sources || sources.size === 0) return;
+        const changes = this.#changed.get(namespace);
+        if (!changes || changes.size === 0) return;
         this.#changed.delete(namespace);
-        await this.#requestReferencing(namespace, sources);
+        await this.#requestReferencing(namespace, changes);
       }
     } finally {
       this.#draining.delete(namespace);
     }
   }
 
-  async #requestReferencing(namespace: string, sources: ReadonlySet<string>): Promise<void> {
+  async #requestReferencing(
+    namespace: string,
+    changes: ReadonlyMap<string, SourceChange>,
+  ): Promise<void> {
     let workloads: Referencing[];
     try {
       workloads = await listReferencing(this.deps.api, namespace, this.signal);
@@ -191,13 +204,15 @@ class Follower {
       void this.#resync(namespace);
       return;
     }
-    for (const { ref, sources: read } of workloads) {
-      for (const source of read.filter((name) => sources.has(name))) {
+    for (const { ref, sources } of workloads) {
+      for (const source of sources) {
+        const change = changes.get(source);
+        if (change === undefined) continue;
         this.deps.logger.debug(
           { namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
           'follow: change seen',
         );
-        this.#queue.request(ref, source);
+        this.#queue.request(ref, { source, change });
       }
     }
   }

@@ -7,10 +7,36 @@ import { TokenBucket } from './rate-limit.js';
 import { TouchSchedule } from './schedule.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
+/** What happened to a source (`configmap/NAME`) while a touch waited. */
+export type SourceChange = 'created' | 'changed' | 'deleted';
+
+/** Why a touch is requested: a source event, or a resync (nothing seen; maybe something missed). */
+export type TouchReason = { readonly source: string; readonly change: SourceChange } | 'resync';
+
 export interface QueuedTouch {
   readonly ref: WorkloadRef;
-  /** What changed, e.g. `changed configmap/app`, or `resync`. */
-  readonly reasons: readonly string[];
+  /** Each changed source and what happened to it; empty when only a resync asked. */
+  readonly changes: ReadonlyMap<string, SourceChange>;
+}
+
+/**
+ * Adds `change` of `source` to what is known: a source created in the same
+ * window is "created" however often it changed after; deleted is deleted;
+ * deleted and created again is a changed source.
+ */
+export function mergeChange(
+  changes: Map<string, SourceChange>,
+  source: string,
+  change: SourceChange,
+): void {
+  const before = changes.get(source);
+  if (before === 'created' && change === 'changed') return;
+  changes.set(source, before === 'deleted' && change === 'created' ? 'changed' : change);
+}
+
+interface Pending {
+  readonly ref: WorkloadRef;
+  readonly changes: Map<string, SourceChange>;
 }
 
 export interface TouchQueueOptions {
@@ -25,8 +51,8 @@ export type RunTouch = (touch: QueuedTouch) => Promise<void>;
 export class TouchQueue {
   readonly #schedule: TouchSchedule;
   readonly #bucket: TokenBucket;
-  /** The workload of every pending key. */
-  readonly #refs = new Map<string, WorkloadRef>();
+  /** The workload and its changes, of every pending key. */
+  readonly #pending = new Map<string, Pending>();
   #run: RunTouch = async () => {};
   #timer: NodeJS.Timeout | undefined;
   #processing = false;
@@ -50,14 +76,15 @@ export class TouchQueue {
   }
 
   /** A change affecting `ref`: touch it after the debounce, or once its minimum interval has passed. */
-  request(ref: WorkloadRef, reason: string): void {
+  request(ref: WorkloadRef, reason: TouchReason): void {
     const key = workloadKey(ref);
     const now = Date.now();
     if (this.#schedule.earliestAllowed(key) > now + this.options.debounceMs) {
       this.metrics.deferred('min-interval');
     }
-    this.#schedule.request(key, reason, now);
-    this.#refs.set(key, ref);
+    this.#schedule.request(key, reason === 'resync' ? reason : reason.source, now);
+    const pending = this.#pendingFor(key, ref);
+    if (reason !== 'resync') mergeChange(pending.changes, reason.source, reason.change);
     this.metrics.pending(this.#schedule.size);
     this.#arm();
   }
@@ -65,8 +92,9 @@ export class TouchQueue {
   /** Puts a touch back, to run at `at` (rate limited, outside its window, or failed). */
   defer(touch: QueuedTouch, at: number): void {
     const key = workloadKey(touch.ref);
-    this.#schedule.defer({ key, reasons: touch.reasons }, at);
-    this.#refs.set(key, touch.ref);
+    this.#schedule.defer({ key, reasons: [...touch.changes.keys()] }, at);
+    const pending = this.#pendingFor(key, touch.ref);
+    for (const [source, change] of touch.changes) mergeChange(pending.changes, source, change);
     this.#arm();
   }
 
@@ -84,8 +112,17 @@ export class TouchQueue {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#schedule.clear();
-    this.#refs.clear();
+    this.#pending.clear();
     this.metrics.pending(0);
+  }
+
+  #pendingFor(key: string, ref: WorkloadRef): Pending {
+    let pending = this.#pending.get(key);
+    if (!pending) {
+      pending = { ref, changes: new Map() };
+      this.#pending.set(key, pending);
+    }
+    return pending;
   }
 
   #arm(): void {
@@ -101,14 +138,14 @@ export class TouchQueue {
     this.#processing = true;
     try {
       // Resolved before the first await: a request made meanwhile sets its own ref again.
-      const due = this.#schedule.takeDue(Date.now()).map(({ key, reasons }) => {
-        const ref = this.#refs.get(key);
-        this.#refs.delete(key);
-        return { ref, reasons };
+      const due = this.#schedule.takeDue(Date.now()).map(({ key }) => {
+        const pending = this.#pending.get(key);
+        this.#pending.delete(key);
+        return pending;
       });
-      for (const { ref, reasons } of due) {
+      for (const touch of due) {
         if (this.#stopped) return;
-        if (ref) await this.#run({ ref, reasons });
+        if (touch) await this.#run(touch);
       }
     } finally {
       this.#processing = false;

@@ -9,12 +9,10 @@ import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, WorkloadEvent } from './ports.js';
 import { decideReconcile, type ReconcileDecision } from './reconcile.js';
-import type { QueuedTouch, TouchQueue } from './touch-queue.js';
+import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
 import { gateWindow, type WindowGate } from './window-gate.js';
 import { refFields, type WorkloadRef, workloadKey } from './workload-ref.js';
 
-/** The reason of a touch requested by a resync rather than a change. */
-export const RESYNC = 'resync';
 export const RETRY_MS = 15_000;
 const LOOKUP_TIMEOUT_MS = 10_000;
 const MAX_NOTE_LENGTH = 1024;
@@ -152,16 +150,25 @@ function touchEvent(
     'Normal',
     reason,
     EVENT_ACTION.touch,
-    touchNote(touch.reasons, adopted, sources),
+    touchNote(touch.changes, adopted, sources),
   );
 }
 
-/** What the Event says happened: names sources, never content. */
-export function touchNote(reasons: readonly string[], adopted: boolean, sources: string): string {
+/** What the Event says happened: which sources were created, changed, deleted; never content. */
+export function touchNote(
+  changes: ReadonlyMap<string, SourceChange>,
+  adopted: boolean,
+  sources: string,
+): string {
   if (adopted) return `confighash: recorded the config hash of ${sources} (no restart)`;
-  const changed = reasons.filter((reason) => reason !== RESYNC);
-  if (changed.length > 0) return `confighash: ${changed.join(', ')} changed; rolling`;
-  return `confighash: config changed while not watched (sources: ${sources}); rolling`;
+  if (changes.size === 0) {
+    return `confighash: config changed while not watched (sources: ${sources}); rolling`;
+  }
+  const groups = (['created', 'changed', 'deleted'] as const).flatMap((change) => {
+    const names = [...changes].filter(([, c]) => c === change).map(([source]) => source);
+    return names.length > 0 ? [`${names.sort().join(', ')} ${change}`] : [];
+  });
+  return `confighash: ${groups.join('; ')}; rolling`;
 }
 
 function workloadEvent(
@@ -191,5 +198,5 @@ function uidOf(workload: Workload): string {
 }
 
 function fields(touch: QueuedTouch) {
-  return { ...refFields(touch.ref), reasons: touch.reasons };
+  return { ...refFields(touch.ref), changes: Object.fromEntries(touch.changes) };
 }

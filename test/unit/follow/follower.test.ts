@@ -41,7 +41,13 @@ async function start(options: Partial<FollowOptions>, count = 1): Promise<Harnes
   const source = new MemorySource().configMap('app', { v: '1' });
   const mutator = createMutator({ configSource: source, hashKey: KEY });
   const api = new MemoryFollowApi(mutator).followNamespace(NAMESPACE);
-  const podSpec = { volumes: [{ name: 'c', configMap: { name: 'app' } }], containers: [] };
+  const podSpec = {
+    volumes: [
+      { name: 'c', configMap: { name: 'app' } },
+      { name: 'n', configMap: { name: 'new', optional: true } },
+    ],
+    containers: [],
+  };
   for (let i = 0; i < count; i++) {
     api.putWorkload(NAMESPACE, workload({ name: `web-${i}`, podSpec }));
     await api.touch(
@@ -162,7 +168,7 @@ describe('triggers', () => {
     await vi.advanceTimersByTimeAsync(32_000);
     expect(h.api.touches).toHaveLength(1);
     expect(h.api.events.map((event) => event.note)).toEqual([
-      'confighash: config changed while not watched (sources: configmap/app); rolling',
+      'confighash: config changed while not watched (sources: configmap/app,configmap/new); rolling',
     ]);
     await h.stop();
   });
@@ -261,6 +267,40 @@ describe('telling people', () => {
     expect(h.api.touches).toEqual([]);
     expect(h.calls).toContain('deferred window');
     expect(h.api.events).toEqual([expect.objectContaining({ type, reason, action: 'Defer' })]);
+    await h.stop();
+  });
+});
+
+describe('what the Event says happened', () => {
+  it('a ConfigMap created in the same debounce window is reported as created, not changed', async () => {
+    const h = await start({ debounceMs: 5000 });
+    h.source.configMap('new', { v: '1' });
+    h.api.change(NAMESPACE, 'configmaps', 'new', 'ADDED');
+    await vi.advanceTimersByTimeAsync(1000);
+    h.source.configMap('new', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'new', 'MODIFIED');
+    h.source.configMap('app', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(5050);
+    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.events.map((event) => event.note)).toEqual([
+      'confighash: configmap/new created; configmap/app changed; rolling',
+    ]);
+    await h.stop();
+  });
+
+  it('names a deleted source as deleted', async () => {
+    const h = await start({ debounceMs: 1000 });
+    h.source.configMap('new', { v: '1' });
+    h.api.change(NAMESPACE, 'configmaps', 'new', 'ADDED');
+    await vi.advanceTimersByTimeAsync(61_000); // past the minimum interval
+    h.source.delete('ConfigMap', 'new');
+    h.api.change(NAMESPACE, 'configmaps', 'new', 'DELETED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.events.map((event) => event.note)).toEqual([
+      'confighash: configmap/new created; rolling',
+      'confighash: configmap/new deleted; rolling',
+    ]);
     await h.stop();
   });
 });
