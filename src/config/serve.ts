@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseGoDuration } from '../admission/index.js';
-import type { SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
 import { LOG_LEVELS, type LogLevel } from '../server/logger.js';
 import { FOLLOW_NAMESPACE_SELECTOR } from '../workload/index.js';
@@ -285,68 +285,86 @@ export function parseServeConfig(
   };
 }
 
+type Values = Extract<Parsed, { ok: true }>;
+
 /**
  * --self-managed-certs and --hash-key-secret replace the file flags they stand
  * for: `files` gives those flags their paths in --runtime-dir.
  */
 function parseSelfManaged(
-  values: Extract<Parsed, { ok: true }>,
+  values: Values,
 ): { options: SelfManagedOptions | undefined; files: Record<string, string> } | string {
-  const { get, all } = values;
+  const { get } = values;
   const certs = get('self-managed-certs') ?? 'false';
   if (certs !== 'true' && certs !== 'false') {
     return `CONFIGHASH_SELF_MANAGED_CERTS must be true or false, got '${certs}'`;
   }
+  const managedCerts = certs === 'true';
   const hashKeySecret =
     get('hash-key-secret') ??
-    (certs === 'true' && !get('hash-key-file') ? 'confighash-hash-key' : undefined);
-  if (certs === 'false' && hashKeySecret === undefined) return { options: undefined, files: {} };
-  for (const [flag, instead] of [
-    ['tls-cert-file', certs === 'true' ? 'self-managed-certs' : undefined],
-    ['tls-key-file', certs === 'true' ? 'self-managed-certs' : undefined],
-    ['hash-key-file', hashKeySecret ? 'hash-key-secret' : undefined],
-  ] as const) {
-    if (instead && get(flag)) return `--${flag} and --${instead} cannot be combined`;
-  }
+    (managedCerts && !get('hash-key-file') ? 'confighash-hash-key' : undefined);
+  if (!managedCerts && hashKeySecret === undefined) return { options: undefined, files: {} };
+  const conflict = combinedFileFlag(get, managedCerts, hashKeySecret !== undefined);
+  if (conflict) return conflict;
   const interval = parseSeconds(get('cert-check-interval'));
   if (interval === undefined || interval <= 0) {
     return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
   }
-  const namespace = get('namespace')!;
-  const service = get('service-name')!;
   const dir = get('runtime-dir')!;
   const files: Record<string, string> = {};
-  if (certs === 'true') {
+  if (managedCerts) {
     files['tls-cert-file'] = join(dir, 'tls.crt');
     files['tls-key-file'] = join(dir, 'tls.key');
   }
   if (hashKeySecret) files['hash-key-file'] = join(dir, 'hash.key');
+  const options: SelfManagedOptions = {
+    namespace: get('namespace')!,
+    certificates: managedCerts ? certificateOptions(values, files, interval * 1000) : undefined,
+    hashKey: hashKeySecret
+      ? Object.freeze({ secretName: hashKeySecret, file: files['hash-key-file']! })
+      : undefined,
+  };
+  return { files, options: Object.freeze(options) };
+}
+
+/** A file flag given together with the option that replaces it. */
+function combinedFileFlag(
+  get: Values['get'],
+  managedCerts: boolean,
+  keyFromSecret: boolean,
+): string | undefined {
+  for (const [flag, instead] of [
+    ['tls-cert-file', managedCerts ? 'self-managed-certs' : undefined],
+    ['tls-key-file', managedCerts ? 'self-managed-certs' : undefined],
+    ['hash-key-file', keyFromSecret ? 'hash-key-secret' : undefined],
+  ] as const) {
+    if (instead && get(flag)) return `--${flag} and --${instead} cannot be combined`;
+  }
+  return undefined;
+}
+
+/** The certificate covers the Service's DNS names plus every --cert-host. */
+function certificateOptions(
+  { get, all }: Values,
+  files: Record<string, string>,
+  checkIntervalMs: number,
+): SelfManagedCertificates {
+  const namespace = get('namespace')!;
+  const service = get('service-name')!;
   const hosts = [
     service,
     `${service}.${namespace}`,
     `${service}.${namespace}.svc`,
     ...all('cert-host'),
   ];
-  return {
-    files,
-    options: Object.freeze({
-      namespace,
-      certificates:
-        certs === 'true'
-          ? Object.freeze({
-              secretName: get('certs-secret')!,
-              hosts: Object.freeze([...new Set(hosts)]),
-              webhookConfiguration: get('webhook-configuration')!,
-              certFile: files['tls-cert-file']!,
-              keyFile: files['tls-key-file']!,
-              checkIntervalMs: interval * 1000,
-            })
-          : undefined,
-      hashKey: hashKeySecret
-        ? Object.freeze({ secretName: hashKeySecret, file: files['hash-key-file']! })
-        : undefined,
-    }),
-  };
+  return Object.freeze({
+    secretName: get('certs-secret')!,
+    hosts: Object.freeze([...new Set(hosts)]),
+    webhookConfiguration: get('webhook-configuration')!,
+    certFile: files['tls-cert-file']!,
+    keyFile: files['tls-key-file']!,
+    checkIntervalMs,
+  });
 }
 
 /** Follow mode's flags, when --follow is on; a string is the one-line mistake. */
