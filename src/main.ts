@@ -19,14 +19,19 @@ import {
   parseServeConfig,
   type ServeConfig,
   usage,
-} from './config.js';
+} from './config/index.js';
+import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
-import { createFollowApi } from './kube/follow-api.js';
-import { connectToCluster, createApiConfigSource } from './kube/index.js';
-import { createLeaseStore } from './kube/lease-store.js';
-import { createSecretStore } from './kube/secrets.js';
-import { createCaBundleTarget } from './kube/webhook-configuration.js';
-import { createMutator, createWorkloadEvaluator } from './mutate.js';
+import {
+  type ApiConnection,
+  connectToCluster,
+  createApiConfigSource,
+  createCaBundleTarget,
+  createFollowApi,
+  createLeaseStore,
+  createSecretStore,
+} from './kube/index.js';
+import { createMutator } from './mutate.js';
 import { buildApp } from './server/app.js';
 import { waitForConnectionsToClose } from './server/drain.js';
 import { createLogger } from './server/logger.js';
@@ -75,12 +80,18 @@ async function serve(config: ServeConfig): Promise<void> {
     loaded ??= loadKubeConfig();
     return loaded;
   };
+  let connecting: Promise<ApiConnection> | undefined;
+  const cluster = () => {
+    connecting ??= connectToCluster(kube());
+    return connecting;
+  };
   // --self-managed-certs / --hash-key-secret: the files read below come from Secrets, renewed in place.
   let selfManaged: { stop(): void } | undefined;
   if (config.selfManaged) {
+    const api = await cluster();
     selfManaged = await startSelfManaged(config.selfManaged, {
-      secrets: createSecretStore(kube(), config.selfManaged.namespace),
-      webhooks: createCaBundleTarget(kube()),
+      secrets: createSecretStore(api, config.selfManaged.namespace),
+      webhooks: createCaBundleTarget(api),
       log: logger,
     }).catch((error: Error) => {
       throw new UsageError(`self-managed certificates: ${error.message}`);
@@ -92,7 +103,7 @@ async function serve(config: ServeConfig): Promise<void> {
     throw new UsageError(error.message);
   });
   const kubeConfig = kube();
-  const connection = await connectToCluster(kubeConfig);
+  const connection = await cluster();
   const metrics = createAdmissionMetrics();
   const follow =
     config.follow &&
@@ -153,7 +164,7 @@ async function startFollow(
   const connection = await connectToCluster(kubeConfig, { maxSockets: Number.POSITIVE_INFINITY });
   const mode = startFollowMode({
     api: createFollowApi(connection),
-    evaluate: createWorkloadEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,

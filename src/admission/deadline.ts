@@ -3,6 +3,8 @@
 
 /** Used when the query has no usable timeout: the API default for timeoutSeconds. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/** The API's largest webhook timeoutSeconds; anything longer in the query is clamped to it. */
+export const MAX_TIMEOUT_MS = 30_000;
 const MAX_MARGIN_MS = 1_000;
 const MIN_BUDGET_MS = 50;
 
@@ -30,11 +32,12 @@ export function parseGoDuration(text: string | undefined): number | undefined {
 }
 
 /**
- * How long lookups may run: the apiserver's timeout minus a safety margin of a
+ * How long lookups may run: the apiserver's timeout (at most MAX_TIMEOUT_MS: an
+ * absurd `?timeout=` must not overflow a timer) minus a safety margin of a
  * fifth of it (at most one second) for hashing, encoding and the network.
  */
 export function lookupBudgetMs(timeoutParam: string | undefined): number {
-  const timeout = parseGoDuration(timeoutParam) ?? DEFAULT_TIMEOUT_MS;
+  const timeout = Math.min(parseGoDuration(timeoutParam) ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const margin = Math.min(MAX_MARGIN_MS, timeout / 5);
   return Math.max(MIN_BUDGET_MS, Math.floor(timeout - margin));
 }

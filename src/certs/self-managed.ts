@@ -174,62 +174,32 @@ export async function startSelfManaged(
   options: SelfManagedOptions,
   ports: SelfManagedPorts,
 ): Promise<{ stop(): void }> {
-  const { secrets, webhooks, log } = ports;
-  const now = ports.now ?? (() => new Date());
-  if (options.hashKey) {
-    const { key, created } = await ensureHashKey(secrets, options.hashKey.secretName);
-    await writeFileAtomically(options.hashKey.file, key);
-    log.info(
-      { secret: `${options.namespace}/${options.hashKey.secretName}`, created },
-      created ? 'hash key created' : 'hash key loaded',
-    );
-  }
-  const certificates = options.certificates;
-  if (!certificates) return { stop() {} };
+  if (options.hashKey) await writeHashKey(options.namespace, options.hashKey, ports);
+  if (!options.certificates) return { stop() {} };
+  return startCertificateChecks(options.namespace, options.certificates, ports);
+}
 
-  let written: CertificateMaterial | undefined;
-  const secret = `${options.namespace}/${certificates.secretName}`;
-  /** One check; true when everything is in place. Throws only when the Secret cannot be brought to a good state. */
-  const check = async (): Promise<boolean> => {
-    const outcome = await reconcileCertificates(
-      secrets,
-      certificates.secretName,
-      certificates.hosts,
-      now,
-      certificates.servingValidDays,
-    );
-    if (outcome.result !== 'kept') {
-      log.info({ secret, result: outcome.result, reason: outcome.reason }, 'certificates secret');
-    }
-    let trusted = true;
-    try {
-      const result = await webhooks.ensure(
-        certificates.webhookConfiguration,
-        outcome.material.caBundle,
-      );
-      if (result === 'patched') {
-        log.info({ webhookConfiguration: certificates.webhookConfiguration }, 'caBundle patched');
-      }
-    } catch (error) {
-      trusted = false;
-      log.warn(
-        {
-          webhookConfiguration: certificates.webhookConfiguration,
-          reason: (error as Error).message,
-        },
-        'caBundle not patched; retrying',
-      );
-    }
-    // A new certificate is served only once the apiserver trusts its CA, unless there is
-    // nothing to serve yet: then anything is better than not starting.
-    if ((trusted || written === undefined) && !sameMaterial(written, outcome.material)) {
-      await writeFileAtomically(certificates.keyFile, outcome.material.key);
-      await writeFileAtomically(certificates.certFile, outcome.material.cert);
-      written = outcome.material;
-    }
-    return trusted;
-  };
+async function writeHashKey(
+  namespace: string,
+  hashKey: NonNullable<SelfManagedOptions['hashKey']>,
+  { secrets, log }: SelfManagedPorts,
+): Promise<void> {
+  const { key, created } = await ensureHashKey(secrets, hashKey.secretName);
+  await writeFileAtomically(hashKey.file, key);
+  log.info(
+    { secret: `${namespace}/${hashKey.secretName}`, created },
+    created ? 'hash key created' : 'hash key loaded',
+  );
+}
 
+/** The first check runs now; then one every interval, sooner after a failure. */
+async function startCertificateChecks(
+  namespace: string,
+  certificates: SelfManagedCertificates,
+  ports: SelfManagedPorts,
+): Promise<{ stop(): void }> {
+  const check = certificateCheck(namespace, certificates, ports);
+  const secret = `${namespace}/${certificates.secretName}`;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const schedule = (ok: boolean) => {
@@ -239,7 +209,7 @@ export async function startSelfManaged(
       : Math.min(RETRY_MS, certificates.checkIntervalMs);
     timer = setTimeout(() => {
       check().then(schedule, (error: Error) => {
-        log.warn({ secret, reason: error.message }, 'certificates not checked; retrying');
+        ports.log.warn({ secret, reason: error.message }, 'certificates not checked; retrying');
         schedule(false);
       });
     }, delay);
@@ -251,6 +221,52 @@ export async function startSelfManaged(
       stopped = true;
       clearTimeout(timer);
     },
+  };
+}
+
+/** One check; true when everything is in place. Throws only when the Secret cannot be brought to a good state. */
+function certificateCheck(
+  namespace: string,
+  certificates: SelfManagedCertificates,
+  { secrets, webhooks, log, now = () => new Date() }: SelfManagedPorts,
+): () => Promise<boolean> {
+  let written: CertificateMaterial | undefined;
+  const secret = `${namespace}/${certificates.secretName}`;
+  const trust = async (caBundle: string): Promise<boolean> => {
+    const configuration = certificates.webhookConfiguration;
+    try {
+      if ((await webhooks.ensure(configuration, caBundle)) === 'patched') {
+        log.info({ webhookConfiguration: configuration }, 'caBundle patched');
+      }
+      return true;
+    } catch (error) {
+      log.warn(
+        { webhookConfiguration: configuration, reason: (error as Error).message },
+        'caBundle not patched; retrying',
+      );
+      return false;
+    }
+  };
+  return async () => {
+    const outcome = await reconcileCertificates(
+      secrets,
+      certificates.secretName,
+      certificates.hosts,
+      now,
+      certificates.servingValidDays,
+    );
+    if (outcome.result !== 'kept') {
+      log.info({ secret, result: outcome.result, reason: outcome.reason }, 'certificates secret');
+    }
+    const trusted = await trust(outcome.material.caBundle);
+    // A new certificate is served only once the apiserver trusts its CA, unless there is
+    // nothing to serve yet: then anything is better than not starting.
+    if ((trusted || written === undefined) && !sameMaterial(written, outcome.material)) {
+      await writeFileAtomically(certificates.keyFile, outcome.material.key);
+      await writeFileAtomically(certificates.certFile, outcome.material.cert);
+      written = outcome.material;
+    }
+    return trusted;
   };
 }
 

@@ -2,12 +2,14 @@
 // the follower, and stops it the moment the lease is lost.
 
 import { type FollowerDependencies, runFollower } from './follower.js';
-import { type ElectionTiming, type LeaseStore, runLeaderElection } from './lease.js';
+import { type ElectionTiming, runLeaderElection } from './lease.js';
+import type { LeaseStore } from './ports.js';
 
-export { DEFAULT_FOLLOW_OPTIONS, type FollowLogger, type FollowOptions } from './follower.js';
-export { DEFAULT_TIMING, type ElectionTiming, type LeaseStore } from './lease.js';
+export { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from './follower.js';
+export { DEFAULT_TIMING, type ElectionTiming } from './lease.js';
+export type { FollowLogger } from './logger.js';
 export { createFollowMetrics, type FollowMetrics } from './metrics.js';
-export type { FollowApi } from './ports.js';
+export type { FollowApi, LeaseStore } from './ports.js';
 
 export interface FollowModeDependencies extends FollowerDependencies {
   readonly leaseStore: LeaseStore;

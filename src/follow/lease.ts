@@ -5,28 +5,8 @@
 // leadership at once when it could not renew within the renew deadline.
 
 import { setMaxListeners } from 'node:events';
+import type { LeaseRecord, LeaseStore } from './ports.js';
 import { sleep } from './sleep.js';
-
-export interface LeaseRecord {
-  readonly holderIdentity: string;
-  readonly leaseDurationSeconds: number;
-  readonly acquireTime?: string;
-  readonly renewTime?: string;
-  readonly leaseTransitions: number;
-}
-
-export interface StoredLease {
-  readonly record: LeaseRecord;
-  readonly resourceVersion: string;
-}
-
-export interface LeaseStore {
-  get(): Promise<StoredLease | undefined>;
-  /** false when someone else created it first. */
-  create(record: LeaseRecord): Promise<boolean>;
-  /** false on a resourceVersion conflict. */
-  update(record: LeaseRecord, resourceVersion: string): Promise<boolean>;
-}
 
 export interface ElectionTiming {
   readonly leaseDurationMs: number;
@@ -56,6 +36,11 @@ export function decideLeaseAction(
   return now >= expiresAt ? 'acquire' : 'wait';
 }
 
+/** A Kubernetes MicroTime: RFC 3339 with microseconds, as Leases and Events carry it. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 /** The record to write for `action` ('create', 'acquire' or 'renew'). */
 export function nextLeaseRecord(
   current: LeaseRecord | undefined,
@@ -63,7 +48,7 @@ export function nextLeaseRecord(
   now: Date,
   leaseDurationMs: number,
 ): LeaseRecord {
-  const time = now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  const time = microTime(now);
   const keepsHolder = current?.holderIdentity === identity;
   const transitions = current?.leaseTransitions ?? 0;
   return {
@@ -81,7 +66,7 @@ export function releasedLeaseRecord(current: LeaseRecord, now: Date): LeaseRecor
     ...current,
     holderIdentity: '',
     leaseDurationSeconds: 1,
-    renewTime: now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    renewTime: microTime(now),
   };
 }
 
@@ -115,71 +100,94 @@ export async function runLeaderElection(
   timing: ElectionTiming = DEFAULT_TIMING,
   clock: Clock = systemClock,
 ): Promise<void> {
-  let observed = '';
-  let observedAt = clock.now();
-  let leading: AbortController | undefined;
-  let lastRenew = 0;
-
-  const stopLeading = () => {
-    if (!leading) return;
-    leading.abort();
-    leading = undefined;
-    callbacks.onStoppedLeading();
-  };
-
+  const election = new Election(store, identity, callbacks, timing, clock.now());
   while (!signal.aborted) {
-    const now = clock.now();
     try {
-      const stored = await store.get();
-      const fingerprint = recordFingerprint(stored?.record);
-      if (fingerprint !== observed) {
-        observed = fingerprint;
-        observedAt = now;
-      }
-      const action = decideLeaseAction(stored?.record, identity, observedAt, now);
-      if (leading && action !== 'renew') {
-        stopLeading(); // Someone else holds it now.
-      } else if (action !== 'wait') {
-        const next = nextLeaseRecord(
-          stored?.record,
-          identity,
-          new Date(now),
-          timing.leaseDurationMs,
-        );
-        const written = stored
-          ? await store.update(next, stored.resourceVersion)
-          : await store.create(next);
-        if (written) {
-          observed = recordFingerprint(next);
-          observedAt = now;
-          lastRenew = now;
-          if (!leading && !signal.aborted) {
-            leading = new AbortController();
-            // Every request the follower has in flight listens on this signal.
-            setMaxListeners(1000, leading.signal);
-            callbacks.onStartedLeading(leading.signal);
-          }
-        }
-      }
+      await election.step(clock.now(), signal);
     } catch (error) {
       callbacks.onError?.(error);
     }
-    if (leading && clock.now() - lastRenew > timing.renewDeadlineMs) stopLeading();
+    election.checkRenewDeadline(clock.now());
     await clock.sleep(timing.retryPeriodMs, signal);
   }
+  await election.release(new Date(clock.now()));
+}
 
-  if (leading) {
-    stopLeading();
+/** One replica's view of the election: what it last observed, and whether it leads. */
+class Election {
+  #observed = '';
+  #observedAt: number;
+  #leading: AbortController | undefined;
+  #lastRenew = 0;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly identity: string,
+    private readonly callbacks: LeaderCallbacks,
+    private readonly timing: ElectionTiming,
+    now: number,
+  ) {
+    this.#observedAt = now;
+  }
+
+  /** Reads the lease, then creates, acquires or renews it, or waits. */
+  async step(now: number, signal: AbortSignal): Promise<void> {
+    const stored = await this.store.get();
+    this.#observe(recordFingerprint(stored?.record), now);
+    const action = decideLeaseAction(stored?.record, this.identity, this.#observedAt, now);
+    if (this.#leading && action !== 'renew') return this.#stopLeading(); // Someone else holds it now.
+    if (action === 'wait') return;
+    const next = nextLeaseRecord(
+      stored?.record,
+      this.identity,
+      new Date(now),
+      this.timing.leaseDurationMs,
+    );
+    const written = stored
+      ? await this.store.update(next, stored.resourceVersion)
+      : await this.store.create(next);
+    if (!written) return;
+    this.#observe(recordFingerprint(next), now, true);
+    this.#lastRenew = now;
+    if (!this.#leading && !signal.aborted) this.#startLeading();
+  }
+
+  /** Leadership ends at once when the lease could not be renewed in time. */
+  checkRenewDeadline(now: number): void {
+    if (this.#leading && now - this.#lastRenew > this.timing.renewDeadlineMs) this.#stopLeading();
+  }
+
+  /** On shutdown: stop leading, and release the lease so another replica need not wait it out. */
+  async release(now: Date): Promise<void> {
+    if (!this.#leading) return;
+    this.#stopLeading();
     try {
-      const stored = await store.get();
-      if (stored?.record.holderIdentity === identity) {
-        await store.update(
-          releasedLeaseRecord(stored.record, new Date(clock.now())),
-          stored.resourceVersion,
-        );
+      const stored = await this.store.get();
+      if (stored?.record.holderIdentity === this.identity) {
+        await this.store.update(releasedLeaseRecord(stored.record, now), stored.resourceVersion);
       }
     } catch (error) {
-      callbacks.onError?.(error);
+      this.callbacks.onError?.(error);
     }
+  }
+
+  #observe(fingerprint: string, now: number, always = false): void {
+    if (!always && fingerprint === this.#observed) return;
+    this.#observed = fingerprint;
+    this.#observedAt = now;
+  }
+
+  #startLeading(): void {
+    this.#leading = new AbortController();
+    // Every request the follower has in flight listens on this signal.
+    setMaxListeners(1000, this.#leading.signal);
+    this.callbacks.onStartedLeading(this.#leading.signal);
+  }
+
+  #stopLeading(): void {
+    if (!this.#leading) return;
+    this.#leading.abort();
+    this.#leading = undefined;
+    this.callbacks.onStoppedLeading();
   }
 }

@@ -1,9 +1,11 @@
-// What follow mode needs from the cluster, as a port: the adapter in
-// src/kube/follow-api.ts speaks to the API server; tests may inject faults.
+// What follow mode needs from the cluster, as ports: FollowApi (adapter:
+// src/kube/follow-api.ts; in-memory: test/support/memory-follow-api.ts) and
+// LeaseStore (adapter: src/kube/lease-store.ts).
 
+import type { SourceResource } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
 
-export type ConfigResource = 'configmaps' | 'secrets';
+export type ConfigResource = SourceResource;
 
 export interface NamespaceInfo {
   readonly name: string;
@@ -73,4 +75,27 @@ export interface WorkloadEvent {
   readonly action: string;
   /** Names objects, never content. */
   readonly note: string;
+}
+
+// --- the Lease (leader election, lease.ts) ---------------------------------------
+
+export interface LeaseRecord {
+  readonly holderIdentity: string;
+  readonly leaseDurationSeconds: number;
+  readonly acquireTime?: string;
+  readonly renewTime?: string;
+  readonly leaseTransitions: number;
+}
+
+export interface StoredLease {
+  readonly record: LeaseRecord;
+  readonly resourceVersion: string;
+}
+
+export interface LeaseStore {
+  get(): Promise<StoredLease | undefined>;
+  /** false when someone else created it first. */
+  create(record: LeaseRecord): Promise<boolean>;
+  /** false on a resourceVersion conflict. */
+  update(record: LeaseRecord, resourceVersion: string): Promise<boolean>;
 }

@@ -4,8 +4,8 @@
 // without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
-import { compareBytewise, compareSources } from './order.js';
-import type { EncodedValue, HashInput, KeySelection, SourceContent } from './types.js';
+import { compareBytewise, compareSources, type KeySelection } from '../sources.js';
+import type { EncodedValue, HashInput, SourceContent } from './types.js';
 
 export const ENCODING_HEADER = 'confighash/v1\n';
 
@@ -125,14 +125,4 @@ class ChunkWriter {
     this.sink(chunk.subarray(0, this.#used));
     this.#used = 0;
   }
-}
-
-/** `sources` annotation value: `configmap/a,secret/b`, in hash order. */
-export function formatSourceList(
-  sources: readonly { readonly kind: HashInput['kind']; readonly name: string }[],
-): string {
-  return [...sources]
-    .sort(compareSources)
-    .map((source) => `${source.kind.toLowerCase()}/${source.name}`)
-    .join(',');
 }

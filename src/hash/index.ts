@@ -9,15 +9,10 @@ export {
   ENCODING_HEADER,
   encodeSources,
   encodeToBuffer,
-  formatSourceList,
 } from './encode.js';
 export { HashMemo } from './memo.js';
-export { compareBytewise, compareSources } from './order.js';
 export type {
   EncodedValue,
   HashInput,
-  KeySelection,
   SourceContent,
-  SourceKind,
-  SourceRef,
 } from './types.js';

@@ -1,20 +1,7 @@
-// The vocabulary of the v1 hash (DESIGN.md §3): what a source is, which of its
-// keys count, and what its content is once fetched.
+// The inputs of the v1 hash (DESIGN.md §3): a source's content once fetched.
+// What a source is and which of its keys count is src/sources.ts.
 
-export type SourceKind = 'ConfigMap' | 'Secret';
-
-/** All keys of the object, or exactly these (unsorted; the encoder sorts). */
-export type KeySelection =
-  | { readonly all: true }
-  | { readonly all: false; readonly keys: ReadonlySet<string> };
-
-export interface SourceRef {
-  readonly kind: SourceKind;
-  readonly name: string;
-  readonly selection: KeySelection;
-  /** True only when every reference to the object is marked optional. */
-  readonly optional: boolean;
-}
+import type { KeySelection, SourceKind } from '../sources.js';
 
 /**
  * A key's value as the API returns it, left in its wire form so that hashing

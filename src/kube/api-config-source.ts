@@ -2,21 +2,18 @@
 // the connection's keep-alive agent. 404 means absent; anything else that is
 // not a 200 is a failure with a short reason for the warning.
 
-import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../hash/index.js';
-import type { ConfigSource, LookupFailure, LookupResult } from './config-source.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
+import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
+import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
+import { isObject } from '../workload/index.js';
+import { readBody, sendRequest } from './client.js';
 import type { ApiConnection } from './connection.js';
-import { readBody, sendRequest } from './request.js';
-
-const RESOURCE: Readonly<Record<SourceKind, string>> = {
-  ConfigMap: 'configmaps',
-  Secret: 'secrets',
-};
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   return {
     async get(kind, namespace, name, signal) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
       try {
         const response = await sendRequest(connection, { method: 'GET', path, signal });
         return interpret(kind, response.statusCode ?? 0, await readBody(response));
@@ -38,14 +35,16 @@ function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult
   } catch {
     return failed('bad-response', 'response is not JSON');
   }
-  if (typeof object !== 'object' || object === null) {
-    return failed('bad-response', 'response is not an object');
-  }
+  // An array or a scalar is not an object that happens to be empty: never hash it as one.
+  if (!isObject(object)) return failed('bad-response', 'response is not an object');
   const { metadata, data, binaryData } = object as {
     metadata?: { uid?: unknown; resourceVersion?: unknown };
-    data?: Record<string, string>;
-    binaryData?: Record<string, string>;
+    data?: unknown;
+    binaryData?: unknown;
   };
+  if (!isMapOrAbsent(data) || !isMapOrAbsent(binaryData)) {
+    return failed('bad-response', 'response data is not an object');
+  }
   return {
     status: 'found',
     uid: String(metadata?.uid ?? ''),
@@ -53,6 +52,10 @@ function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult
     content:
       kind === 'ConfigMap' ? contentOfConfigMap({ data, binaryData }) : contentOfSecret({ data }),
   };
+}
+
+function isMapOrAbsent(value: unknown): value is Record<string, string> | undefined | null {
+  return value === undefined || value === null || isObject(value);
 }
 
 function fromError(error: Error & { code?: string }, signal: AbortSignal): LookupResult {

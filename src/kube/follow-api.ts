@@ -3,18 +3,29 @@
 // streams must not take the sockets admission lookups need).
 
 import { hostname } from 'node:os';
+import { REPORTING_CONTROLLER } from '../follow/events.js';
+import { microTime } from '../follow/lease.js';
 import type {
   ConfigChange,
+  ConfigResource,
   FollowApi,
+  NamespaceEvent,
   NamespaceInfo,
   WatchEnd,
   WorkloadEvent,
 } from '../follow/ports.js';
-import type { WorkloadKind } from '../workload/index.js';
+import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
+import {
+  ApiError,
+  FIELD_MANAGER_QUERY,
+  isStatus,
+  requestJson,
+  streamWatch,
+  type WatchEvent,
+} from './client.js';
 import type { ApiConnection } from './connection.js';
-import { ApiError, requestJson, streamWatch, type WatchEvent } from './request.js';
 
-const FOLLOW_SELECTOR = encodeURIComponent('confighash.dev/enabled=follow');
+const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 const METADATA_ONLY =
   'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const METADATA_ONLY_WATCH =
@@ -31,166 +42,177 @@ interface Namespace {
   metadata: { name: string; annotations?: Record<string, string> };
 }
 
-export function createFollowApi(connection: ApiConnection, fieldManager = 'confighash'): FollowApi {
-  const workloadPath = (namespace: string, kind: WorkloadKind, name?: string) =>
-    `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}${
-      name === undefined ? '' : `/${encodeURIComponent(name)}`
-    }`;
+export function createFollowApi(connection: ApiConnection): FollowApi {
+  return new ApiFollowApi(connection);
+}
 
-  const watch = async (
-    path: string,
+const NAMESPACES = `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`;
+
+class ApiFollowApi implements FollowApi {
+  constructor(private readonly connection: ApiConnection) {}
+
+  async listFollowNamespaces(signal: AbortSignal) {
+    const list = await requestJson<ObjectList<Namespace>>(this.connection, {
+      method: 'GET',
+      path: NAMESPACES,
+      signal,
+    });
+    return {
+      namespaces: list.items.map(toNamespaceInfo),
+      resourceVersion: list.metadata.resourceVersion,
+    };
+  }
+
+  watchFollowNamespaces(
     resourceVersion: string,
-    accept: string,
-    onEvent: (event: WatchEvent) => void,
+    onEvent: (event: NamespaceEvent) => void,
     signal: AbortSignal,
-  ): Promise<WatchEnd> => {
-    let latest = resourceVersion;
-    let expired = false;
-    const separator = path.includes('?') ? '&' : '?';
-    const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
+  ): Promise<WatchEnd> {
+    return watch(
+      this.connection,
+      NAMESPACES,
+      resourceVersion,
+      'application/json',
+      signal,
+      (event) => {
+        if (event.type === 'BOOKMARK' || event.type === 'ERROR') return;
+        onEvent({ type: event.type, namespace: toNamespaceInfo(event.object as Namespace) });
+      },
+    );
+  }
+
+  async listConfigVersion(namespace: string, resource: ConfigResource, signal: AbortSignal) {
+    const list = await requestJson<ObjectList<unknown>>(this.connection, {
+      method: 'GET',
+      path: `${configPath(namespace, resource)}?limit=1`,
+      accept: METADATA_ONLY,
+      signal,
+    });
+    return list.metadata.resourceVersion;
+  }
+
+  watchConfig(
+    namespace: string,
+    resource: ConfigResource,
+    resourceVersion: string,
+    onChange: (change: ConfigChange) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd> {
+    const path = configPath(namespace, resource);
+    return watch(this.connection, path, resourceVersion, METADATA_ONLY_WATCH, signal, (event) => {
+      const name = event.object.metadata?.name;
+      if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+        onChange({ type: event.type, name });
+      }
+    });
+  }
+
+  async listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal) {
+    const list = await requestJson<ObjectList<unknown>>(this.connection, {
+      method: 'GET',
+      path: workloadPath(namespace, kind),
+      signal,
+    });
+    return list.items;
+  }
+
+  async getWorkload(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
     try {
-      await streamWatch(
-        connection,
-        `${path}${separator}${query}`,
-        accept,
-        (event) => {
-          if (event.type === 'ERROR') {
-            if (event.object.code === 410) expired = true;
-            else
-              throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error');
-            return;
-          }
-          const version = event.object.metadata?.resourceVersion;
-          if (version) latest = version;
-          if (event.type !== 'BOOKMARK') onEvent(event);
-        },
+      return await requestJson<unknown>(this.connection, {
+        method: 'GET',
+        path: workloadPath(namespace, kind, name),
         signal,
-      );
+      });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 410)
-        return { resourceVersion: latest, expired: true };
-      if (signal.aborted) return { resourceVersion: latest, expired: false };
+      if (isStatus(error, 404)) return undefined;
       throw error;
     }
-    return { resourceVersion: latest, expired };
-  };
+  }
 
-  return {
-    async listFollowNamespaces(signal) {
-      const list = await requestJson<ObjectList<Namespace>>(connection, {
-        method: 'GET',
-        path: `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`,
-        signal,
-      });
-      return {
-        namespaces: list.items.map(toNamespaceInfo),
-        resourceVersion: list.metadata.resourceVersion,
-      };
-    },
-
-    watchFollowNamespaces(resourceVersion, onEvent, signal) {
-      return watch(
-        `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`,
-        resourceVersion,
-        'application/json',
-        (event) => {
-          if (event.type === 'BOOKMARK' || event.type === 'ERROR') return;
-          onEvent({ type: event.type, namespace: toNamespaceInfo(event.object as Namespace) });
-        },
-        signal,
-      );
-    },
-
-    async listConfigVersion(namespace, resource, signal) {
-      const list = await requestJson<ObjectList<unknown>>(connection, {
-        method: 'GET',
-        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}?limit=1`,
-        accept: METADATA_ONLY,
-        signal,
-      });
-      return list.metadata.resourceVersion;
-    },
-
-    watchConfig(
-      namespace,
-      resource,
-      resourceVersion,
-      onChange: (change: ConfigChange) => void,
+  async touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
+    await requestJson(this.connection, {
+      method: 'PATCH',
+      path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
+      body: {},
+      contentType: 'application/merge-patch+json',
       signal,
-    ) {
-      return watch(
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`,
-        resourceVersion,
-        METADATA_ONLY_WATCH,
-        (event) => {
-          const name = event.object.metadata?.name;
-          if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR')
-            onChange({ type: event.type, name });
-        },
-        signal,
-      );
-    },
+    });
+  }
 
-    async listWorkloads(namespace, kind, signal) {
-      const list = await requestJson<ObjectList<unknown>>(connection, {
-        method: 'GET',
-        path: workloadPath(namespace, kind),
-        signal,
-      });
-      return list.items;
-    },
+  async recordEvent(event: WorkloadEvent, signal: AbortSignal) {
+    await requestJson(this.connection, {
+      method: 'POST',
+      path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
+      body: eventBody(event, new Date()),
+      signal,
+    });
+  }
+}
 
-    async getWorkload(namespace, kind, name, signal) {
-      try {
-        return await requestJson<unknown>(connection, {
-          method: 'GET',
-          path: workloadPath(namespace, kind, name),
-          signal,
-        });
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return undefined;
-        throw error;
-      }
-    },
-
-    async touch(namespace, kind, name, signal) {
-      await requestJson(connection, {
-        method: 'PATCH',
-        path: `${workloadPath(namespace, kind, name)}?fieldManager=${encodeURIComponent(fieldManager)}`,
-        body: {},
-        contentType: 'application/merge-patch+json',
-        signal,
-      });
-    },
-
-    async recordEvent(event: WorkloadEvent, signal) {
-      const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-      await requestJson(connection, {
-        method: 'POST',
-        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
-        body: {
-          apiVersion: 'events.k8s.io/v1',
-          kind: 'Event',
-          metadata: { generateName: `${event.name}-`, namespace: event.namespace },
-          eventTime: now,
-          type: event.type,
-          reason: event.reason,
-          action: event.action,
-          note: event.note,
-          reportingController: 'confighash.dev/follow',
-          reportingInstance: hostname(),
-          regarding: {
-            apiVersion: `${event.kind.group}/${event.kind.version}`,
-            kind: event.kind.kind,
-            namespace: event.namespace,
-            name: event.name,
-            uid: event.uid,
-          },
-        },
-        signal,
-      });
+function eventBody(event: WorkloadEvent, now: Date) {
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { generateName: `${event.name}-`, namespace: event.namespace },
+    eventTime: microTime(now),
+    type: event.type,
+    reason: event.reason,
+    action: event.action,
+    note: event.note,
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: hostname(),
+    regarding: {
+      apiVersion: `${event.kind.group}/${event.kind.version}`,
+      kind: event.kind.kind,
+      namespace: event.namespace,
+      name: event.name,
+      uid: event.uid,
     },
   };
+}
+
+/** Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as expired. */
+async function watch(
+  connection: ApiConnection,
+  path: string,
+  resourceVersion: string,
+  accept: string,
+  signal: AbortSignal,
+  onEvent: (event: WatchEvent) => void,
+): Promise<WatchEnd> {
+  let latest = resourceVersion;
+  let expired = false;
+  const separator = path.includes('?') ? '&' : '?';
+  const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
+  const handle = (event: WatchEvent) => {
+    if (event.type === 'ERROR') {
+      if (event.object.code !== 410) {
+        throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error');
+      }
+      expired = true;
+      return;
+    }
+    const version = event.object.metadata?.resourceVersion;
+    if (version) latest = version;
+    if (event.type !== 'BOOKMARK') onEvent(event);
+  };
+  try {
+    await streamWatch(connection, `${path}${separator}${query}`, accept, handle, signal);
+  } catch (error) {
+    if (isStatus(error, 410)) return { resourceVersion: latest, expired: true };
+    if (signal.aborted) return { resourceVersion: latest, expired: false };
+    throw error;
+  }
+  return { resourceVersion: latest, expired };
+}
+
+function workloadPath(namespace: string, kind: WorkloadKind, name?: string): string {
+  const collection = `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
+  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
+}
+
+function configPath(namespace: string, resource: ConfigResource): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
 }
 
 function toNamespaceInfo(namespace: Namespace): NamespaceInfo {

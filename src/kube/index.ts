@@ -1,3 +1,8 @@
+// The Kubernetes adapters, for main.ts: every port's implementation over the API server.
+
 export { createApiConfigSource } from './api-config-source.js';
-export type { ConfigSource, LookupFailure, LookupResult } from './config-source.js';
 export { type ApiConnection, connectToCluster } from './connection.js';
+export { createFollowApi } from './follow-api.js';
+export { createLeaseStore } from './lease-store.js';
+export { createSecretStore } from './secrets.js';
+export { createCaBundleTarget } from './webhook-configuration.js';

@@ -1,8 +1,8 @@
 // LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
 
-import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/lease.js';
+import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/ports.js';
+import { isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
-import { ApiError, requestJson } from './request.js';
 
 interface Lease {
   metadata: { resourceVersion: string };
@@ -22,8 +22,7 @@ export function createLeaseStore(
     metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
     spec: record,
   });
-  const conflict = (error: unknown) =>
-    error instanceof ApiError && (error.status === 409 || error.status === 404);
+  const conflict = (error: unknown) => isStatus(error, 409, 404);
   return {
     async get(): Promise<StoredLease | undefined> {
       try {
@@ -40,7 +39,7 @@ export function createLeaseStore(
           },
         };
       } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return undefined;
+        if (isStatus(error, 404)) return undefined;
         throw error;
       }
     },

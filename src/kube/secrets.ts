@@ -1,20 +1,25 @@
-// The SecretStore port of self-managed certificates over client-node's typed
-// CoreV1Api. These calls are rare (start-up and an hourly check), so
-// client-node's own transport is fine here; the hot path uses connection.ts.
-// 404 and 409 are outcomes, checked by status code; anything else is an error
-// with a one-line reason.
+// The SecretStore port of self-managed certificates (src/certs/self-managed.ts)
+// over the API, through the one request path of client.ts. 404 and 409 are
+// outcomes, checked by status code; anything else is an error with a one-line
+// reason.
 
-import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { SecretData, SecretStore } from '../certs/self-managed.js';
+import { describeFailure, FIELD_MANAGER_QUERY, isStatus, requestJson } from './client.js';
+import type { ApiConnection } from './connection.js';
 
-const FIELD_MANAGER = 'confighash';
 const LABELS = {
   'app.kubernetes.io/name': 'confighash',
   'app.kubernetes.io/managed-by': 'confighash',
 };
 
-export function createSecretStore(kubeConfig: KubeConfig, namespace: string): SecretStore {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+interface Secret {
+  metadata?: { resourceVersion?: string };
+  data?: Record<string, string>;
+}
+
+export function createSecretStore(connection: ApiConnection, namespace: string): SecretStore {
+  const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+  const item = (name: string) => `${collection}/${encodeURIComponent(name)}`;
   const body = (name: string, type: string, data: SecretData, resourceVersion?: string) => ({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -28,65 +33,47 @@ export function createSecretStore(kubeConfig: KubeConfig, namespace: string): Se
     namespace,
     async read(name) {
       try {
-        const secret = await api.readNamespacedSecret({ name, namespace });
-        const data = Object.fromEntries(
-          Object.entries(secret.data ?? {}).map(([key, value]) => [
-            key,
-            Buffer.from(value, 'base64'),
-          ]),
-        );
-        return { data, resourceVersion: secret.metadata?.resourceVersion ?? '' };
+        const secret = await requestJson<Secret>(connection, { method: 'GET', path: item(name) });
+        return {
+          data: decodeData(secret.data),
+          resourceVersion: secret.metadata?.resourceVersion ?? '',
+        };
       } catch (error) {
-        if (statusOf(error) === 404) return undefined;
-        throw describeApiError(error, `read Secret ${namespace}/${name}`);
+        if (isStatus(error, 404)) return undefined;
+        throw describeFailure(error, `read Secret ${namespace}/${name}`);
       }
     },
     async create(name, type, data) {
       try {
-        await api.createNamespacedSecret({
-          namespace,
+        await requestJson(connection, {
+          method: 'POST',
+          path: `${collection}?${FIELD_MANAGER_QUERY}`,
           body: body(name, type, data),
-          fieldManager: FIELD_MANAGER,
         });
         return 'created';
       } catch (error) {
-        if (statusOf(error) === 409) return 'exists';
-        throw describeApiError(error, `create Secret ${namespace}/${name}`);
+        if (isStatus(error, 409)) return 'exists';
+        throw describeFailure(error, `create Secret ${namespace}/${name}`);
       }
     },
     async replace(name, type, data, resourceVersion) {
       try {
-        await api.replaceNamespacedSecret({
-          name,
-          namespace,
+        await requestJson(connection, {
+          method: 'PUT',
+          path: `${item(name)}?${FIELD_MANAGER_QUERY}`,
           body: body(name, type, data, resourceVersion),
-          fieldManager: FIELD_MANAGER,
         });
         return 'replaced';
       } catch (error) {
-        if (statusOf(error) === 409) return 'conflict';
-        throw describeApiError(error, `update Secret ${namespace}/${name}`);
+        if (isStatus(error, 409)) return 'conflict';
+        throw describeFailure(error, `update Secret ${namespace}/${name}`);
       }
     },
   };
 }
 
-export function statusOf(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
-}
-
-/** client-node's ApiException message carries the whole response; keep one line of it. */
-export function describeApiError(error: unknown, doing: string): Error {
-  if (error instanceof ApiException) {
-    let detail = '';
-    try {
-      const status = JSON.parse(String(error.body)) as { message?: unknown };
-      if (typeof status.message === 'string') detail = `: ${status.message}`;
-    } catch {
-      // Not a Status object: the code says enough.
-    }
-    return new Error(`cannot ${doing}: HTTP ${error.code}${detail}`);
-  }
-  const cause = error as Error & { code?: string };
-  return new Error(`cannot ${doing}: ${cause.code ?? cause.message}`);
+function decodeData(data: Record<string, string> | undefined): SecretData {
+  return Object.fromEntries(
+    Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+  );
 }

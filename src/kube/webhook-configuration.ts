@@ -1,37 +1,31 @@
 // The CaBundleTarget port of self-managed certificates: sets the caBundle of
-// every webhook in our MutatingWebhookConfiguration through client-node's typed
-// AdmissionregistrationV1Api, with a JSON patch that tests each webhook's name
-// at its index, so a configuration reordered in between fails the patch
-// instead of receiving a caBundle in the wrong place.
+// every webhook in our MutatingWebhookConfiguration, through the one request
+// path of client.ts, with a JSON patch that tests each webhook's name at its
+// index, so a configuration reordered in between fails the patch instead of
+// receiving a caBundle in the wrong place.
 
-import {
-  AdmissionregistrationV1Api,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
 import type { CaBundleTarget } from '../certs/self-managed.js';
-import { describeApiError } from './secrets.js';
+import { describeFailure, FIELD_MANAGER_QUERY, requestJson } from './client.js';
+import type { ApiConnection } from './connection.js';
 
-const FIELD_MANAGER = 'confighash';
+interface WebhookConfiguration {
+  webhooks?: { name: string; clientConfig?: { caBundle?: string } }[];
+}
 
-export function createCaBundleTarget(kubeConfig: KubeConfig): CaBundleTarget {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+export function createCaBundleTarget(connection: ApiConnection): CaBundleTarget {
+  const path = (name: string) =>
+    `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(name)}`;
   return {
     async ensure(name, caBundle) {
       const wanted = Buffer.from(caBundle).toString('base64');
-      let webhooks: { name: string; caBundle?: string }[];
+      let configuration: WebhookConfiguration;
       try {
-        const configuration = await api.readMutatingWebhookConfiguration({ name });
-        webhooks = (configuration.webhooks ?? []).map((webhook) => ({
-          name: webhook.name,
-          caBundle: webhook.clientConfig.caBundle,
-        }));
+        configuration = await requestJson(connection, { method: 'GET', path: path(name) });
       } catch (error) {
-        throw describeApiError(error, `read MutatingWebhookConfiguration ${name}`);
+        throw describeFailure(error, `read MutatingWebhookConfiguration ${name}`);
       }
-      const operations = webhooks.flatMap((webhook, index) =>
-        webhook.caBundle === wanted
+      const operations = (configuration.webhooks ?? []).flatMap((webhook, index) =>
+        webhook.clientConfig?.caBundle === wanted
           ? []
           : [
               { op: 'test', path: `/webhooks/${index}/name`, value: webhook.name },
@@ -40,12 +34,14 @@ export function createCaBundleTarget(kubeConfig: KubeConfig): CaBundleTarget {
       );
       if (operations.length === 0) return 'unchanged';
       try {
-        await api.patchMutatingWebhookConfiguration(
-          { name, body: operations, fieldManager: FIELD_MANAGER },
-          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-        );
+        await requestJson(connection, {
+          method: 'PATCH',
+          path: `${path(name)}?${FIELD_MANAGER_QUERY}`,
+          body: operations,
+          contentType: 'application/json-patch+json',
+        });
       } catch (error) {
-        throw describeApiError(error, `patch MutatingWebhookConfiguration ${name}`);
+        throw describeFailure(error, `patch MutatingWebhookConfiguration ${name}`);
       }
       return 'patched';
     },

@@ -5,10 +5,18 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
   LogController,
 } from 'fastify';
-import { allowed, decodeAdmissionReview, lookupBudgetMs, patched } from '../admission/index.js';
-import type { Mutator } from '../mutate.js';
+import {
+  type AdmissionRequest,
+  allowed,
+  decodeAdmissionReview,
+  lookupBudgetMs,
+  patched,
+} from '../admission/index.js';
+import type { MutationResult, Mutator } from '../review.js';
 import type { AdmissionMetrics } from './metrics.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
@@ -65,52 +73,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(status).send({ error: oneLine(error.message) });
   });
 
-  app.post<{ Querystring: { timeout?: string } }>('/mutate', async (request, reply) => {
-    const started = process.hrtime.bigint();
-    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-    const decoded = decodeAdmissionReview(request.body);
-    if (!decoded.ok) {
-      metrics.observeReview('invalid', seconds(), false);
-      request.log.warn({ reason: decoded.error }, 'rejected malformed AdmissionReview');
-      return reply.code(400).send({ error: decoded.error });
-    }
-    const review = decoded.request;
-    const fields = {
-      uid: review.uid,
-      kind: review.kind.kind,
-      namespace: review.namespace,
-      name: review.name,
-      operation: review.operation,
-      dryRun: review.dryRun,
-    };
-    try {
-      const signal = AbortSignal.timeout(lookupBudgetMs(request.query.timeout));
-      const result = await mutator.review(review, signal);
-      const duration = seconds();
-      metrics.observeReview(result.outcome, duration, review.dryRun);
-      metrics.observeLookups(result.lookups);
-      if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
-      const level =
-        result.outcome === 'skipped' || result.outcome === 'unchanged' ? 'debug' : 'info';
-      request.log[level](
-        {
-          ...fields,
-          outcome: result.outcome,
-          reason: result.skipReason,
-          hashChanged: result.hashChanged,
-          warnings: result.warnings.length > 0 ? result.warnings : undefined,
-          durationMs: Math.round(duration * 1e6) / 1e3,
-        },
-        'admission review',
-      );
-      return patched(review.uid, result.patch, result.warnings);
-    } catch (error) {
-      // A bug must not block or break a write: allow it unchanged and say so.
-      metrics.observeReview('error', seconds(), review.dryRun);
-      request.log.error({ ...fields, err: error }, 'admission review failed');
-      return allowed(review.uid, ['confighash: internal error; no hash written']);
-    }
-  });
+  app.post<{ Querystring: { timeout?: string } }>('/mutate', reviewHandler(mutator, metrics));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) =>
@@ -120,6 +83,73 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
   return app;
+}
+
+/** POST /mutate: decode, review within the deadline, answer; one log line and metrics per review. */
+function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics) {
+  return async (
+    request: FastifyRequest<{ Querystring: { timeout?: string } }>,
+    reply: FastifyReply,
+  ) => {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const decoded = decodeAdmissionReview(request.body);
+    if (!decoded.ok) {
+      metrics.observeReview('invalid', seconds(), false);
+      request.log.warn({ reason: decoded.error }, 'rejected malformed AdmissionReview');
+      return reply.code(400).send({ error: decoded.error });
+    }
+    const review = decoded.request;
+    const fields = reviewFields(review);
+    try {
+      const signal = AbortSignal.timeout(lookupBudgetMs(request.query.timeout));
+      const result = await mutator.review(review, signal);
+      const duration = seconds();
+      metrics.observeReview(result.outcome, duration, review.dryRun);
+      metrics.observeLookups(result.lookups);
+      // A dry-run has no side effects: it rolls nothing, so it counts as no hash change.
+      if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
+      logReview(request.log, fields, result, duration);
+      return patched(review.uid, result.patch, result.warnings);
+    } catch (error) {
+      // A bug must not block or break a write: allow it unchanged and say so.
+      metrics.observeReview('error', seconds(), review.dryRun);
+      request.log.error({ ...fields, err: error }, 'admission review failed');
+      return allowed(review.uid, ['confighash: internal error; no hash written']);
+    }
+  };
+}
+
+/** The log fields naming a review (STYLE.md: uid, kind, namespace, name, operation, dryRun). */
+function reviewFields(review: AdmissionRequest) {
+  return {
+    uid: review.uid,
+    kind: review.kind.kind,
+    namespace: review.namespace,
+    name: review.name,
+    operation: review.operation,
+    dryRun: review.dryRun,
+  };
+}
+
+function logReview(
+  log: FastifyBaseLogger,
+  fields: ReturnType<typeof reviewFields>,
+  result: MutationResult,
+  seconds: number,
+): void {
+  const level = result.outcome === 'skipped' || result.outcome === 'unchanged' ? 'debug' : 'info';
+  log[level](
+    {
+      ...fields,
+      outcome: result.outcome,
+      reason: result.skipReason,
+      hashChanged: result.hashChanged,
+      warnings: result.warnings.length > 0 ? result.warnings : undefined,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+    },
+    'admission review',
+  );
 }
 
 function oneLine(message: string): string {

@@ -2,7 +2,7 @@
 // global one, so that tests and several apps in one process do not collide.
 
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { LookupRecord, Outcome } from '../mutate.js';
+import type { LookupRecord, Outcome } from '../review.js';
 
 export type RequestOutcome = Outcome | 'invalid' | 'error';
 

@@ -10,5 +10,14 @@ export const SOURCES = 'confighash.dev/sources';
 export const ADOPTED_HASH = 'confighash.dev/adopted-hash';
 export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
 
-/** The namespace label that opts a namespace in. */
+/** The namespace label that opts a namespace in, and its values (DESIGN.md §2). */
 export const NAMESPACE_LABEL = 'confighash.dev/enabled';
+export const NAMESPACE_MODE = {
+  /** Admission only. */
+  admission: 'true',
+  /** Admission and follow mode (DESIGN.md §6). */
+  follow: 'follow',
+} as const;
+
+/** The label selector of follow namespaces. */
+export const FOLLOW_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL}=${NAMESPACE_MODE.follow}`;

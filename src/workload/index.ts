@@ -11,7 +11,9 @@ export {
   type JsonObject,
   objectAt,
   podTemplateOf,
+  readWorkload,
   templateAnnotations,
+  type Workload,
   workloadAnnotations,
 } from './object.js';
 export {
@@ -20,4 +22,5 @@ export {
   parseRolloutWindow,
   type RolloutWindow,
 } from './rollout-window.js';
-export { findSources, type NamedSource, parseSourceList, type SourceDiscovery } from './sources.js';
+export { findSources, type SourceDiscovery } from './sources.js';
+export { deepEqual, templatesEqualIgnoringOurs } from './template.js';

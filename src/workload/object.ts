@@ -47,3 +47,22 @@ export function templateAnnotations(
 ): Readonly<Record<string, string>> {
   return annotationsAt(object, [...kind.templatePath, 'metadata']);
 }
+
+/** The parts of a workload that confighash reads, taken apart once per review or touch. */
+export interface Workload {
+  readonly kind: WorkloadKind;
+  readonly object: JsonObject;
+  /** undefined when the object has no pod template at the kind's path. */
+  readonly template: JsonObject | undefined;
+  /** The workload's own `metadata.annotations`. */
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export function readWorkload(object: JsonObject, kind: WorkloadKind): Workload {
+  return {
+    kind,
+    object,
+    template: podTemplateOf(object, kind),
+    annotations: workloadAnnotations(object),
+  };
+}

@@ -1,7 +1,7 @@
 // Reference discovery (DESIGN.md §3 "Sources" and "Selected keys"): which
 // ConfigMaps and Secrets a pod template reads, and which of their keys.
 
-import type { KeySelection, SourceKind, SourceRef } from '../hash/index.js';
+import { type KeySelection, parseSourceList, type SourceKind, type SourceRef } from '../sources.js';
 import { EXCLUDE, INCLUDE } from './annotations.js';
 import { isObject, type JsonObject } from './object.js';
 
@@ -121,35 +121,6 @@ function collectContainer(container: JsonObject, add: (ref: Reference) => void):
 
 function keyReference(kind: SourceKind, ref: JsonObject): Reference {
   return { kind, name: ref.name, keys: [ref.key], optional: ref.optional };
-}
-
-export interface NamedSource {
-  readonly kind: SourceKind;
-  readonly name: string;
-}
-
-/**
- * Parses `configmap/NAME,secret/NAME` (the include/exclude annotations).
- * Kinds are case-insensitive; blanks around entries and empty entries are ignored.
- */
-export function parseSourceList(value: string | undefined): {
-  refs: NamedSource[];
-  invalid: string[];
-} {
-  const refs: NamedSource[] = [];
-  const invalid: string[] = [];
-  for (const raw of (value ?? '').split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const match = /^(configmap|secret)\/([^/\s]+)$/i.exec(entry);
-    if (!match) {
-      invalid.push(entry);
-      continue;
-    }
-    const kind: SourceKind = match[1]!.toLowerCase() === 'configmap' ? 'ConfigMap' : 'Secret';
-    refs.push({ kind, name: match[2]! });
-  }
-  return { refs, invalid };
 }
 
 function invalidEntry(annotation: string, entry: string): string {

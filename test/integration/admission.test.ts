@@ -3,7 +3,7 @@
 // over HTTP, and every bad input.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Mutator } from '../../src/mutate.js';
+import type { Mutator } from '../../src/review.js';
 import { HASH, SOURCES } from '../../src/workload/index.js';
 import { putStandardSources, startTestApp, type TestApp } from '../support/app.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
@@ -44,6 +44,13 @@ async function post(options: RequestOptions, query = '') {
   const object = admissionReview(options).request as { object: unknown };
   const after = applyPatch(object.object, decodePatch(body.response.patch));
   return { response, body, after: after as ReturnType<typeof workload> };
+}
+
+/** A sample's value in /metrics; 0 when absent. `name` may include its labels. */
+async function metricValue(name: string): Promise<number> {
+  const text = (await t.app.inject('/metrics')).body;
+  const line = text.split('\n').find((entry) => entry.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(name.length + 1));
 }
 
 function templateAnnotations(object: ReturnType<typeof workload>): Record<string, string> {
@@ -104,6 +111,9 @@ describe('well-formed reviews', () => {
     ['forbidden', 'forbidden'],
     ['server-error', 'HTTP 500'],
     ['not-json', 'response is not JSON'],
+    // A 200 whose body is not a JSON object is not an empty Secret.
+    ['array', 'response is not an object'],
+    ['data-not-object', 'response data is not an object'],
   ] as const)('a lookup answered %s keeps oldObject values on UPDATE', async (fault, detail) => {
     const { after: old } = await post({});
     t.api.fault('Secret', NAMESPACE, 'db', fault);
@@ -130,10 +140,66 @@ describe('well-formed reviews', () => {
     ]);
   });
 
+  it('an absurd ?timeout= is clamped: lookups still run, no internal error', async () => {
+    const { body } = await post({}, '?timeout=99999999999h');
+    expect(body.response.patch).toBeDefined();
+    expect(body.response.warnings).toBeUndefined();
+  });
+
+  it('a template nested thousands of levels deep is reviewed, not an internal error', async () => {
+    // Built as text: JSON.stringify of such an object overflows the stack itself.
+    const depth = 20_000;
+    const deep = `${'{"nested":'.repeat(depth)}true${'}'.repeat(depth)}`;
+    const send = async (options: RequestOptions) => {
+      const text = JSON.stringify(admissionReview(options)).replaceAll('"DEEP"', deep);
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/mutate',
+        payload: text,
+        headers: { 'content-type': 'application/json' },
+      });
+      return { status: response.statusCode, body: response.json() as ReviewResponse };
+    };
+    const object = workload();
+    const spec = object.spec as { template: { spec: { containers: Record<string, unknown>[] } } };
+    spec.template.spec.containers[0]!.extra = 'DEEP';
+    const created = await send({ object });
+    expect(created.status).toBe(200);
+    expect(created.body.response.warnings).toBeUndefined();
+    expect(created.body.response.patch).toBeDefined();
+    // UPDATE compares the two templates ("otherwise unchanged"), all the way down.
+    const update = await send({ operation: 'UPDATE', object, oldObject: object });
+    expect(update.status).toBe(200);
+    expect(update.body.response.warnings).toBeUndefined();
+    expect(decodePatch(update.body.response.patch)).toEqual([
+      expect.objectContaining({ path: '/metadata/annotations' }),
+    ]);
+  });
+
   it('dry-run is computed like a real request', async () => {
     const real = await post({});
     const dry = await post({ dryRun: true });
     expect(dry.body.response.patch).toBe(real.body.response.patch);
+  });
+
+  it('dry-run of a rolling UPDATE: same patch, but no hash change counted and nothing written', async () => {
+    const { after: old } = await post({});
+    t.api.put({ kind: 'ConfigMap', namespace: NAMESPACE, name: 'flags', data: { mode: 'dry' } });
+    const update = { operation: 'UPDATE', object: old, oldObject: old } as const;
+    const dryRuns = 'confighash_admission_requests_total{outcome="patched",dry_run="true"}';
+    const changesBefore = await metricValue('confighash_hash_changes_total');
+    const dryRunsBefore = await metricValue(dryRuns);
+    const requestsBefore = t.api.requests.length;
+    const dry = await post({ ...update, dryRun: true });
+    expect(dry.body.response.patch).toBeDefined();
+    expect(await metricValue('confighash_hash_changes_total')).toBe(changesBefore);
+    expect(await metricValue(dryRuns)).toBe(dryRunsBefore + 1);
+    // Its only traffic to the API server is the live reads.
+    expect(t.api.requests.slice(requestsBefore).every((r) => r.startsWith('GET '))).toBe(true);
+    // The same write for real is counted: the check above can fail.
+    const real = await post(update);
+    expect(real.body.response.patch).toBe(dry.body.response.patch);
+    expect(await metricValue('confighash_hash_changes_total')).toBe(changesBefore + 1);
   });
 
   it.each([

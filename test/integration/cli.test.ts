@@ -2,20 +2,23 @@
 // writes what serve needs; serve answers real AdmissionReviews over TLS against
 // a kubeconfig-reachable API, logs no config values, and shuts down gracefully.
 
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { putStandardSources } from '../support/app.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from '../support/fake-api.js';
-import { freePort, runConfighash } from '../support/process.js';
+import { freePort, runConfighash, stopStartedProcesses } from '../support/process.js';
 import { admissionReview, NAMESPACE } from '../support/workloads.js';
 
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'confighash-cli-'));
 });
+// Also after a failure or a timeout, when a test's own cleanup never runs.
+afterEach(stopStartedProcesses);
 
 describe('option mistakes', () => {
   it.each([
@@ -220,3 +223,38 @@ describe('serve', () => {
     expect(everything).not.toContain('port: 8080');
   });
 });
+
+describe('a test that times out', () => {
+  let pid: number | undefined;
+
+  // `serve` blocks reading a hash key from a FIFO nobody writes: it runs until killed.
+  it.fails('times out with its serve process still running', async () => {
+    const fifo = join(dir, 'never.key');
+    execFileSync('mkfifo', [fifo]);
+    const server = runConfighash([
+      'serve',
+      '--tls-cert-file',
+      'x',
+      '--tls-key-file',
+      'y',
+      '--hash-key-file',
+      fifo,
+    ]);
+    pid = server.child.pid;
+    await server.exited;
+  }, 3_000);
+
+  it('leaves no orphan serve process behind', async () => {
+    expect(pid).toBeDefined();
+    expect(isRunning(pid!)).toBe(false);
+  });
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { optionEnvironmentVariables, usage } from '../../src/config.js';
+import { optionEnvironmentVariables, usage } from '../../src/config/index.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
 const OVERLAYS = ['default', 'cert-manager'] as const;

@@ -7,7 +7,13 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Fault = 'forbidden' | 'server-error' | 'hang' | 'not-json';
+export type Fault =
+  | 'forbidden'
+  | 'server-error'
+  | 'hang'
+  | 'not-json'
+  | 'array'
+  | 'data-not-object';
 
 export interface StoredObject {
   kind: 'ConfigMap' | 'Secret';
@@ -68,6 +74,16 @@ export async function startFakeApi(): Promise<FakeApi> {
         return;
       case 'not-json':
         response.writeHead(200, { 'content-type': 'application/json' }).end('{not json');
+        return;
+      case 'array':
+        response.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+        return;
+      case 'data-not-object':
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({ kind, metadata: { name, uid: 'u', resourceVersion: '1' }, data: 'x' }),
+          );
         return;
     }
     const object = objects.get(key);

@@ -1,8 +1,9 @@
 // An in-memory ConfigSource for unit tests of the core. Integration tests use
 // the real API adapter against a real HTTP server instead.
 
-import { contentOfConfigMap, contentOfSecret, type SourceKind } from '../../src/hash/index.js';
-import type { ConfigSource, LookupFailure, LookupResult } from '../../src/kube/index.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../../src/evaluate.js';
+import { contentOfConfigMap, contentOfSecret } from '../../src/hash/index.js';
+import type { SourceKind } from '../../src/sources.js';
 
 interface Entry {
   data?: Record<string, string>;

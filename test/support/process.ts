@@ -30,7 +30,23 @@ export function runConfighash(
     output.stderr += chunk.toString();
   });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, output, exited };
+  const running = { child, output, exited };
+  started.add(running);
+  void exited.then(() => started.delete(running));
+  return running;
+}
+
+const started = new Set<RunningProcess>();
+
+/**
+ * Kills every process runConfighash started that is still running. For an
+ * `afterEach`: a test that fails or times out never reaches its own cleanup,
+ * and a `serve` it started would outlive the run.
+ */
+export async function stopStartedProcesses(): Promise<void> {
+  const left = [...started];
+  for (const { child } of left) child.kill('SIGKILL');
+  await Promise.all(left.map(({ exited }) => exited));
 }
 
 export { freePort } from '../../tools/cluster/ports.js';

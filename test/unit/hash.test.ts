@@ -5,19 +5,21 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
-  compareBytewise,
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
   ENCODING_HEADER,
   encodeToBuffer,
-  formatSourceList,
   type HashInput,
   HashMemo,
-  type KeySelection,
   type SecretData,
-  type SourceKind,
 } from '../../src/hash/index.js';
+import {
+  compareBytewise,
+  formatSourceList,
+  type KeySelection,
+  type SourceKind,
+} from '../../src/sources.js';
 import { named } from '../support/named.js';
 
 interface VectorSource {

@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/admission/index.js';
-import { createMutator, type MutationResult } from '../../src/mutate.js';
+import { createMutator } from '../../src/mutate.js';
+import type { MutationResult } from '../../src/review.js';
 import { ADOPTED_HASH, HASH, SOURCES } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
 import { MemorySource } from '../support/memory-source.js';

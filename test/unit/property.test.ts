@@ -7,9 +7,9 @@ import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
-  formatSourceList,
   type SourceContent,
 } from '../../src/hash/index.js';
+import { formatSourceList } from '../../src/sources.js';
 import { EXCLUDE, findSources, HASH, INCLUDE, SOURCES } from '../../src/workload/index.js';
 
 const RUNS = { numRuns: 200 };

@@ -1,8 +1,8 @@
 // `confighash serve` options for self-managed certificates and hash key
-// (src/config.ts): which files they stand for, and the mistakes they refuse.
+// (src/config/serve.ts): which files they stand for, and the mistakes they refuse.
 
 import { describe, expect, it } from 'vitest';
-import { parseServeConfig, type ServeConfig } from '../../src/config.js';
+import { parseServeConfig, type ServeConfig } from '../../src/config/index.js';
 import { named } from '../support/named.js';
 
 const FILES = ['--tls-cert-file', 'a.crt', '--tls-key-file', 'a.key'];

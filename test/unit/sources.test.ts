@@ -2,8 +2,8 @@
 // pod spec names a ConfigMap or Secret, plus the include/exclude annotations.
 
 import { describe, expect, it } from 'vitest';
-import { compareSources, type SourceKind } from '../../src/hash/index.js';
-import { EXCLUDE, findSources, INCLUDE, parseSourceList } from '../../src/workload/index.js';
+import { compareSources, parseSourceList, type SourceKind } from '../../src/sources.js';
+import { EXCLUDE, findSources, INCLUDE } from '../../src/workload/index.js';
 import { named } from '../support/named.js';
 
 /** A found source as a plain value: selection sorted so rows can be compared. */

@@ -71,7 +71,8 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
         },
       },
     );
-    await waitUntilReady(port, await readFile(join(certsDir, 'ca.crt'), 'utf8'), process);
+    const ca = await readFile(join(certsDir, 'ca.crt'), 'utf8');
+    await waitUntilReady(process, () => readyzOk(port, ca));
     return process;
   };
   const webhook: LocalWebhook = {
@@ -99,28 +100,44 @@ export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebho
   if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
 }
 
-async function waitUntilReady(port: number, ca: string, process: ManagedProcess): Promise<void> {
-  const { default: https } = await import('node:https');
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (process.child.exitCode !== null) {
-      throw new Error(`confighash exited while starting; see ${process.logFile}`);
-    }
-    const ready = await new Promise<boolean>((resolve) => {
-      const request = https.get(
-        { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 1000 },
-        (response) => {
-          response.resume();
-          resolve(response.statusCode === 200);
-        },
+/**
+ * Waits until the process answers /readyz. There is no fixed time limit: on a
+ * loaded machine starting through tsx can take well over 30 s, and a process
+ * that cannot start exits, which ends the wait with its log file named.
+ */
+export async function waitUntilReady(
+  process: Pick<ManagedProcess, 'exited' | 'logFile'>,
+  isReady: () => Promise<boolean>,
+  pollMs = 200,
+): Promise<void> {
+  let exitCode: number | null | undefined;
+  void process.exited.then((code) => {
+    exitCode = code;
+  });
+  for (;;) {
+    if (exitCode !== undefined) {
+      throw new Error(
+        `confighash exited (code ${exitCode}) while starting; see ${process.logFile}`,
       );
-      request.on('error', () => resolve(false));
-      request.on('timeout', () => request.destroy());
-    });
-    if (ready) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    if (await isReady()) return;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
-  throw new Error(`confighash was not ready after 30s; see ${process.logFile}`);
+}
+
+async function readyzOk(port: number, ca: string): Promise<boolean> {
+  const { default: https } = await import('node:https');
+  return new Promise<boolean>((resolve) => {
+    const request = https.get(
+      { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 1000 },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode === 200);
+      },
+    );
+    request.on('error', () => resolve(false));
+    request.on('timeout', () => request.destroy());
+  });
 }
 
 async function runToCompletion(args: readonly string[], dir: string): Promise<void> {

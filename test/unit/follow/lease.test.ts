@@ -1,12 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   decideLeaseAction,
-  type LeaseRecord,
-  type LeaseStore,
   nextLeaseRecord,
   runLeaderElection,
-  type StoredLease,
 } from '../../../src/follow/lease.js';
+import type { LeaseRecord, LeaseStore, StoredLease } from '../../../src/follow/ports.js';
 
 const held = (holder: string, seconds = 15): LeaseRecord => ({
   holderIdentity: holder,

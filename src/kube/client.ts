@@ -1,5 +1,8 @@
-// Plain requests and watch streams over the shared keep-alive ApiConnection,
-// for follow mode's list, watch, patch and event calls.
+// The one way confighash talks to the API server: requests and watch streams
+// over a keep-alive ApiConnection, one error type (ApiError, by status code)
+// and one way to describe a failure in a line. Lookups, follow mode, the lease
+// and self-managed certificates all use it. Also the field manager every write
+// names.
 
 import http from 'node:http';
 import https from 'node:https';
@@ -14,6 +17,12 @@ export interface ApiRequest {
   readonly signal?: AbortSignal;
 }
 
+/** The field manager of every write confighash makes (managedFields, `kubectl … --show-managed-fields`). */
+export const FIELD_MANAGER = 'confighash';
+
+/** `?fieldManager=confighash`, to append to a write's path. */
+export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -23,6 +32,21 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** True when `error` is an API answer with one of these status codes. */
+export function isStatus(error: unknown, ...codes: number[]): error is ApiError {
+  return error instanceof ApiError && codes.includes(error.status);
+}
+
+/** A failure as one line naming what was being done: `cannot read Secret ns/x: HTTP 403: …`. */
+export function describeFailure(error: unknown, doing: string): Error {
+  if (error instanceof ApiError) {
+    const detail = error.message === `HTTP ${error.status}` ? '' : `: ${error.message}`;
+    return new Error(`cannot ${doing}: HTTP ${error.status}${detail}`);
+  }
+  const cause = error as Error & { code?: string };
+  return new Error(`cannot ${doing}: ${cause.code ?? cause.message}`);
 }
 
 /** Sends one request; resolves with the parsed JSON body of a 2xx, throws ApiError otherwise. */

@@ -1,14 +1,24 @@
-// Command-line options and their environment variables, parsed and validated
-// into a frozen Config. Every mistake is one line naming the option; nothing
-// here reads files or exits the process.
+// `confighash serve`: its options (listening and files, self-managed
+// certificates, follow mode) and their validation into a frozen ServeConfig.
 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { parseGoDuration } from './admission/index.js';
-import type { SelfManagedOptions } from './certs/self-managed.js';
-import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from './follow/index.js';
-import { LOG_LEVELS, type LogLevel } from './server/logger.js';
+import { parseGoDuration } from '../admission/index.js';
+import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
+import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
+import { LOG_LEVELS, type LogLevel } from '../server/logger.js';
+import { FOLLOW_NAMESPACE_SELECTOR } from '../workload/index.js';
+import {
+  type Environment,
+  envOf,
+  fail,
+  type OptionSpec,
+  type Parsed,
+  type ParseResult,
+  parseInteger,
+  parseOptions,
+  parseSeconds,
+} from './options.js';
 
 export interface ServeConfig {
   readonly port: number;
@@ -32,29 +42,7 @@ export interface FollowConfig {
   readonly identity: string;
 }
 
-export interface DevCertsConfig {
-  readonly dir: string;
-  readonly hosts: readonly string[];
-}
-
-export type ParseResult<T> =
-  | { readonly ok: true; readonly config: T }
-  | { readonly ok: false; readonly error: string }
-  | { readonly ok: false; readonly help: string };
-
-type Environment = Readonly<Record<string, string | undefined>>;
-
-interface OptionSpec {
-  readonly flag: string;
-  readonly env: string;
-  readonly value: string;
-  readonly defaultValue?: string;
-  readonly help: string;
-  /** A flag without a value (`--flag`; env `true`/`false`). */
-  readonly boolean?: true;
-}
-
-const SERVE_OPTIONS: readonly OptionSpec[] = [
+export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'port',
     env: 'CONFIGHASH_LISTEN_PORT',
@@ -112,7 +100,7 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
 
 // Self-managed certificates and hash key (docs/install.md). Names must match the RBAC
 // resourceNames in manifests/.
-const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
+export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'self-managed-certs',
     env: 'CONFIGHASH_SELF_MANAGED_CERTS',
@@ -184,13 +172,13 @@ const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
 ];
 
 // Follow mode (DESIGN.md §6): rolls on config changes that no write of the workload carries.
-const FOLLOW_OPTIONS: readonly OptionSpec[] = [
+export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'follow',
     env: 'CONFIGHASH_FOLLOW',
     value: '',
     boolean: true,
-    help: 'in namespaces labelled confighash.dev/enabled=follow, touch workloads whose config changed',
+    help: `in namespaces labelled ${FOLLOW_NAMESPACE_SELECTOR}, touch workloads whose config changed`,
   },
   {
     flag: 'follow-resync',
@@ -249,32 +237,18 @@ const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   },
 ];
 
-const DEV_CERTS_OPTIONS: readonly OptionSpec[] = [
-  {
-    flag: 'dir',
-    env: 'CONFIGHASH_CERTS_DIR',
-    value: 'DIR',
-    defaultValue: 'certs',
-    help: 'where to write ca.crt, tls.crt, tls.key and hash.key',
-  },
-  {
-    flag: 'host',
-    env: 'CONFIGHASH_CERT_HOSTS',
-    value: 'NAME',
-    help: 'extra DNS name or IP for the certificate (repeatable; env: comma-separated)',
-  },
+/** Every option of serve, in help order. */
+export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
+  ...SERVE_OPTIONS,
+  ...SELF_MANAGED_OPTIONS,
+  ...FOLLOW_OPTIONS,
 ];
 
 export function parseServeConfig(
   argv: readonly string[],
   env: Environment,
 ): ParseResult<ServeConfig> {
-  const values = parseOptions(
-    'serve',
-    [...SERVE_OPTIONS, ...SELF_MANAGED_OPTIONS, ...FOLLOW_OPTIONS],
-    argv,
-    env,
-  );
+  const values = parseOptions('serve', ALL_SERVE_OPTIONS, argv, env);
   if (!values.ok) return values;
   const selfManaged = parseSelfManaged(values);
   if (typeof selfManaged === 'string') return fail(selfManaged);
@@ -318,29 +292,27 @@ export function parseServeConfig(
   };
 }
 
+type Values = Extract<Parsed, { ok: true }>;
+
 /**
  * --self-managed-certs and --hash-key-secret replace the file flags they stand
  * for: `files` gives those flags their paths in --runtime-dir.
  */
 function parseSelfManaged(
-  values: Extract<Parsed, { ok: true }>,
+  values: Values,
 ): { options: SelfManagedOptions | undefined; files: Record<string, string> } | string {
-  const { get, all } = values;
+  const { get } = values;
   const certs = get('self-managed-certs') ?? 'false';
   if (certs !== 'true' && certs !== 'false') {
     return `CONFIGHASH_SELF_MANAGED_CERTS must be true or false, got '${certs}'`;
   }
+  const managedCerts = certs === 'true';
   const hashKeySecret =
     get('hash-key-secret') ??
-    (certs === 'true' && !get('hash-key-file') ? 'confighash-hash-key' : undefined);
-  if (certs === 'false' && hashKeySecret === undefined) return { options: undefined, files: {} };
-  for (const [flag, instead] of [
-    ['tls-cert-file', certs === 'true' ? 'self-managed-certs' : undefined],
-    ['tls-key-file', certs === 'true' ? 'self-managed-certs' : undefined],
-    ['hash-key-file', hashKeySecret ? 'hash-key-secret' : undefined],
-  ] as const) {
-    if (instead && get(flag)) return `--${flag} and --${instead} cannot be combined`;
-  }
+    (managedCerts && !get('hash-key-file') ? 'confighash-hash-key' : undefined);
+  if (!managedCerts && hashKeySecret === undefined) return { options: undefined, files: {} };
+  const conflict = combinedFileFlag(get, managedCerts, hashKeySecret !== undefined);
+  if (conflict) return conflict;
   const interval = parseSeconds(get('cert-check-interval'));
   if (interval === undefined || interval <= 0) {
     return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
@@ -350,42 +322,66 @@ function parseSelfManaged(
   if (servingValidityMs === undefined || servingValidityMs < 60_000) {
     return `--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '${get('serving-cert-validity')}'`;
   }
-  const namespace = get('namespace')!;
-  const service = get('service-name')!;
   const dir = get('runtime-dir')!;
   const files: Record<string, string> = {};
-  if (certs === 'true') {
+  if (managedCerts) {
     files['tls-cert-file'] = join(dir, 'tls.crt');
     files['tls-key-file'] = join(dir, 'tls.key');
   }
   if (hashKeySecret) files['hash-key-file'] = join(dir, 'hash.key');
+  const options: SelfManagedOptions = {
+    namespace: get('namespace')!,
+    certificates: managedCerts
+      ? certificateOptions(values, files, {
+          checkIntervalMs: interval * 1000,
+          servingValidDays: servingValidityMs / 86_400_000,
+        })
+      : undefined,
+    hashKey: hashKeySecret
+      ? Object.freeze({ secretName: hashKeySecret, file: files['hash-key-file']! })
+      : undefined,
+  };
+  return { files, options: Object.freeze(options) };
+}
+
+/** A file flag given together with the option that replaces it. */
+function combinedFileFlag(
+  get: Values['get'],
+  managedCerts: boolean,
+  keyFromSecret: boolean,
+): string | undefined {
+  for (const [flag, instead] of [
+    ['tls-cert-file', managedCerts ? 'self-managed-certs' : undefined],
+    ['tls-key-file', managedCerts ? 'self-managed-certs' : undefined],
+    ['hash-key-file', keyFromSecret ? 'hash-key-secret' : undefined],
+  ] as const) {
+    if (instead && get(flag)) return `--${flag} and --${instead} cannot be combined`;
+  }
+  return undefined;
+}
+
+/** The certificate covers the Service's DNS names plus every --cert-host. */
+function certificateOptions(
+  { get, all }: Values,
+  files: Record<string, string>,
+  timing: Pick<SelfManagedCertificates, 'checkIntervalMs' | 'servingValidDays'>,
+): SelfManagedCertificates {
+  const namespace = get('namespace')!;
+  const service = get('service-name')!;
   const hosts = [
     service,
     `${service}.${namespace}`,
     `${service}.${namespace}.svc`,
     ...all('cert-host'),
   ];
-  return {
-    files,
-    options: Object.freeze({
-      namespace,
-      certificates:
-        certs === 'true'
-          ? Object.freeze({
-              secretName: get('certs-secret')!,
-              hosts: Object.freeze([...new Set(hosts)]),
-              webhookConfiguration: get('webhook-configuration')!,
-              certFile: files['tls-cert-file']!,
-              keyFile: files['tls-key-file']!,
-              checkIntervalMs: interval * 1000,
-              servingValidDays: servingValidityMs / 86_400_000,
-            })
-          : undefined,
-      hashKey: hashKeySecret
-        ? Object.freeze({ secretName: hashKeySecret, file: files['hash-key-file']! })
-        : undefined,
-    }),
-  };
+  return Object.freeze({
+    secretName: get('certs-secret')!,
+    hosts: Object.freeze([...new Set(hosts)]),
+    webhookConfiguration: get('webhook-configuration')!,
+    certFile: files['tls-cert-file']!,
+    keyFile: files['tls-key-file']!,
+    ...timing,
+  });
 }
 
 /** Follow mode's flags, when --follow is on; a string is the one-line mistake. */
@@ -429,128 +425,4 @@ function parseFollowConfig(
     leaseName: get('lease-name')!,
     identity: get('identity') ?? `${hostname()}_${process.pid}`,
   };
-}
-
-export function parseDevCertsConfig(
-  argv: readonly string[],
-  env: Environment,
-): ParseResult<DevCertsConfig> {
-  const values = parseOptions('dev-certs', DEV_CERTS_OPTIONS, argv, env);
-  if (!values.ok) return values;
-  const extra = values.all('host');
-  const hosts = [...new Set(['localhost', '127.0.0.1', ...extra])];
-  return { ok: true, config: Object.freeze({ dir: values.get('dir')!, hosts }) };
-}
-
-/**
- * Every environment variable an option is read from. A variable the kubelet sets for a
- * Service (its links: `<SERVICE>_PORT…`, `<SERVICE>_SERVICE_…`) must never be one of
- * these: `CONFIGHASH_PORT=tcp://10.0.0.221:443` once crash-looped every pod.
- */
-export function optionEnvironmentVariables(): readonly string[] {
-  const specs = [
-    ...SERVE_OPTIONS,
-    ...SELF_MANAGED_OPTIONS,
-    ...FOLLOW_OPTIONS,
-    ...DEV_CERTS_OPTIONS,
-  ];
-  return [...new Set(specs.map((spec) => spec.env))];
-}
-
-export function usage(): string {
-  return [
-    'Usage: confighash <command> [options]',
-    '',
-    'Commands:',
-    '  serve       run the admission webhook (HTTPS)',
-    '  dev-certs   write a local CA, serving certificate and hash key',
-    '',
-    helpFor('serve', [...SERVE_OPTIONS, ...SELF_MANAGED_OPTIONS, ...FOLLOW_OPTIONS]),
-    '',
-    helpFor('dev-certs', DEV_CERTS_OPTIONS),
-    '',
-    'The Kubernetes API is found as kubectl finds it: KUBECONFIG, ~/.kube/config, or in-cluster.',
-  ].join('\n');
-}
-
-// --- parsing machinery ---------------------------------------------------------
-
-type Parsed =
-  | { ok: true; get: (flag: string) => string | undefined; all: (flag: string) => string[] }
-  | { ok: false; error: string }
-  | { ok: false; help: string };
-
-function parseOptions(
-  command: string,
-  specs: readonly OptionSpec[],
-  argv: readonly string[],
-  env: Environment,
-): Parsed {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        ...Object.fromEntries(
-          specs.map((spec) => [
-            spec.flag,
-            { type: spec.boolean ? 'boolean' : 'string', multiple: true } as const,
-          ]),
-        ),
-      },
-    });
-  } catch (error) {
-    return {
-      ok: false,
-      error: `${(error as Error).message.split('\n', 1)[0]} (see confighash ${command} --help)`,
-    };
-  }
-  if (parsed.values.help) return { ok: false, help: helpFor(command, specs) };
-  const all = (flag: string): string[] => {
-    const fromFlag = (parsed.values[flag] as (string | boolean)[] | undefined)?.map(String);
-    if (fromFlag && fromFlag.length > 0) return fromFlag;
-    const fromEnv = env[envOf(specs, flag)];
-    if (fromEnv !== undefined && fromEnv !== '')
-      return fromEnv.split(',').map((part) => part.trim());
-    return [];
-  };
-  const get = (flag: string): string | undefined => {
-    const fromFlag = (parsed.values[flag] as (string | boolean)[] | undefined)?.map(String);
-    if (fromFlag && fromFlag.length > 0) return fromFlag[fromFlag.length - 1];
-    const fromEnv = env[envOf(specs, flag)];
-    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-    return specs.find((spec) => spec.flag === flag)?.defaultValue;
-  };
-  return { ok: true, get, all };
-}
-
-function helpFor(command: string, specs: readonly OptionSpec[]): string {
-  const lines = specs.map((spec) => {
-    const left = `  --${spec.flag} ${spec.value}`.trimEnd().padEnd(32);
-    const fallback = spec.defaultValue ? ` (default ${spec.defaultValue})` : '';
-    return `${left}${spec.help}${fallback}\n${' '.repeat(32)}env ${spec.env}`;
-  });
-  return [`confighash ${command} options:`, ...lines].join('\n');
-}
-
-function envOf(specs: readonly OptionSpec[], flag: string): string {
-  return specs.find((spec) => spec.flag === flag)?.env ?? '';
-}
-
-function parseInteger(text: string | undefined, min: number, max: number): number | undefined {
-  if (text === undefined || !/^\d+$/.test(text)) return undefined;
-  const value = Number(text);
-  return value >= min && value <= max ? value : undefined;
-}
-
-function parseSeconds(text: string | undefined): number | undefined {
-  if (text === undefined || !/^\d+(\.\d+)?$/.test(text)) return undefined;
-  return Number(text);
-}
-
-function fail(error: string): { ok: false; error: string } {
-  return { ok: false, error };
 }

@@ -1,0 +1,37 @@
+// Command-line options and their environment variables, parsed and validated
+// into frozen configs, one module per command; the machinery is options.ts.
+// Nothing here reads files or exits the process.
+
+import { DEV_CERTS_OPTIONS } from './dev-certs.js';
+import { helpFor } from './options.js';
+import { ALL_SERVE_OPTIONS } from './serve.js';
+
+export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
+export type { ParseResult } from './options.js';
+export { type FollowConfig, parseServeConfig, type ServeConfig } from './serve.js';
+
+/**
+ * Every environment variable an option is read from. A variable the kubelet sets for a
+ * Service (its links: `<SERVICE>_PORT…`, `<SERVICE>_SERVICE_…`) must never be one of
+ * these: `CONFIGHASH_PORT=tcp://10.0.0.221:443` once crash-looped every pod.
+ */
+export function optionEnvironmentVariables(): readonly string[] {
+  const specs = [...ALL_SERVE_OPTIONS, ...DEV_CERTS_OPTIONS];
+  return [...new Set(specs.map((spec) => spec.env))];
+}
+
+export function usage(): string {
+  return [
+    'Usage: confighash <command> [options]',
+    '',
+    'Commands:',
+    '  serve       run the admission webhook (HTTPS)',
+    '  dev-certs   write a local CA, serving certificate and hash key',
+    '',
+    helpFor('serve', ALL_SERVE_OPTIONS),
+    '',
+    helpFor('dev-certs', DEV_CERTS_OPTIONS),
+    '',
+    'The Kubernetes API is found as kubectl finds it: KUBECONFIG, ~/.kube/config, or in-cluster.',
+  ].join('\n');
+}

@@ -1,0 +1,110 @@
+// The option machinery: each option is a flag with an environment variable
+// and maybe a default; parsing gives one-line mistakes naming the option, and
+// help text lists both names. Commands (serve.ts, dev-certs.ts) declare their
+// options as tables of OptionSpec. Nothing here reads files or exits.
+
+import { parseArgs } from 'node:util';
+
+export type ParseResult<T> =
+  | { readonly ok: true; readonly config: T }
+  | { readonly ok: false; readonly error: string }
+  | { readonly ok: false; readonly help: string };
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface OptionSpec {
+  readonly flag: string;
+  readonly env: string;
+  readonly value: string;
+  readonly defaultValue?: string;
+  readonly help: string;
+  /** A flag without a value (`--flag`; env `true`/`false`). */
+  readonly boolean?: true;
+}
+
+// --- parsing ---------------------------------------------------------------------
+
+/** Parsed options: `get` the last value (flag, else environment, else default), `all` every value. */
+export type Parsed =
+  | { ok: true; get: (flag: string) => string | undefined; all: (flag: string) => string[] }
+  | { ok: false; error: string }
+  | { ok: false; help: string };
+
+export function parseOptions(
+  command: string,
+  specs: readonly OptionSpec[],
+  argv: readonly string[],
+  env: Environment,
+): Parsed {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        ...Object.fromEntries(
+          specs.map((spec) => [
+            spec.flag,
+            { type: spec.boolean ? 'boolean' : 'string', multiple: true } as const,
+          ]),
+        ),
+      },
+    });
+  } catch (error) {
+    return {
+      ok: false,
+      error: `${(error as Error).message.split('\n', 1)[0]} (see confighash ${command} --help)`,
+    };
+  }
+  if (parsed.values.help) return { ok: false, help: helpFor(command, specs) };
+  const all = (flag: string): string[] => {
+    const fromFlag = (parsed.values[flag] as (string | boolean)[] | undefined)?.map(String);
+    if (fromFlag && fromFlag.length > 0) return fromFlag;
+    const fromEnv = env[envOf(specs, flag)];
+    if (fromEnv !== undefined && fromEnv !== '')
+      return fromEnv.split(',').map((part) => part.trim());
+    return [];
+  };
+  const get = (flag: string): string | undefined => {
+    const fromFlag = (parsed.values[flag] as (string | boolean)[] | undefined)?.map(String);
+    if (fromFlag && fromFlag.length > 0) return fromFlag[fromFlag.length - 1];
+    const fromEnv = env[envOf(specs, flag)];
+    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+    return specs.find((spec) => spec.flag === flag)?.defaultValue;
+  };
+  return { ok: true, get, all };
+}
+
+export function helpFor(command: string, specs: readonly OptionSpec[]): string {
+  const lines = specs.map((spec) => {
+    const left = `  --${spec.flag} ${spec.value}`.trimEnd().padEnd(32);
+    const fallback = spec.defaultValue ? ` (default ${spec.defaultValue})` : '';
+    return `${left}${spec.help}${fallback}\n${' '.repeat(32)}env ${spec.env}`;
+  });
+  return [`confighash ${command} options:`, ...lines].join('\n');
+}
+
+export function envOf(specs: readonly OptionSpec[], flag: string): string {
+  return specs.find((spec) => spec.flag === flag)?.env ?? '';
+}
+
+export function parseInteger(
+  text: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
+  if (text === undefined || !/^\d+$/.test(text)) return undefined;
+  const value = Number(text);
+  return value >= min && value <= max ? value : undefined;
+}
+
+export function parseSeconds(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d+(\.\d+)?$/.test(text)) return undefined;
+  return Number(text);
+}
+
+export function fail(error: string): { ok: false; error: string } {
+  return { ok: false, error };
+}

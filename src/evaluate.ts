@@ -1,0 +1,161 @@
+// "The hash now" (DESIGN.md §3, §6): a workload's sources, read live through the
+// ConfigSource port, become one answer — no sources, unreadable (which lookups
+// failed and why), or hashed (the hash, the sources list, and which required
+// sources are absent). Admission and follow mode both take this answer as it
+// is; neither works out again what failed.
+
+import { computeHash, type HashInput, HashMemo, type SourceContent } from './hash/index.js';
+import { formatSourceList, type SourceKind, type SourceRef } from './sources.js';
+import { findSources, type Workload } from './workload/index.js';
+
+// --- the port ---------------------------------------------------------------------
+
+export type LookupFailure =
+  | 'timeout'
+  | 'forbidden'
+  | 'unauthorized'
+  | 'server-error'
+  | 'network'
+  | 'bad-response';
+
+export type LookupResult =
+  | {
+      readonly status: 'found';
+      readonly uid: string;
+      readonly resourceVersion: string;
+      readonly content: SourceContent;
+    }
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };
+
+/** Reads ConfigMaps and Secrets. Outcomes a user sees are values, never exceptions. */
+export interface ConfigSource {
+  /** Reads one object live; resolves (never rejects) once `signal` aborts. */
+  get(
+    kind: SourceKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<LookupResult>;
+}
+
+// --- the answer -------------------------------------------------------------------
+
+export interface SourceLookup {
+  readonly ref: SourceRef;
+  readonly result: LookupResult;
+}
+
+export interface FailedLookup {
+  readonly ref: SourceRef;
+  readonly failure: LookupFailure;
+  readonly detail: string;
+}
+
+interface EvaluationBase {
+  /** Every lookup made, for metrics. */
+  readonly lookups: readonly SourceLookup[];
+  /** Annotation entries that were ignored, as warning text. */
+  readonly problems: readonly string[];
+}
+
+// `missingRequired`: required sources that do not exist, so pods will not start until they do.
+
+export type Evaluation = EvaluationBase &
+  (
+    | { readonly status: 'no-sources' }
+    | {
+        readonly status: 'unreadable';
+        readonly failures: readonly FailedLookup[];
+        readonly missingRequired: readonly SourceRef[];
+      }
+    | {
+        readonly status: 'hashed';
+        readonly hash: string;
+        /** The `sources` annotation value. */
+        readonly sources: string;
+        readonly missingRequired: readonly SourceRef[];
+      }
+  );
+
+export type Evaluator = (
+  workload: Pick<Workload, 'template' | 'annotations'>,
+  namespace: string,
+  signal: AbortSignal,
+) => Promise<Evaluation>;
+
+export interface EvaluatorDependencies {
+  readonly configSource: ConfigSource;
+  readonly hashKey: Uint8Array;
+  readonly memo?: HashMemo;
+}
+
+/** Shared by admission and follow mode: one definition of "the hash now". */
+export function createEvaluator({
+  configSource,
+  hashKey,
+  memo = new HashMemo(),
+}: EvaluatorDependencies): Evaluator {
+  return async (workload, namespace, signal) => {
+    const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
+    // In parallel: the deadline is for all lookups together (DESIGN.md §4).
+    const lookups = await Promise.all(
+      sources.map(async (ref) => ({
+        ref,
+        result: await configSource.get(ref.kind, namespace, ref.name, signal),
+      })),
+    );
+    if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
+    const failures = lookups.flatMap(({ ref, result }) =>
+      result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
+    );
+    const missingRequired = lookups
+      .filter(({ ref, result }) => result.status === 'absent' && !ref.optional)
+      .map(({ ref }) => ref);
+    if (failures.length > 0) {
+      return { status: 'unreadable', failures, missingRequired, lookups, problems };
+    }
+    return {
+      status: 'hashed',
+      hash: hashLookups(hashKey, memo, lookups),
+      sources: formatSourceList(sources),
+      missingRequired,
+      lookups,
+      problems,
+    };
+  };
+}
+
+function hashLookups(
+  hashKey: Uint8Array,
+  memo: HashMemo,
+  lookups: readonly SourceLookup[],
+): string {
+  const identity = lookupsIdentity(lookups);
+  const remembered = identity === undefined ? undefined : memo.get(identity);
+  if (remembered !== undefined) return remembered;
+  const inputs: HashInput[] = lookups.map(({ ref, result }) => ({
+    kind: ref.kind,
+    name: ref.name,
+    selection: ref.selection,
+    content: result.status === 'found' ? result.content : undefined,
+  }));
+  const hash = computeHash(hashKey, inputs);
+  if (identity !== undefined) memo.set(identity, hash);
+  return hash;
+}
+
+/** What went into a hash, by uid and resourceVersion; undefined when some object cannot say. */
+function lookupsIdentity(lookups: readonly SourceLookup[]): string | undefined {
+  const parts: string[] = [];
+  for (const { ref, result } of lookups) {
+    if (result.status === 'found' && (result.uid === '' || result.resourceVersion === '')) {
+      return undefined;
+    }
+    const selection = ref.selection.all ? '*' : [...ref.selection.keys].sort().join('\0');
+    const version =
+      result.status === 'found' ? `${result.uid}@${result.resourceVersion}` : result.status;
+    parts.push(`${ref.kind}/${ref.name}\t${version}\t${selection}`);
+  }
+  return parts.sort().join('\n');
+}

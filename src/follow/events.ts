@@ -1,0 +1,18 @@
+// The Event vocabulary of follow mode (DESIGN.md §6 "Telling people"): reasons
+// and actions are API for whoever filters `kubectl get events`; one owner.
+
+export const EVENT_REASON = {
+  /** A touch that rolls: the config changed. */
+  changed: 'ConfigChanged',
+  /** A touch that adopts a never-hashed workload without a restart. */
+  recorded: 'ConfigHashRecorded',
+  /** A change held until the rollout window opens. */
+  deferred: 'RolloutDeferred',
+  /** A change held because the rollout window cannot be read. */
+  invalidWindow: 'InvalidRolloutWindow',
+} as const;
+
+export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer' } as const;
+
+/** Who reports follow-mode Events (`reportingController`). */
+export const REPORTING_CONTROLLER = 'confighash.dev/follow';

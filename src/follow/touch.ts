@@ -1,0 +1,202 @@
+// One due touch (DESIGN.md §6): read the workload, hold it outside its rollout
+// window, evaluate the hash now, decide, take a rate-limit token, send the
+// empty merge patch and record an Event. Failures put the touch back.
+
+import type { Evaluation, Evaluator } from '../evaluate.js';
+import { isObject, ROLLOUT_WINDOW, readWorkload, type Workload } from '../workload/index.js';
+import { EVENT_ACTION, EVENT_REASON } from './events.js';
+import type { FollowLogger } from './logger.js';
+import type { FollowMetrics } from './metrics.js';
+import type { FollowApi, WorkloadEvent } from './ports.js';
+import { decideReconcile, type ReconcileDecision } from './reconcile.js';
+import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
+import { gateWindow, type WindowGate } from './window-gate.js';
+import { refFields, type WorkloadRef, workloadKey } from './workload-ref.js';
+
+export const RETRY_MS = 15_000;
+const LOOKUP_TIMEOUT_MS = 10_000;
+const MAX_NOTE_LENGTH = 1024;
+
+export interface TouchDependencies {
+  readonly api: FollowApi;
+  readonly evaluate: Evaluator;
+  readonly metrics: FollowMetrics;
+  readonly logger: FollowLogger;
+  readonly queue: Pick<TouchQueue, 'defer' | 'touched' | 'takeToken'>;
+  /** The follow namespace's annotations (its rollout window), as last seen. */
+  namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
+  /** How long to hold a change when no window opening can be computed. */
+  readonly holdRetryMs: number;
+  readonly signal: AbortSignal;
+}
+
+/** Returns the function that runs one due touch; it never throws. */
+export function createToucher(deps: TouchDependencies): (touch: QueuedTouch) => Promise<void> {
+  const { metrics, logger, queue, signal } = deps;
+  const holds = new HoldAnnouncements(deps);
+  return async (touch) => {
+    try {
+      await touchOnce(deps, holds, touch);
+    } catch (error) {
+      if (signal.aborted) return;
+      metrics.reconcileError();
+      metrics.deferred('error');
+      logger.warn(
+        { ...fields(touch), err: (error as Error).message },
+        'follow: reconcile failed; will retry',
+      );
+      queue.defer(touch, Date.now() + RETRY_MS);
+    }
+  };
+}
+
+async function touchOnce(
+  deps: TouchDependencies,
+  holds: HoldAnnouncements,
+  touch: QueuedTouch,
+): Promise<void> {
+  const { api, queue, metrics, signal } = deps;
+  const { ref } = touch;
+  const object = await api.getWorkload(ref.namespace, ref.kind, ref.name, signal);
+  if (!isObject(object)) return; // Gone since: nothing to roll.
+  const workload = readWorkload(object, ref.kind);
+  const windowText =
+    workload.annotations[ROLLOUT_WINDOW] ??
+    deps.namespaceAnnotations(ref.namespace)[ROLLOUT_WINDOW];
+  const gate = gateWindow(windowText, new Date(), deps.holdRetryMs);
+  if (!gate.open) return holds.hold(touch, workload, gate);
+  const lookupSignal = AbortSignal.any([signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)]);
+  const evaluation = await deps.evaluate(workload, ref.namespace, lookupSignal);
+  const decision = decideReconcile(workload, evaluation);
+  if (!decision.touch) return leave(deps, touch, decision);
+  const token = queue.takeToken();
+  if (!token.ok) {
+    metrics.deferred('rate-limit');
+    queue.defer(touch, Date.now() + token.waitMs);
+    return;
+  }
+  await api.touch(ref.namespace, ref.kind, ref.name, signal);
+  queue.touched(ref);
+  holds.forget(ref);
+  metrics.touched(ref.kind.kind);
+  deps.logger.info({ ...fields(touch), why: decision.why }, 'follow: touched');
+  await api
+    .recordEvent(touchEvent(touch, workload, decision, evaluation), signal)
+    .catch((error: Error) =>
+      deps.logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
+    );
+}
+
+/** No touch: nothing to roll, or the sources cannot be read now (then retry). */
+function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileDecision): void {
+  if (decision.why !== 'lookup-failed') {
+    deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
+    return;
+  }
+  deps.metrics.reconcileError();
+  deps.metrics.deferred('error');
+  deps.logger.warn(
+    { ...fields(touch), why: decision.why },
+    'follow: cannot read the sources; will retry',
+  );
+  deps.queue.defer(touch, Date.now() + RETRY_MS);
+}
+
+/** Holds a touch outside its window; says so once per workload and note. */
+class HoldAnnouncements {
+  /** The note last announced for each held workload. */
+  readonly #announced = new Map<string, string>();
+
+  constructor(private readonly deps: TouchDependencies) {}
+
+  hold(touch: QueuedTouch, workload: Workload, gate: Extract<WindowGate, { open: false }>): void {
+    const { metrics, queue, logger, api, signal } = this.deps;
+    metrics.deferred('window');
+    queue.defer(touch, gate.until.getTime());
+    const key = workloadKey(touch.ref);
+    if (this.#announced.get(key) === gate.note) return;
+    this.#announced.set(key, gate.note);
+    logger.info({ ...fields(touch), until: gate.until.toISOString() }, 'follow: touch deferred');
+    const reason = gate.valid ? EVENT_REASON.deferred : EVENT_REASON.invalidWindow;
+    const event = workloadEvent(
+      touch.ref,
+      workload,
+      gate.valid ? 'Normal' : 'Warning',
+      reason,
+      EVENT_ACTION.defer,
+      gate.note,
+    );
+    void api.recordEvent(event, signal).catch(() => {});
+  }
+
+  /** After a touch, the next hold of `ref` is news again. */
+  forget(ref: WorkloadRef): void {
+    this.#announced.delete(workloadKey(ref));
+  }
+}
+
+function touchEvent(
+  touch: QueuedTouch,
+  workload: Workload,
+  decision: Extract<ReconcileDecision, { touch: true }>,
+  evaluation: Evaluation,
+): WorkloadEvent {
+  const adopted = decision.why === 'not-yet-hashed';
+  const reason = adopted ? EVENT_REASON.recorded : EVENT_REASON.changed;
+  const sources = evaluation.status === 'hashed' ? evaluation.sources : '';
+  return workloadEvent(
+    touch.ref,
+    workload,
+    'Normal',
+    reason,
+    EVENT_ACTION.touch,
+    touchNote(touch.changes, adopted, sources),
+  );
+}
+
+/** What the Event says happened: which sources were created, changed, deleted; never content. */
+export function touchNote(
+  changes: ReadonlyMap<string, SourceChange>,
+  adopted: boolean,
+  sources: string,
+): string {
+  if (adopted) return `confighash: recorded the config hash of ${sources} (no restart)`;
+  if (changes.size === 0) {
+    return `confighash: config changed while not watched (sources: ${sources}); rolling`;
+  }
+  const groups = (['created', 'changed', 'deleted'] as const).flatMap((change) => {
+    const names = [...changes].filter(([, c]) => c === change).map(([source]) => source);
+    return names.length > 0 ? [`${names.sort().join(', ')} ${change}`] : [];
+  });
+  return `confighash: ${groups.join('; ')}; rolling`;
+}
+
+function workloadEvent(
+  ref: WorkloadRef,
+  workload: Workload,
+  type: WorkloadEvent['type'],
+  reason: string,
+  action: string,
+  note: string,
+): WorkloadEvent {
+  return {
+    kind: ref.kind,
+    namespace: ref.namespace,
+    name: ref.name,
+    uid: uidOf(workload),
+    type,
+    reason,
+    action,
+    note: note.length <= MAX_NOTE_LENGTH ? note : `${note.slice(0, MAX_NOTE_LENGTH - 1)}…`,
+  };
+}
+
+function uidOf(workload: Workload): string {
+  const metadata = workload.object.metadata;
+  const uid = isObject(metadata) ? metadata.uid : undefined;
+  return typeof uid === 'string' ? uid : '';
+}
+
+function fields(touch: QueuedTouch) {
+  return { ...refFields(touch.ref), changes: Object.fromEntries(touch.changes) };
+}

@@ -1,0 +1,40 @@
+// What an admission review produces, as the server sees it: the contract
+// between the use case (mutate.ts builds it) and the HTTP edge (server/ turns it
+// into a response, a log line and metrics). Types only.
+
+import type { AdmissionRequest } from './admission/index.js';
+import type { LookupFailure } from './evaluate.js';
+import type { JsonPatchOperation } from './patch/index.js';
+import type { SourceKind } from './sources.js';
+
+export type Outcome =
+  /** The patch writes a new hash or sources into the template. */
+  | 'patched'
+  /** The workload was adopted: `adopted-hash` written, template untouched. */
+  | 'adopted'
+  /** Everything already as it should be. */
+  | 'unchanged'
+  /** A lookup failed or a required source is missing: previous values kept. */
+  | 'kept-old'
+  /** Not ours to touch: other kind, subresource, DELETE, opted out. */
+  | 'skipped';
+
+export interface LookupRecord {
+  readonly kind: SourceKind;
+  readonly result: 'found' | 'absent' | LookupFailure;
+}
+
+export interface MutationResult {
+  readonly outcome: Outcome;
+  readonly patch: readonly JsonPatchOperation[];
+  readonly warnings: readonly string[];
+  readonly lookups: readonly LookupRecord[];
+  /** An UPDATE whose template hash now differs from oldObject's: it will roll. */
+  readonly hashChanged: boolean;
+  /** Why nothing was looked at, for `skipped`. */
+  readonly skipReason?: string;
+}
+
+export interface Mutator {
+  review(request: AdmissionRequest, signal: AbortSignal): Promise<MutationResult>;
+}
