@@ -1,13 +1,17 @@
 // `npm run demo`: a narrated tour on a real local control plane. Every step runs
 // the kubectl command it prints, and checks what it claims, so the demo fails
 // loudly if confighash does not do what it says. `--keep` leaves it running.
+// `--node`: the same story on a real node, with confighash installed from the
+// manifests and pods that really restart and print the new value.
 
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type Kubectl, kubectlFor } from './cluster/kubectl.js';
-import { startLocalCluster } from './cluster/main.js';
+import { startLocalCluster, startNodeCluster } from './cluster/main.js';
 
 const EXAMPLES = fileURLToPath(new URL('../examples/shop/', import.meta.url));
+const GREETER = fileURLToPath(new URL('../examples/greeter/app.yaml', import.meta.url));
+const MANIFESTS = fileURLToPath(new URL('../manifests/', import.meta.url));
 const keep = process.argv.includes('--keep');
 const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
 const say = (text: string) => process.stdout.write(`\n${bold(`▶ ${text}`)}\n`);
@@ -141,19 +145,116 @@ async function main(): Promise<void> {
     ]);
 
     say('Done: config changed → template changed → rollout; config unchanged → nothing happens.');
-    if (keep) {
-      process.stdout.write(
-        `\nStill running (Ctrl-C to stop):\n  export KUBECONFIG=${cluster.kubeconfig}\n`,
-      );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-    }
+    await keepRunning(cluster.kubeconfig);
   } finally {
     await cluster.stop();
   }
 }
+
+async function nodeTour(): Promise<void> {
+  say(
+    'Starting a control plane and a real node (kubelet, containerd, runc) in namespaces of its own',
+  );
+  process.stdout.write(
+    '  (builds the confighash image from this source; the first run builds Kubernetes and containerd)\n',
+  );
+  const cluster = await startNodeCluster((line) => process.stdout.write(`  ${line}\n`));
+  const kubectl = kubectlFor(cluster.kubeconfig);
+  const run = narrate(kubectl);
+  try {
+    say('Install confighash as a user would: the manifests, unchanged, with the image just built');
+    await run(['apply', '--server-side', '-k', `${MANIFESTS}overlays/default`]);
+    await run([
+      'rollout',
+      'status',
+      'deployment/confighash',
+      '-n',
+      'confighash-system',
+      '--timeout=240s',
+    ]);
+    await run(['get', 'pods', '-n', 'confighash-system', '-o', 'wide']);
+
+    say('Opt a namespace in and apply an app that prints the greeting from its ConfigMap');
+    await run(['create', 'namespace', 'greeter']);
+    await run(['label', 'namespace', 'greeter', 'confighash.dev/enabled=true']);
+    const app = await readFile(GREETER, 'utf8');
+    await run(['apply', '--server-side', '-n', 'greeter', '-f', GREETER]);
+    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
+    const before = await podNames(kubectl, 'greeter', 'greeter');
+    await run(['logs', '-n', 'greeter', '-l', 'app=greeter', '--prefix']);
+
+    say('Change a key the app does not read, and re-apply the file: no pod restarts');
+    await run(['apply', '--server-side', '-n', 'greeter', '-f', '-'], app.replace('"42"', '"43"'));
+    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
+    check(
+      sameMembers(await podNames(kubectl, 'greeter', 'greeter'), before),
+      'the same two pods are running',
+    );
+
+    say('Change the greeting (hello → bonjour), and re-apply the same file: the pods roll');
+    await run(
+      ['apply', '--server-side', '-n', 'greeter', '-f', '-'],
+      app.replace('GREETING: hello', 'GREETING: bonjour'),
+    );
+    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
+    const after = await waitForPods(
+      kubectl,
+      'greeter',
+      'greeter',
+      (pods) => pods.length === 2 && pods.every((pod) => !before.includes(pod)),
+    );
+    check(after.length === 2, 'two new pods replaced the old ones');
+    const logs = await run(['logs', '-n', 'greeter', '-l', 'app=greeter', '--prefix']);
+    check(
+      logs.split('\n').filter((line) => line.includes('greeting=bonjour')).length === 2,
+      'both new pods print the new greeting',
+    );
+
+    say('Done: the app sees the new config after one apply, and only when its config changed.');
+    await keepRunning(cluster.kubeconfig);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function keepRunning(kubeconfig: string): Promise<void> {
+  if (!keep) return;
+  process.stdout.write(`\nStill running (Ctrl-C to stop):\n  export KUBECONFIG=${kubeconfig}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+}
+
+/** Running pods of an app, not counting those already stopping. */
+async function podNames(kubectl: Kubectl, ns: string, app: string): Promise<string[]> {
+  const result = await kubectl(['get', 'pods', '-n', ns, '-l', `app=${app}`, '-o', 'json']);
+  const list = JSON.parse(result.stdout) as {
+    items: { metadata: { name: string; deletionTimestamp?: string }; status: { phase?: string } }[];
+  };
+  return list.items
+    .filter((pod) => !pod.metadata.deletionTimestamp && pod.status.phase === 'Running')
+    .map((pod) => pod.metadata.name);
+}
+
+async function waitForPods(
+  kubectl: Kubectl,
+  ns: string,
+  app: string,
+  done: (pods: string[]) => boolean,
+): Promise<string[]> {
+  const deadline = Date.now() + 120_000;
+  let pods: string[] = [];
+  while (Date.now() < deadline) {
+    pods = await podNames(kubectl, ns, app);
+    if (done(pods)) return pods;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return pods;
+}
+
+const sameMembers = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item) => b.includes(item));
 
 function narrate(kubectl: Kubectl) {
   /** `quiet` arguments run but are not echoed, and their output is returned for a pipe. */
@@ -210,7 +311,7 @@ function check(condition: boolean, claim: string): void {
   process.stdout.write(`  ✓ ${claim}\n`);
 }
 
-main().then(
+(process.argv.includes('--node') ? nodeTour() : main()).then(
   () => process.exit(0),
   (error: Error) => {
     process.stderr.write(`\ndemo: ${error.message}\n`);

@@ -128,7 +128,8 @@ describe('the default overlay (self-managed certificates), applied server-side',
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];
     expect(container.lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
-    expect(pod.terminationGracePeriodSeconds).toBe(40);
+    expect(pod.terminationGracePeriodSeconds).toBe(110);
+    expect(pod.enableServiceLinks).toBe(false);
     expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', scheme: 'HTTPS' });
     expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', scheme: 'HTTPS' });
     expect(container.securityContext).toEqual({
