@@ -204,9 +204,10 @@ async function nodeTour(): Promise<void> {
       (pods) => pods.length === 2 && pods.every((pod) => !before.includes(pod)),
     );
     check(after.length === 2, 'two new pods replaced the old ones');
-    const logs = await run(['logs', '-n', 'greeter', '-l', 'app=greeter', '--prefix']);
+    const greetings = [];
+    for (const pod of after) greetings.push(await run(['logs', '-n', 'greeter', pod]));
     check(
-      logs.split('\n').filter((line) => line.includes('greeting=bonjour')).length === 2,
+      greetings.every((log) => log.includes('greeting=bonjour')),
       'both new pods print the new greeting',
     );
 

@@ -96,11 +96,20 @@ export async function installOverlay(kubectl: Kubectl, overlay: string): Promise
 async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const withNode = process.argv.includes('--node');
+  const started = Date.now();
+  const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
   const cluster = withNode ? await startNodeCluster(log) : await startLocalCluster(log);
+  log(`cluster ready in ${seconds(started)}`);
   if (withNode) {
+    const installing = Date.now();
     log('installing confighash: kubectl apply --server-side -k manifests/overlays/default');
-    await installOverlay(kubectlFor(cluster.kubeconfig), 'default');
-    log('confighash is Ready on the node');
+    try {
+      await installOverlay(kubectlFor(cluster.kubeconfig), 'default');
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    log(`confighash 2/2 Ready on the node ${seconds(installing)} after the apply`);
   }
   let stopping = false;
   const shutdown = async (signal: string) => {
