@@ -2,23 +2,13 @@
 // started it is killed outright (SIGKILL: no exit handler of its own runs).
 
 import { spawn } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { waitUntil } from '../support/e2e.js';
+import { processesMentioning } from '../support/process.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-
-/** PIDs of live processes whose command line mentions `text`. */
-async function processesMentioning(text: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(text)) found.push(Number(entry));
-  }
-  return found;
-}
 
 it('SIGKILL of `npm run cluster` takes etcd, kube-apiserver, kube-controller-manager and the webhook with it', async () => {
   const cluster = spawn(process.execPath, ['--import', 'tsx', 'tools/cluster/main.ts'], {

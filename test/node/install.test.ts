@@ -4,8 +4,10 @@
 // an app that reads its ConfigMap from the environment sees a new value after
 // one apply; Service links do not crash it; uninstalling leaves writes working.
 
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
+import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
   containerPid,
   isReady,
@@ -30,38 +32,11 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-/** An app that prints the ConfigMap key it gets by env, then sleeps. */
-function greeter(ns: string, greeting: string): string {
-  return yamlDocuments(configMap(ns, 'greeter-config', { GREETING: greeting }), {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'greeter', namespace: ns },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: { app: 'greeter' } },
-      template: {
-        metadata: { labels: { app: 'greeter' } },
-        spec: {
-          automountServiceAccountToken: false,
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'app',
-              image: 'confighash.local/busybox:1',
-              imagePullPolicy: 'Never',
-              command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
-              env: [
-                {
-                  name: 'GREETING',
-                  valueFrom: { configMapKeyRef: { name: 'greeter-config', key: 'GREETING' } },
-                },
-              ],
-            },
-          ],
-        },
-      },
-    },
-  });
+/** examples/greeter: an app that prints the ConfigMap key it gets by env, then sleeps. */
+async function greeter(greeting: string): Promise<string> {
+  const app = await readFile(join(REPO_ROOT, 'examples/greeter/app.yaml'), 'utf8');
+  if (!app.includes('GREETING: hello')) throw new Error('examples/greeter/app.yaml changed');
+  return app.replace('GREETING: hello', `GREETING: ${greeting}`);
 }
 
 async function appPods(ns: string, app: string): Promise<Pod[]> {
@@ -115,7 +90,7 @@ describe('the default overlay on a real node', () => {
     const ns = 'greeter';
     await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
     const before = await webhookCounters(fixture);
-    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'hello'));
+    await fixture.k(['apply', '--server-side', '-n', ns, '-f', '-'], await greeter('hello'));
     const first = await fixture.json<{
       spec: { template: { metadata: { annotations?: Record<string, string> } } };
     }>(['get', 'deployment', 'greeter', '-n', ns]);
@@ -131,7 +106,7 @@ describe('the default overlay on a real node', () => {
     }
 
     // One server-side apply of the same file with a new value: config and workload together.
-    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'bonjour'));
+    await fixture.k(['apply', '--server-side', '-n', ns, '-f', '-'], await greeter('bonjour'));
     await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
     await waitUntil(
       async () => {
@@ -159,14 +134,7 @@ describe('the default overlay on a real node', () => {
       '-p',
       '{"spec":{"template":{"spec":{"enableServiceLinks":true}}}}',
     ]);
-    await fixture.k([
-      'rollout',
-      'status',
-      'deployment/confighash',
-      '-n',
-      SYSTEM_NAMESPACE,
-      '--timeout=240s',
-    ]);
+    await fixture.rollout();
     const pods = await waitForReadyWebhookPods(fixture);
     const linked = pods.filter((pod) => pod.spec.enableServiceLinks === true);
     expect(linked).toHaveLength(2);
@@ -186,7 +154,7 @@ describe('the default overlay on a real node', () => {
     expect(left.stdout.trim()).toBe('');
     const ns = 'after-uninstall';
     await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
-    await fixture.k(['apply', '--server-side', '-f', '-'], greeter(ns, 'still here'));
+    await fixture.k(['apply', '--server-side', '-n', ns, '-f', '-'], await greeter('still here'));
     const deployment = await fixture.json<{
       spec: { template: { metadata: { annotations?: Record<string, string> } } };
     }>(['get', 'deployment', 'greeter', '-n', ns]);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  expectNothingDropped,
   type NodeFixture,
   SYSTEM_NAMESPACE,
   startNodeFixture,
@@ -51,14 +52,7 @@ async function shortLivedCertificatesOverlay(): Promise<string> {
 beforeAll(async () => {
   fixture = await startNodeFixture();
   await fixture.k(['apply', '--server-side', '-k', await shortLivedCertificatesOverlay()]);
-  await fixture.k([
-    'rollout',
-    'status',
-    'deployment/confighash',
-    '-n',
-    SYSTEM_NAMESPACE,
-    '--timeout=240s',
-  ]);
+  await fixture.rollout();
   await waitForReadyWebhookPods(fixture);
 });
 
@@ -100,10 +94,6 @@ describe('self-managed certificate renewal on a real node', () => {
     await watch;
     console.info(`renewal: ${seen.size - 1} serving certificate renewals during the load`);
     expect(seen.size).toBeGreaterThanOrEqual(2);
-    expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
-    expect(result.report.failed).toEqual([]);
-    expect(result.report.wrongHash).toEqual([]);
-    expect(result.failOpen).toBe(0);
-    expect(result.errors).toBe(0);
+    expectNothingDropped(result);
   });
 });

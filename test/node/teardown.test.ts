@@ -12,7 +12,7 @@ import { expect, it } from 'vitest';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { removeStaleRuns, startLocalNode } from '../../tools/cluster/node.js';
 import { waitUntil } from '../support/e2e.js';
-import { REPO_ROOT } from '../support/process.js';
+import { processesMentioning, REPO_ROOT } from '../support/process.js';
 
 const execText = (command: string, args: readonly string[]) =>
   new Promise<string>((resolve, reject) => {
@@ -40,16 +40,6 @@ const mountsMentioning = async (text: string) =>
   (await readFile('/proc/self/mountinfo', 'utf8'))
     .split('\n')
     .filter((line) => line.includes(text));
-
-async function processesMentioning(text: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(text)) found.push(Number(entry));
-  }
-  return found;
-}
 
 const cgroupsOf = async (runId: string) => {
   const found: string[] = [];

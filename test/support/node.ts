@@ -5,6 +5,7 @@
 
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
+import { expect } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay, type NodeCluster, startNodeCluster } from '../../tools/cluster/main.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
@@ -19,6 +20,8 @@ export interface NodeFixture {
   readonly k: (args: readonly string[], input?: string) => Promise<string>;
   json<T>(args: readonly string[]): Promise<T>;
   install(overlay: string): Promise<void>;
+  /** Waits until confighash's Deployment has rolled out. */
+  rollout(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +38,16 @@ export async function startNodeFixture(): Promise<NodeFixture> {
     k,
     json: async <T>(args: readonly string[]) => JSON.parse(await k([...args, '-o', 'json'])) as T,
     install: (overlay) => installOverlay(kubectl, overlay),
+    async rollout() {
+      await k([
+        'rollout',
+        'status',
+        'deployment/confighash',
+        '-n',
+        SYSTEM_NAMESPACE,
+        '--timeout=240s',
+      ]);
+    },
     stop: () => cluster.stop(),
   };
 }
@@ -301,6 +314,14 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
   return hash;
 }
 
+export interface DisruptionResult {
+  readonly report: LoadReport;
+  /** Change of the apiserver's fail-open count for the webhook. */
+  readonly failOpen: number;
+  /** Change of its count of non-200 webhook answers. */
+  readonly errors: number;
+}
+
 /**
  * At least 10 applies/s (DISRUPTION_RATE) for 60 s in a fresh namespace, with `disrupt`
  * run 5 s in; what the load saw and what the apiserver's counters say.
@@ -309,7 +330,7 @@ export async function underLoad(
   fixture: NodeFixture,
   ns: string,
   disrupt: () => Promise<void>,
-): Promise<{ report: LoadReport; failOpen: number; errors: number }> {
+): Promise<DisruptionResult> {
   const expectedHash = await prepareNamespace(fixture, ns);
   const before = await webhookCounters(fixture);
   const load = applyContinuously(fixture, {
@@ -336,4 +357,13 @@ export async function underLoad(
       `webhook errors +${result.errors}`,
   );
   return result;
+}
+
+/** The graceful promise: every apply admitted with the right hash, and the apiserver saw no failure. */
+export function expectNothingDropped(result: DisruptionResult): void {
+  expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
+  expect(result.report.failed).toEqual([]);
+  expect(result.report.wrongHash).toEqual([]);
+  expect(result.failOpen).toBe(0);
+  expect(result.errors).toBe(0);
 }

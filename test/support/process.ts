@@ -2,6 +2,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,3 +51,14 @@ export async function stopStartedProcesses(): Promise<void> {
 }
 
 export { freePort } from '../../tools/cluster/ports.js';
+
+/** PIDs of live processes whose command line mentions `text` (a run's directory, say). */
+export async function processesMentioning(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text)) found.push(Number(entry));
+  }
+  return found;
+}

@@ -4,7 +4,7 @@
 // scheduler: pods stay Pending, while Deployments, ReplicaSets, the garbage
 // collector and namespaces are real — which is what proves a rollout.
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { generateControlPlanePki } from './pki.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, startProcess } from './processes.js';
+import { runScript } from './scripts.js';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../build-control-plane.sh', import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -76,27 +77,10 @@ export const LOOPBACK: ControlPlaneSite = {
 };
 
 /** Builds the binaries once (minutes, cold) or finds them; returns their directory. */
-export async function ensureControlPlaneBinaries(
+export function ensureControlPlaneBinaries(
   log: (line: string) => void = () => {},
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const build = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    build.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    build.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
-    });
-    build.on('error', reject);
-    build.on('exit', (code) => {
-      if (code === 0 && out.trim()) resolve(out.trim());
-      else
-        reject(new Error(`building the control plane failed (exit ${code}):\n${err.slice(-4000)}`));
-    });
-  });
+  return runScript(BUILD_SCRIPT, 'building the control plane', log);
 }
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {

@@ -2,9 +2,10 @@
 // confighash from this source, and the pause and busybox test images. Each
 // script's stdout ends with `image: REF` lines and an `archive: PATH` line.
 
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { runScript } from './scripts.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,28 +36,11 @@ export async function buildNodeImages(log: (line: string) => void = () => {}): P
   return { confighash, testImages };
 }
 
-function runImageScript(script: string, log: (line: string) => void): Promise<ImageArchive> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(REPO, script)], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const lines = out.trim().split('\n');
-      const refs = lines.flatMap((line) => /^image: (\S+)$/.exec(line)?.[1] ?? []);
-      const archive = lines.flatMap((line) => /^archive: (.+)$/.exec(line)?.[1] ?? []).at(-1);
-      if (code === 0 && refs.length > 0 && archive) resolve({ refs, archive });
-      else reject(new Error(`${script} failed (exit ${code}):\n${err.slice(-4000)}`));
-    });
-  });
+async function runImageScript(script: string, log: (line: string) => void): Promise<ImageArchive> {
+  const lines = (await runScript(join(REPO, script), script, log)).split('\n');
+  const refs = lines.flatMap((line) => /^image: (\S+)$/.exec(line)?.[1] ?? []);
+  const archive = lines.flatMap((line) => /^archive: (.+)$/.exec(line)?.[1] ?? []).at(-1);
+  if (refs.length === 0 || !archive)
+    throw new Error(`${script} printed no image: and archive: lines`);
+  return { refs, archive };
 }

@@ -12,7 +12,6 @@
 // The node's state (containerd, kubelet) lives on a tmpfs mounted inside the
 // run's mount namespace: gone with it.
 
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { type Forward, forwardLoopbackToSocket } from './forward.js';
 import { kubectlFor } from './kubectl.js';
 import { enterNewNamespaces, type RunNamespaces } from './namespaces.js';
 import type { ManagedProcess } from './processes.js';
+import { runScript } from './scripts.js';
 
 const TOOLS = fileURLToPath(new URL('..', import.meta.url));
 const RUN_PREFIX = 'confighash-node-';
@@ -207,25 +207,7 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
 
 /** Builds (once) or finds kubelet, kube-scheduler, containerd, ctr and nsinit. */
 function buildNodeBinaries(log: (line: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const build = spawn('bash', [join(TOOLS, 'build-node.sh')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    build.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    build.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
-    });
-    build.on('error', reject);
-    build.on('exit', (code) => {
-      if (code === 0 && out.trim()) resolve(out.trim());
-      else reject(new Error(`building the node failed (exit ${code}):\n${err.slice(-4000)}`));
-    });
-  });
+  return runScript(join(TOOLS, 'build-node.sh'), 'building the node', log);
 }
 
 /** Loopback, the Service address, the bridge; a private /run, CNI cache and node state. */
