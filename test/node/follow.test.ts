@@ -85,6 +85,12 @@ describe('follow mode on a real node', () => {
   it('hands over the lead when the leader is deleted; a change made meanwhile rolls once', async () => {
     await fixture.k(['apply', '--server-side', '-f', '-'], app('hello'));
     await fixture.k(['rollout', 'status', 'deployment/app', '-n', NS, '--timeout=120s']);
+    const hashed = await fixture.json<{
+      spec: { template: { metadata: { annotations?: Record<string, string> } } };
+    }>(['get', 'deployment', 'app', '-n', NS]);
+    expect(hashed.spec.template.metadata.annotations?.['confighash.dev/hash']).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
     const startRevision = await revision();
 
     let current: Lease = { spec: {} };
