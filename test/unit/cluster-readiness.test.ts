@@ -1,8 +1,9 @@
-// `npm run cluster` (tools/cluster/webhook.ts) waits for the webhook process to
-// be ready for as long as the process lives: a loaded machine is slow, not broken.
+// `npm run cluster` (tools/cluster/processes.ts) waits for each process it starts —
+// control plane, node, webhook — to be ready for as long as the process lives: a
+// loaded machine is slow, not broken.
 
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { waitUntilReady } from '../../tools/cluster/webhook.js';
+import { waitUntilReady } from '../../tools/cluster/processes.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -16,7 +17,7 @@ function process() {
   const exited = new Promise<number | null>((resolve) => {
     exit = resolve;
   });
-  return { exited, logFile: '/tmp/confighash.log', exit };
+  return { name: 'confighash', exited, logFile: '/tmp/confighash.log', exit };
 }
 
 it('waits past 30 s while the process runs and is not ready yet', async () => {

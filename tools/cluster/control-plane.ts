@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { generateControlPlanePki } from './pki.js';
 import { freePort } from './ports.js';
-import { type ManagedProcess, startProcess } from './processes.js';
+import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
 import { runScript } from './scripts.js';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../build-control-plane.sh', import.meta.url));
@@ -136,7 +136,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         join(dir, 'etcd.log'),
       ),
     );
-    if (site.dialsEtcd) await waitFor('etcd', processes[0]!, () => httpOk(`${etcdUrl}/health`));
+    if (site.dialsEtcd) await waitUntilReady(processes[0]!, () => httpOk(`${etcdUrl}/health`));
 
     log(`starting kube-apiserver on ${ports.address}:${ports.apiserver}`);
     processes.push(
@@ -175,12 +175,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       });
     }
     const adminTls = { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key };
-    await waitFor(
-      'kube-apiserver',
-      processes[1]!,
-      () => httpsOk(`${server}/readyz`, adminTls),
-      120_000,
-    );
+    await waitUntilReady(processes[1]!, () => httpsOk(`${server}/readyz`, adminTls));
 
     log('starting kube-controller-manager');
     processes.push(
@@ -199,7 +194,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         join(dir, 'kube-controller-manager.log'),
       ),
     );
-    await waitFor('kube-controller-manager', processes[2]!, async () => {
+    await waitUntilReady(processes[2]!, async () => {
       // The serviceaccount controller creating `default` in `default` proves it is running.
       const { stdout } = await execFileAsync('kubectl', [
         `--kubeconfig=${files.kubeconfig}`,
@@ -227,27 +222,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await stop().catch(() => {});
     throw error;
   }
-}
-
-async function waitFor(
-  name: string,
-  process: ManagedProcess,
-  ready: () => Promise<boolean>,
-  timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void process.exited.then((code) => {
-    exitCode = code;
-  });
-  while (Date.now() < deadline) {
-    if (exitCode !== undefined) {
-      throw new Error(`${name} exited (code ${exitCode}) while starting; see ${process.logFile}`);
-    }
-    if (await ready().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${name} was not ready after ${timeoutMs / 1000}s; see ${process.logFile}`);
 }
 
 async function httpOk(url: string): Promise<boolean> {

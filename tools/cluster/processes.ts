@@ -72,6 +72,31 @@ export function startProcess(
   return managed;
 }
 
+/**
+ * Polls `isReady` for as long as the process runs: a loaded machine is slow, not
+ * broken, so there is no clock; a process that exits while starting fails at once,
+ * naming its log. A check that throws counts as not ready yet.
+ */
+export async function waitUntilReady(
+  process: Pick<ManagedProcess, 'name' | 'exited' | 'logFile'>,
+  isReady: () => Promise<boolean>,
+  pollMs = 200,
+): Promise<void> {
+  let exitCode: number | null | undefined;
+  void process.exited.then((code) => {
+    exitCode = code;
+  });
+  for (;;) {
+    if (exitCode !== undefined) {
+      throw new Error(
+        `${process.name} exited (code ${exitCode}) while starting; see ${process.logFile}`,
+      );
+    }
+    if (await isReady().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid !== undefined) signalPid(-child.pid, signal);
 }

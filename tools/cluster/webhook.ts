@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import type { Kubectl } from './kubectl.js';
 import { freePort } from './ports.js';
-import { type ManagedProcess, startProcess } from './processes.js';
+import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const WEBHOOK_MANIFEST = join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml');
@@ -98,31 +98,6 @@ export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebho
   for (const entry of manifest.webhooks) entry.clientConfig = { url: webhook.url, caBundle };
   const result = await kubectl(['apply', '--server-side', '-f', '-'], dumpYaml(manifest));
   if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
-}
-
-/**
- * Waits until the process answers /readyz. There is no fixed time limit: on a
- * loaded machine starting through tsx can take well over 30 s, and a process
- * that cannot start exits, which ends the wait with its log file named.
- */
-export async function waitUntilReady(
-  process: Pick<ManagedProcess, 'exited' | 'logFile'>,
-  isReady: () => Promise<boolean>,
-  pollMs = 200,
-): Promise<void> {
-  let exitCode: number | null | undefined;
-  void process.exited.then((code) => {
-    exitCode = code;
-  });
-  for (;;) {
-    if (exitCode !== undefined) {
-      throw new Error(
-        `confighash exited (code ${exitCode}) while starting; see ${process.logFile}`,
-      );
-    }
-    if (await isReady()) return;
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
 }
 
 async function readyzOk(port: number, ca: string): Promise<boolean> {
