@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ControlPlane, type ControlPlaneSite, startControlPlane } from './control-plane.js';
 import { type Forward, forwardLoopbackToSocket } from './forward.js';
-import { kubectlFor } from './kubectl.js';
+import { type Kubectl, kubectlFor } from './kubectl.js';
 import { enterNewNamespaces, type RunNamespaces } from './namespaces.js';
 import { type ManagedProcess, waitUntilReady } from './processes.js';
 import { runScript } from './scripts.js';
@@ -53,20 +53,33 @@ export interface NodeOptions {
   readonly images?: readonly string[];
 }
 
+/** What the parts of one run share: where it lives, and what it started (stopped in reverse). */
+interface NodeRun {
+  readonly namespaces: RunNamespaces;
+  /** The node binaries (tools/build-node.sh). */
+  readonly bin: string;
+  /** The run's directory: configs and logs, visible from the host. */
+  readonly dir: string;
+  /** containerd's and the kubelet's data: a tmpfs inside the run's mount namespace. */
+  readonly state: string;
+  readonly processes: ManagedProcess[];
+}
+
+type Ctr = (args: readonly string[]) => Promise<string>;
+
 export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNode> {
   const log = options.log ?? (() => {});
   await removeStaleRuns(log);
   const bin = await buildNodeBinaries(log);
   const dir = await mkdtemp(join(tmpdir(), RUN_PREFIX));
-  const runId = dir.slice(dir.lastIndexOf(RUN_PREFIX) + RUN_PREFIX.length);
-  const cgroupRoot = `/confighash-${runId}`;
+  const cgroupRoot = `/confighash-${dir.slice(dir.lastIndexOf(RUN_PREFIX) + RUN_PREFIX.length)}`;
   const namespaces = await enterNewNamespaces(join(bin, 'nsinit'));
   await writeFile(join(dir, 'nsinit.pid'), `${namespaces.pid}\n`);
-  const processes: ManagedProcess[] = [];
+  const run: NodeRun = { namespaces, bin, dir, state: join(dir, 'node'), processes: [] };
   let controlPlane: ControlPlane | undefined;
   let forward: Forward | undefined;
   const stop = async () => {
-    for (const process of [...processes].reverse()) await process.stop();
+    for (const process of [...run.processes].reverse()) await process.stop();
     await controlPlane?.stop();
     await namespaces.stop();
     await forward?.close();
@@ -76,113 +89,19 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
   try {
     await prepareNamespaces(namespaces, dir);
     await makeCgroupRoot(cgroupRoot);
-    const site: ControlPlaneSite = {
-      dir,
-      start: (name, command, args, logFile) => namespaces.start(name, command, args, logFile),
-      listen: async () => ({
-        address: '0.0.0.0',
-        etcdClient: 2379,
-        etcdPeer: 2380,
-        apiserver: APISERVER_PORT,
-      }),
-      advertiseAddress: NODE_ADDRESS,
-      async expose(port) {
-        const socket = join(dir, 'apiserver.sock');
-        processes.push(
-          namespaces.start(
-            'apiserver-forward',
-            process.execPath,
-            [join(TOOLS, 'node/unix-to-tcp.mjs'), socket, '127.0.0.1', String(port)],
-            join(dir, 'apiserver-forward.log'),
-          ),
-        );
-        await waitUntilReady(processes.at(-1)!, () => fileExists(socket));
-        forward = await forwardLoopbackToSocket(socket);
-        return `https://127.0.0.1:${forward.port}`;
-      },
-      dialsEtcd: false,
-      apiserverFlags: [
-        '--allow-privileged=false',
-        // Webhooks are called through their Service's endpoints: no kube-proxy here.
-        '--enable-aggregator-routing=true',
-        // `kubectl logs` dials the node's address, not its name (which no resolver knows).
-        '--kubelet-preferred-address-types=InternalIP',
-      ],
-      controllerManagerFlags: [
-        // Every namespace gets kube-root-ca.crt: in-cluster clients trust the apiserver with it.
-        `--root-ca-file=${join(dir, 'ca.crt')}`,
-      ],
-    };
+    const site = nodeSite(run, (opened) => {
+      forward = opened;
+    });
     controlPlane = await startControlPlane({ log, site });
-    const kubeconfig = controlPlane.componentKubeconfig;
-    const state = join(dir, 'node');
-
     log('starting containerd');
-    const containerdConfig = join(dir, 'containerd.toml');
-    await writeFile(containerdConfig, containerdToml(state));
-    processes.push(
-      namespaces.start(
-        'containerd',
-        join(bin, 'containerd'),
-        ['--config', containerdConfig],
-        join(dir, 'containerd.log'),
-        { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } },
-      ),
-    );
-    const ctr = (args: readonly string[]) =>
-      namespaces.exec(join(bin, 'ctr'), [
-        `--address=${join(state, 'containerd.sock')}`,
-        '--namespace=k8s.io',
-        ...args,
-      ]);
-    await waitUntilReady(processes.at(-1)!, async () => Boolean(await ctr(['version'])));
+    const ctr = await startContainerd(run);
     const importImages = async (archive: string) => {
       await ctr(['images', 'import', '--platform=linux/amd64', archive]);
     };
     for (const archive of options.images ?? []) await importImages(archive);
-
     log('starting kubelet and kube-scheduler');
-    await writeFile(join(dir, 'cni.conflist'), cniConflist(join(state, 'cni-ipam')));
-    await namespaces.exec('sh', [
-      '-c',
-      `mkdir -p ${state}/cni && cp ${dir}/cni.conflist ${state}/cni/10-confighash.conflist`,
-    ]);
-    const kubeletConfig = join(dir, 'kubelet.yaml');
-    await writeFile(kubeletConfig, kubeletYaml(state, cgroupRoot));
-    processes.push(
-      namespaces.start(
-        'kubelet',
-        join(bin, 'kubelet'),
-        [
-          `--config=${kubeletConfig}`,
-          `--kubeconfig=${kubeconfig}`,
-          `--root-dir=${join(state, 'kubelet')}`,
-          `--node-ip=${NODE_ADDRESS}`,
-          `--hostname-override=${NODE_NAME}`,
-          '--v=1',
-        ],
-        join(dir, 'kubelet.log'),
-      ),
-    );
-    processes.push(
-      namespaces.start(
-        'kube-scheduler',
-        join(bin, 'kube-scheduler'),
-        [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--v=1'],
-        join(dir, 'kube-scheduler.log'),
-      ),
-    );
-    const kubectl = kubectlFor(controlPlane.kubeconfig);
-    await waitUntilReady(processes.at(-2)!, async () => {
-      const result = await kubectl([
-        'get',
-        'node',
-        NODE_NAME,
-        '-o',
-        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-      ]);
-      return result.stdout.trim() === 'True';
-    });
+    await startKubeletAndScheduler(run, controlPlane.componentKubeconfig, cgroupRoot);
+    await waitForNodeReady(run, kubectlFor(controlPlane.kubeconfig));
     log(`node ${NODE_NAME} Ready (logs in ${dir})`);
     return {
       controlPlane,
@@ -197,6 +116,120 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
     await stop().catch(() => {});
     throw error;
   }
+}
+
+/** The control plane inside the run: fixed ports (the namespace is ours), reached through forward.ts. */
+function nodeSite(run: NodeRun, opened: (forward: Forward) => void): ControlPlaneSite {
+  return {
+    dir: run.dir,
+    start: (name, command, args, logFile) => run.namespaces.start(name, command, args, logFile),
+    listen: async () => ({
+      address: '0.0.0.0',
+      etcdClient: 2379,
+      etcdPeer: 2380,
+      apiserver: APISERVER_PORT,
+    }),
+    advertiseAddress: NODE_ADDRESS,
+    async expose(port) {
+      const socket = join(run.dir, 'apiserver.sock');
+      const forwarder = run.namespaces.start(
+        'apiserver-forward',
+        process.execPath,
+        [join(TOOLS, 'node/unix-to-tcp.mjs'), socket, '127.0.0.1', String(port)],
+        join(run.dir, 'apiserver-forward.log'),
+      );
+      run.processes.push(forwarder);
+      await waitUntilReady(forwarder, () => fileExists(socket));
+      const forward = await forwardLoopbackToSocket(socket);
+      opened(forward);
+      return `https://127.0.0.1:${forward.port}`;
+    },
+    dialsEtcd: false,
+    apiserverFlags: [
+      '--allow-privileged=false',
+      // Webhooks are called through their Service's endpoints: no kube-proxy here.
+      '--enable-aggregator-routing=true',
+      // `kubectl logs` dials the node's address, not its name (which no resolver knows).
+      '--kubelet-preferred-address-types=InternalIP',
+    ],
+    controllerManagerFlags: [
+      // Every namespace gets kube-root-ca.crt: in-cluster clients trust the apiserver with it.
+      `--root-ca-file=${join(run.dir, 'ca.crt')}`,
+    ],
+  };
+}
+
+/** Starts containerd (its shim on PATH) and returns `ctr` against it, in the `k8s.io` namespace. */
+async function startContainerd(run: NodeRun): Promise<Ctr> {
+  const config = join(run.dir, 'containerd.toml');
+  await writeFile(config, containerdToml(run.state));
+  const containerd = run.namespaces.start(
+    'containerd',
+    join(run.bin, 'containerd'),
+    ['--config', config],
+    join(run.dir, 'containerd.log'),
+    { env: { ...process.env, PATH: `${run.bin}:${process.env.PATH}` } },
+  );
+  run.processes.push(containerd);
+  const ctr: Ctr = (args) =>
+    run.namespaces.exec(join(run.bin, 'ctr'), [
+      `--address=${join(run.state, 'containerd.sock')}`,
+      '--namespace=k8s.io',
+      ...args,
+    ]);
+  await waitUntilReady(containerd, async () => Boolean(await ctr(['version'])));
+  return ctr;
+}
+
+async function startKubeletAndScheduler(
+  run: NodeRun,
+  kubeconfig: string,
+  cgroupRoot: string,
+): Promise<void> {
+  const { namespaces, bin, dir, state } = run;
+  // The CNI config lives with the node's state, on the run's own tmpfs.
+  await writeFile(join(dir, 'cni.conflist'), cniConflist(join(state, 'cni-ipam')));
+  await namespaces.exec('sh', [
+    '-c',
+    `mkdir -p ${state}/cni && cp ${dir}/cni.conflist ${state}/cni/10-confighash.conflist`,
+  ]);
+  const kubeletConfig = join(dir, 'kubelet.yaml');
+  await writeFile(kubeletConfig, kubeletYaml(state, cgroupRoot));
+  run.processes.push(
+    namespaces.start(
+      'kubelet',
+      join(bin, 'kubelet'),
+      [
+        `--config=${kubeletConfig}`,
+        `--kubeconfig=${kubeconfig}`,
+        `--root-dir=${join(state, 'kubelet')}`,
+        `--node-ip=${NODE_ADDRESS}`,
+        `--hostname-override=${NODE_NAME}`,
+        '--v=1',
+      ],
+      join(dir, 'kubelet.log'),
+    ),
+    namespaces.start(
+      'kube-scheduler',
+      join(bin, 'kube-scheduler'),
+      [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--v=1'],
+      join(dir, 'kube-scheduler.log'),
+    ),
+  );
+}
+
+async function waitForNodeReady(run: NodeRun, kubectl: Kubectl): Promise<void> {
+  const kubelet = run.processes.find((process) => process.name === 'kubelet')!;
+  await waitUntilReady(kubelet, async () => {
+    const result = await kubectl([
+      'get',
+      'node',
+      NODE_NAME,
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+    ]);
+    return result.stdout.trim() === 'True';
+  });
 }
 
 /** Builds (once) or finds kubelet, kube-scheduler, containerd, ctr and nsinit. */
