@@ -6,6 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
 
 export interface ApiRequest {
@@ -169,4 +170,10 @@ function apiError(status: number, body: Buffer): ApiError {
   } catch {
     return new ApiError(status, `HTTP ${status}`);
   }
+}
+
+/** The API path of a workload kind's collection in `namespace`, or of one object in it. */
+export function workloadPath(namespace: string, kind: WorkloadKind, name?: string): string {
+  const collection = `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
+  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
 }

@@ -22,6 +22,7 @@ import {
   requestJson,
   streamWatch,
   type WatchEvent,
+  workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -204,11 +205,6 @@ async function watch(
     throw error;
   }
   return { resourceVersion: latest, expired };
-}
-
-function workloadPath(namespace: string, kind: WorkloadKind, name?: string): string {
-  const collection = `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
-  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
 }
 
 function configPath(namespace: string, resource: ConfigResource): string {

@@ -1,0 +1,56 @@
+// What plan and explain read from the cluster, as a port: the user's own
+// kubeconfig and permissions, so a read that fails is a value with a reason
+// (shown as `unknown` or `unreadable`), never an exception.
+
+import type { ConfigSource } from '../evaluate.js';
+import type { JsonObject, WorkloadKind } from '../workload/index.js';
+
+export type Read<T> =
+  | { readonly status: 'found'; readonly value: T }
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly detail: string };
+
+export interface DryRunTouch {
+  /** The object the apiserver returns for a dry-run `{}` merge patch. */
+  readonly object: JsonObject;
+  /** `Warning` headers of the answer (the webhook's warnings among them). */
+  readonly warnings: readonly string[];
+}
+
+export interface ClusterEvent {
+  readonly reason: string;
+  readonly note: string;
+  readonly time: string;
+}
+
+export interface PlanCluster {
+  readonly configSource: ConfigSource;
+  namespaceLabels(namespace: string, signal: AbortSignal): Promise<Read<Record<string, string>>>;
+  getWorkload(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<JsonObject>>;
+  listWorkloads(
+    kind: WorkloadKind,
+    namespace: string,
+    signal: AbortSignal,
+  ): Promise<Read<JsonObject[]>>;
+}
+
+export interface ExplainCluster extends PlanCluster {
+  dryRunTouch(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<DryRunTouch>>;
+  /** Events about the workload reported by confighash, oldest first. */
+  confighashEvents(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<ClusterEvent[]>>;
+}

@@ -1,0 +1,81 @@
+// An in-memory PlanCluster for unit tests of plan and explain: namespaces by
+// labels, workloads by kind and name, config through a MemorySource, and reads
+// that fail on demand. Every read is recorded, so a test can pin which were made.
+
+import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../../src/plan/index.js';
+import type { JsonObject, WorkloadKind } from '../../src/workload/index.js';
+import { MemorySource } from './memory-source.js';
+
+export class MemoryPlanCluster implements ExplainCluster {
+  readonly configSource = new MemorySource();
+  readonly namespaces = new Map<string, Record<string, string> | 'forbidden'>();
+  readonly workloads = new Map<string, JsonObject | 'forbidden'>();
+  readonly lists = new Map<string, 'forbidden'>();
+  dryRun: (object: JsonObject) => Read<DryRunTouch> = (object) => ({
+    status: 'found',
+    value: { object, warnings: [] },
+  });
+  events: Read<ClusterEvent[]> = { status: 'found', value: [] };
+  readonly calls: string[] = [];
+
+  namespace(name: string, labels: Record<string, string> | 'forbidden'): this {
+    this.namespaces.set(name, labels);
+    return this;
+  }
+
+  workload(
+    namespace: string,
+    object: JsonObject | 'forbidden',
+    kind = 'Deployment',
+    name?: string,
+  ): this {
+    const metadata = typeof object === 'string' ? { name } : (object.metadata as { name: string });
+    this.workloads.set(`${kind}/${namespace}/${metadata.name}`, object);
+    return this;
+  }
+
+  async namespaceLabels(namespace: string): Promise<Read<Record<string, string>>> {
+    this.calls.push(`namespace ${namespace}`);
+    const labels = this.namespaces.get(namespace);
+    if (labels === undefined) return { status: 'absent' };
+    if (labels === 'forbidden') return { status: 'failed', detail: 'forbidden' };
+    return { status: 'found', value: labels };
+  }
+
+  async getWorkload(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+  ): Promise<Read<JsonObject>> {
+    this.calls.push(`get ${kind.kind} ${namespace}/${name}`);
+    const object = this.workloads.get(`${kind.kind}/${namespace}/${name}`);
+    if (object === undefined) return { status: 'absent' };
+    if (object === 'forbidden') return { status: 'failed', detail: 'forbidden' };
+    return { status: 'found', value: structuredClone(object) as JsonObject };
+  }
+
+  async listWorkloads(kind: WorkloadKind, namespace: string): Promise<Read<JsonObject[]>> {
+    this.calls.push(`list ${kind.kind} ${namespace}`);
+    if (this.lists.get(`${kind.kind}/${namespace}`) === 'forbidden') {
+      return { status: 'failed', detail: 'forbidden' };
+    }
+    const prefix = `${kind.kind}/${namespace}/`;
+    const items = [...this.workloads.entries()]
+      .filter(([key, value]) => key.startsWith(prefix) && value !== 'forbidden')
+      .map(([, value]) => structuredClone(value) as JsonObject);
+    return { status: 'found', value: items };
+  }
+
+  async dryRunTouch(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+  ): Promise<Read<DryRunTouch>> {
+    const live = await this.getWorkload(kind, namespace, name);
+    return live.status === 'found' ? this.dryRun(live.value) : live;
+  }
+
+  async confighashEvents(): Promise<Read<ClusterEvent[]>> {
+    return this.events;
+  }
+}
