@@ -18,6 +18,7 @@ import {
   type ManifestInput,
   type ParseResult,
   parseDevCertsConfig,
+  parseExplainConfig,
   parsePlanConfig,
   parseServeConfig,
   type ServeConfig,
@@ -37,9 +38,12 @@ import {
 } from './kube/index.js';
 import { createMutator } from './mutate.js';
 import {
+  explainWorkload,
   parseManifests,
   planChanges,
   planExitCode,
+  renderExplanation,
+  renderExplanationJson,
   renderPlan,
   renderPlanJson,
 } from './plan/index.js';
@@ -65,6 +69,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'plan':
       return plan(rest).catch(asUsageError);
+    case 'explain':
+      return explain(rest).catch(asUsageError);
     case undefined:
     case 'help':
     case '--help':
@@ -125,6 +131,32 @@ async function plan(argv: readonly string[]): Promise<number> {
     return planExitCode(result);
   } finally {
     connection?.close();
+  }
+}
+
+/** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
+async function explain(argv: readonly string[]): Promise<number> {
+  const config = unwrap(parseExplainConfig(argv));
+  const kubeConfig = loadKubeConfig();
+  const namespace = config.namespace ?? contextNamespace(kubeConfig) ?? 'default';
+  const connection = await connectToCluster(kubeConfig);
+  try {
+    const result = await explainWorkload(
+      createExplainCluster(connection),
+      config.kind,
+      namespace,
+      config.name,
+      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    );
+    if (!result.ok) throw new UsageError(result.error);
+    process.stdout.write(
+      config.output === 'json'
+        ? renderExplanationJson(result.explanation)
+        : renderExplanation(result.explanation, { color: useColor() }),
+    );
+    return 0;
+  } finally {
+    connection.close();
   }
 }
 

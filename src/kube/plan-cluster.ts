@@ -4,7 +4,7 @@
 
 import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
-import { isObject, type JsonObject, type WorkloadKind } from '../workload/index.js';
+import { annotationsAt, isObject, type JsonObject, type WorkloadKind } from '../workload/index.js';
 import { createApiConfigSource } from './api-config-source.js';
 import {
   ApiError,
@@ -30,16 +30,17 @@ export function createExplainCluster(connection: ApiConnection): ExplainCluster 
   };
   return {
     configSource: createApiConfigSource(connection),
-    async namespaceLabels(namespace, signal) {
+    async namespace(namespace, signal) {
       const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
-      const found = await read<{ metadata?: { labels?: Record<string, string> } }>(
-        path,
-        signal,
-        `read namespace ${namespace}`,
-      );
-      return found.status === 'found'
-        ? { status: 'found', value: found.value.metadata?.labels ?? {} }
-        : found;
+      const found = await read<JsonObject>(path, signal, `read namespace ${namespace}`);
+      if (found.status !== 'found') return found;
+      return {
+        status: 'found',
+        value: {
+          labels: stringsAt(found.value, 'labels'),
+          annotations: annotationsAt(found.value, ['metadata']),
+        },
+      };
     },
     getWorkload(kind, namespace, name, signal) {
       return read<JsonObject>(workloadPath(namespace, kind, name), signal, 'read');
@@ -146,4 +147,14 @@ function failedRead(error: unknown, doing: string): Read<never> {
     status: 'failed',
     detail: error instanceof ApiError && error.status === 403 ? `forbidden (HTTP 403)` : line,
   };
+}
+
+function stringsAt(object: JsonObject, field: 'labels'): Record<string, string> {
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const values = isObject(metadata[field]) ? metadata[field] : {};
+  return Object.fromEntries(
+    Object.entries(values).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
 }

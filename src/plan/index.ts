@@ -1,3 +1,9 @@
+export {
+  type ExplainedSource,
+  type ExplainResult,
+  type Explanation,
+  explainWorkload,
+} from './explain.js';
 export { type ManifestParse, type Manifests, parseManifests } from './manifests.js';
 export {
   type ChangedSource,
@@ -8,5 +14,17 @@ export {
   type Verdict,
   type WorkloadPlan,
 } from './plan.js';
-export type { ClusterEvent, DryRunTouch, ExplainCluster, PlanCluster, Read } from './ports.js';
-export { renderPlan, renderPlanJson } from './render.js';
+export type {
+  ClusterEvent,
+  DryRunTouch,
+  ExplainCluster,
+  NamespaceMetadata,
+  PlanCluster,
+  Read,
+} from './ports.js';
+export {
+  renderExplanation,
+  renderExplanationJson,
+  renderPlan,
+  renderPlanJson,
+} from './render.js';

@@ -112,12 +112,10 @@ function createContext(
     const labels = manifests.namespaceLabels.get(namespace);
     if (labels) return { status: 'found', value: namespaceModeOf(labels) };
     if (!cluster) return { status: 'failed', detail: 'offline, and not in the manifests' };
-    const read = await cluster.namespaceLabels(namespace, signal);
+    const read = await cluster.namespace(namespace, signal);
     if (read.status === 'failed') return read;
-    return {
-      status: 'found',
-      value: read.status === 'found' ? namespaceModeOf(read.value) : 'none',
-    };
+    const mode = read.status === 'found' ? namespaceModeOf(read.value.labels) : 'none';
+    return { status: 'found', value: mode };
   };
   return {
     manifests,

@@ -23,9 +23,14 @@ export interface ClusterEvent {
   readonly time: string;
 }
 
+export interface NamespaceMetadata {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
 export interface PlanCluster {
   readonly configSource: ConfigSource;
-  namespaceLabels(namespace: string, signal: AbortSignal): Promise<Read<Record<string, string>>>;
+  namespace(namespace: string, signal: AbortSignal): Promise<Read<NamespaceMetadata>>;
   getWorkload(
     kind: WorkloadKind,
     namespace: string,

@@ -2,6 +2,7 @@
 // columns, colour only when asked (a TTY); programs get one JSON object per
 // workload. Both carry names and key names only.
 
+import type { Explanation } from './explain.js';
 import type { Plan, Verdict, WorkloadPlan } from './plan.js';
 
 export interface RenderOptions {
@@ -70,4 +71,52 @@ export function renderPlanJson(plan: Plan): string {
     }),
   );
   return `${JSON.stringify(workloads, null, 2)}\n`;
+}
+
+// --- explain -------------------------------------------------------------------------
+
+export function renderExplanation(explanation: Explanation, options: RenderOptions): string {
+  const e = explanation;
+  const none = '-';
+  const window = e.rolloutWindow ? `${e.rolloutWindow.window} (${e.rolloutWindow.from})` : none;
+  const rolls = e.nextWriteRolls
+    ? paint('rolls', 33, options)
+    : paint('rolls nothing', 32, options);
+  const fields: [string, string][] = [
+    ['namespace mode', e.namespaceMode],
+    ['opted out', e.optedOut ? 'yes' : 'no'],
+    ['include', e.include ?? none],
+    ['exclude', e.exclude ?? none],
+    ['rollout window', window],
+    ['template hash', e.templateHash ?? none],
+    ['adopted hash', e.adoptedHash ?? none],
+    ['would write', e.wouldWrite ?? none],
+    ['next write', e.webhook.reached ? rolls : paint('webhook not reached', 31, options)],
+  ];
+  const width = Math.max(...fields.map(([label]) => label.length));
+  const lines = [`${e.kind.toLowerCase()}/${e.name} in namespace ${e.namespace}`];
+  for (const [label, value] of fields) lines.push(`  ${label.padEnd(width)}  ${value}`);
+  lines.push('', 'sources:');
+  if (e.sources.length === 0) lines.push('  none');
+  const rows = e.sources.map((s) => [
+    s.ref,
+    s.state,
+    s.resourceVersion === null ? '' : `rv ${s.resourceVersion}`,
+    s.keys === 'all' ? 'all keys' : `keys ${s.keys.join(', ')}`,
+    s.optional ? 'optional' : '',
+  ]);
+  const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) {
+    lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+  }
+  lines.push('', 'events:');
+  if ('unreadable' in e.events) lines.push(`  cannot read them (${e.events.unreadable})`);
+  else if (e.events.length === 0) lines.push('  none from confighash');
+  else for (const event of e.events) lines.push(`  ${event.time}  ${event.reason}  ${event.note}`);
+  lines.push('', ...e.explanation.map((line) => `• ${line}`));
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderExplanationJson(explanation: Explanation): string {
+  return `${JSON.stringify(explanation, null, 2)}\n`;
 }

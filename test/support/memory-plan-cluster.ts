@@ -2,13 +2,20 @@
 // labels, workloads by kind and name, config through a MemorySource, and reads
 // that fail on demand. Every read is recorded, so a test can pin which were made.
 
-import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../../src/plan/index.js';
+import type {
+  ClusterEvent,
+  DryRunTouch,
+  ExplainCluster,
+  NamespaceMetadata,
+  Read,
+} from '../../src/plan/index.js';
 import type { JsonObject, WorkloadKind } from '../../src/workload/index.js';
 import { MemorySource } from './memory-source.js';
 
 export class MemoryPlanCluster implements ExplainCluster {
   readonly configSource = new MemorySource();
   readonly namespaces = new Map<string, Record<string, string> | 'forbidden'>();
+  readonly namespaceAnnotations = new Map<string, Record<string, string>>();
   readonly workloads = new Map<string, JsonObject | 'forbidden'>();
   readonly lists = new Map<string, 'forbidden'>();
   dryRun: (object: JsonObject) => Read<DryRunTouch> = (object) => ({
@@ -18,7 +25,7 @@ export class MemoryPlanCluster implements ExplainCluster {
   events: Read<ClusterEvent[]> = { status: 'found', value: [] };
   readonly calls: string[] = [];
 
-  namespace(name: string, labels: Record<string, string> | 'forbidden'): this {
+  withNamespace(name: string, labels: Record<string, string> | 'forbidden'): this {
     this.namespaces.set(name, labels);
     return this;
   }
@@ -34,12 +41,13 @@ export class MemoryPlanCluster implements ExplainCluster {
     return this;
   }
 
-  async namespaceLabels(namespace: string): Promise<Read<Record<string, string>>> {
+  async namespace(namespace: string): Promise<Read<NamespaceMetadata>> {
     this.calls.push(`namespace ${namespace}`);
     const labels = this.namespaces.get(namespace);
     if (labels === undefined) return { status: 'absent' };
     if (labels === 'forbidden') return { status: 'failed', detail: 'forbidden' };
-    return { status: 'found', value: labels };
+    const annotations = this.namespaceAnnotations.get(namespace) ?? {};
+    return { status: 'found', value: { labels, annotations } };
   }
 
   async getWorkload(

@@ -79,7 +79,7 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 /** A `true` namespace with web (ConfigMap web-config: app.yaml, Secret web-secret: password), hashed. */
 function liveCluster(label = 'true'): MemoryPlanCluster {
-  const cluster = new MemoryPlanCluster().namespace(NS, { 'confighash.dev/enabled': label });
+  const cluster = new MemoryPlanCluster().withNamespace(NS, { 'confighash.dev/enabled': label });
   cluster.configSource.configMap('web-config', { 'app.yaml': 'v: live' });
   cluster.configSource.secret('web-secret', { password: 'hunter2-live' });
   cluster.workload(NS, deployment('web'));
@@ -263,7 +263,7 @@ const ROWS: Row[] = [
   {
     name: 'a namespace the user may not read: cannot tell',
     objects: () => [deployment('web')],
-    cluster: () => liveCluster().namespace(NS, 'forbidden'),
+    cluster: () => liveCluster().withNamespace(NS, 'forbidden'),
     verdict: 'unknown',
     reason: /cannot read namespace app: forbidden/,
   },
