@@ -251,7 +251,7 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
   const target = formatWorkload(workload.kind, facts.name);
   const reads = facts.sources.map((source) => source.ref).join(', ');
   const lines = [
-    `the next write rolls: the config it reads (${reads}) changed since the last write`,
+    `the next write rolls: the config it reads (${reads}) is not what its hash was computed from`,
   ];
   if (facts.namespaceMode === 'follow') {
     lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');

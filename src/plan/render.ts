@@ -39,7 +39,8 @@ export function renderPlan(plan: Plan, options: RenderOptions): string {
     lines.push(`${pad(header).join('  ')}  WHY`);
     plan.workloads.forEach((workload, index) => {
       const [namespace, name, verdict] = pad(rows[index]!) as [string, string, string];
-      const coloured = paint(verdict, VERDICT_COLOR[workload.verdict], options);
+      const text = VERDICT_TEXT[workload.verdict];
+      const coloured = `${paint(text, VERDICT_COLOR[workload.verdict], options)}${verdict.slice(text.length)}`;
       const [first = '', ...rest] = workload.reasons;
       lines.push(`${namespace}  ${name}  ${coloured}  ${first}`.trimEnd());
       for (const reason of rest) lines.push(`${' '.repeat(indent)}${reason}`);
