@@ -127,3 +127,13 @@ describe('--offline', () => {
     ]);
   });
 });
+
+describe('the kubectl plugin', () => {
+  it('npm installs `kubectl-confighash` beside `confighash`: the same program, found by kubectl on PATH', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(pkg.bin).toEqual({ confighash: 'dist/main.js', 'kubectl-confighash': 'dist/main.js' });
+    const main = await readFile(new URL('../../src/main.ts', import.meta.url), 'utf8');
+    expect(main.startsWith('#!/usr/bin/env node\n')).toBe(true);
+  });
+});
