@@ -28,6 +28,7 @@ import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
 import {
   type ApiConnection,
+  checkReachable,
   connectToCluster,
   createApiConfigSource,
   createCaBundleTarget,
@@ -115,6 +116,7 @@ async function plan(argv: readonly string[]): Promise<number> {
   if (!parsed.ok) throw new UsageError(parsed.error);
   const connection = kubeConfig && (await connectToCluster(kubeConfig));
   try {
+    if (connection) await checkReachable(connection);
     const cluster = connection && createExplainCluster(connection);
     const result = await planChanges(
       parsed.manifests,
@@ -141,6 +143,7 @@ async function explain(argv: readonly string[]): Promise<number> {
   const namespace = config.namespace ?? contextNamespace(kubeConfig) ?? 'default';
   const connection = await connectToCluster(kubeConfig);
   try {
+    await checkReachable(connection);
     const result = await explainWorkload(
       createExplainCluster(connection),
       config.kind,

@@ -158,3 +158,15 @@ function stringsAt(object: JsonObject, field: 'labels'): Record<string, string> 
     ),
   );
 }
+
+/**
+ * One GET of /version before a plan or an explanation: a cluster that cannot be
+ * reached is a mistake to fix (exit 2), not a column of "cannot tell".
+ */
+export async function checkReachable(connection: ApiConnection): Promise<void> {
+  try {
+    await requestJson(connection, { method: 'GET', path: '/version' });
+  } catch (error) {
+    throw describeFailure(error, `reach the cluster at ${connection.server.origin}`);
+  }
+}

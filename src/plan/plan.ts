@@ -370,9 +370,12 @@ function decideWrite(
   const written = writtenBy(context, target, live);
   if (written !== 'webhook') {
     if (mode === 'true') {
-      return { rolls: false, reasons: [`the write will not reach the webhook: ${written}`] };
+      const why = target.live
+        ? `nothing writes it: ${written}, and namespace ${target.namespace} is "true" (touch it or apply it server-side)`
+        : `the write will not reach the webhook: ${written}`;
+      return { rolls: false, reasons: [why] };
     }
-    const follow = `follow mode touches it (namespace is "follow"; ${written})`;
+    const follow = `follow mode touches it: ${written}, and namespace ${target.namespace} is "follow"`;
     return held(target, live) ?? { rolls: true, reasons: [follow] };
   }
   return held(target, live) ?? { rolls: true, reasons: [] };
@@ -380,10 +383,7 @@ function decideWrite(
 
 /** 'webhook' when the apply writes the workload, else why nothing reaches the webhook. */
 function writtenBy(context: Context, target: Target, live: JsonObject): string {
-  const namespace = target.namespace;
-  if (target.live) {
-    return `it is not in the manifests, so nothing writes it (namespace ${namespace})`;
-  }
+  if (target.live) return 'it is not in the manifests';
   if (context.options.clientSide && unchangedSinceLastApply(target.workload.object, live)) {
     return 'a client-side apply of an unchanged workload sends nothing';
   }

@@ -337,7 +337,11 @@ describe('workloads only in the cluster', () => {
     });
 
   it.each([
-    ['true', 'no-roll', /it is not in the manifests, so nothing writes it/],
+    [
+      'true',
+      'no-roll',
+      /^nothing writes it: it is not in the manifests, and namespace app is "true"/,
+    ],
     ['follow', 'roll', /follow mode touches it/],
   ] as const)(
     'in a `%s` namespace a reader of a changed ConfigMap: %s',
