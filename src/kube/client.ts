@@ -24,6 +24,12 @@ export const FIELD_MANAGER = 'confighash';
 /** `?fieldManager=confighash`, to append to a write's path. */
 export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
 
+/** Accept headers for metadata-only answers: the objects without their data or spec. */
+export const METADATA_ONLY_LIST =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+export const METADATA_ONLY_OBJECT =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

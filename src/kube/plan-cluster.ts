@@ -4,12 +4,20 @@
 
 import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
-import { annotationsAt, isObject, type JsonObject, type WorkloadKind } from '../workload/index.js';
+import { SOURCE_RESOURCE } from '../sources.js';
+import {
+  annotationsAt,
+  isObject,
+  type JsonObject,
+  lastWriteTime,
+  type WorkloadKind,
+} from '../workload/index.js';
 import { createApiConfigSource } from './api-config-source.js';
 import {
   ApiError,
   describeFailure,
   FIELD_MANAGER_QUERY,
+  METADATA_ONLY_OBJECT,
   readBody,
   requestJson,
   sendRequest,
@@ -54,6 +62,21 @@ export function createExplainCluster(connection: ApiConnection): ExplainCluster 
       return listed.status === 'found'
         ? { status: 'found', value: listed.value.items ?? [] }
         : listed;
+    },
+    async sourceWrittenAt(kind, namespace, name, signal) {
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      try {
+        const metadata = await requestJson<JsonObject>(connection, {
+          method: 'GET',
+          path,
+          accept: METADATA_ONLY_OBJECT,
+          signal,
+        });
+        const time = lastWriteTime(metadata);
+        return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
+      } catch (error) {
+        return failedRead(error, 'read');
+      }
     },
     dryRunTouch(kind, namespace, name, signal) {
       return dryRunTouch(connection, kind, namespace, name, signal);

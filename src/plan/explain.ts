@@ -13,6 +13,7 @@ import {
   findSources,
   HASH,
   INCLUDE,
+  lastWriteTime,
   NAMESPACE_LABEL,
   type NamespaceMode,
   namespaceModeOf,
@@ -32,6 +33,8 @@ export interface ExplainedSource {
   readonly resourceVersion: string | null;
   readonly keys: 'all' | string[];
   readonly optional: boolean;
+  /** Its last write (newest managedFields time), when it can be read. */
+  readonly lastWrite: string | null;
   /** Why it is unreadable. */
   readonly reason?: string;
 }
@@ -50,6 +53,8 @@ export interface Explanation {
     readonly from: 'workload' | 'namespace';
   } | null;
   readonly sources: readonly ExplainedSource[];
+  /** The workload's last write (newest managedFields time, status aside). */
+  readonly lastWrite: string | null;
   readonly templateHash: string | null;
   readonly adoptedHash: string | null;
   /** The hash the webhook writes on the next write (template hash, else adopted-hash). */
@@ -110,6 +115,7 @@ export async function explainWorkload(
       namespaceRead.status === 'found' ? namespaceRead.value.annotations : {},
     ),
     sources,
+    lastWrite: lastWriteTime(live.value) ?? null,
     ...hashes(workload),
     ...webhookAnswer(kind, workload, dryRun, refs.length > 0),
     events: events.status === 'found' ? events.value.slice(-5) : { unreadable: readDetail(events) },
@@ -124,11 +130,15 @@ async function explainSource(
   ref: SourceRef,
   signal: AbortSignal,
 ): Promise<ExplainedSource> {
-  const result = await cluster.configSource.get(ref.kind, namespace, ref.name, signal);
+  const [result, written] = await Promise.all([
+    cluster.configSource.get(ref.kind, namespace, ref.name, signal),
+    cluster.sourceWrittenAt(ref.kind, namespace, ref.name, signal),
+  ]);
   const base = {
     ref: formatSource(ref),
     keys: selectionKeys(ref.selection),
     optional: ref.optional,
+    lastWrite: written.status === 'found' ? written.value : null,
   };
   switch (result.status) {
     case 'found':
@@ -220,6 +230,23 @@ function describe(facts: Facts, workload: Workload, problems: readonly string[])
   return lines;
 }
 
+/**
+ * The sources written after the workload's last write (second-resolution times,
+ * so a change in that same second is not named); else all it reads.
+ */
+function whatChanged(facts: Facts): string {
+  const since = facts.lastWrite === null ? Number.NaN : Date.parse(facts.lastWrite);
+  const newer = facts.sources.filter(
+    (source) => source.lastWrite !== null && Date.parse(source.lastWrite) > since,
+  );
+  if (newer.length > 0) {
+    const names = newer.map((source) => source.ref).join(', ');
+    return `${names} changed since the last write of the workload (${facts.lastWrite})`;
+  }
+  const reads = facts.sources.map((source) => source.ref).join(', ');
+  return `the config it reads (${reads}) is not what its hash was computed from`;
+}
+
 function modeLines(facts: Facts): string[] {
   switch (facts.namespaceMode) {
     case 'none':
@@ -238,10 +265,11 @@ function modeLines(facts: Facts): string[] {
 }
 
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
+  // The webhook is not asked about these: no answer is the expected one.
+  if (facts.optedOut || facts.namespaceMode === 'none') return [];
   if (!facts.webhook.reached) {
     return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
   }
-  if (facts.optedOut || facts.namespaceMode === 'none') return [];
   if (!facts.nextWriteRolls) {
     if (facts.templateHash === null && facts.wouldWrite !== null) {
       return ['not hashed in the template yet: the next write adopts it without a restart'];
@@ -249,10 +277,7 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
     return ['the next write rolls nothing: the hash matches the config it reads now'];
   }
   const target = formatWorkload(workload.kind, facts.name);
-  const reads = facts.sources.map((source) => source.ref).join(', ');
-  const lines = [
-    `the next write rolls: the config it reads (${reads}) is not what its hash was computed from`,
-  ];
+  const lines = [`the next write rolls: ${whatChanged(facts)}`];
   if (facts.namespaceMode === 'follow') {
     lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');
   } else {

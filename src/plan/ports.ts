@@ -3,6 +3,7 @@
 // (shown as `unknown` or `unreadable`), never an exception.
 
 import type { ConfigSource } from '../evaluate.js';
+import type { SourceKind } from '../sources.js';
 import type { JsonObject, WorkloadKind } from '../workload/index.js';
 
 export type Read<T> =
@@ -45,6 +46,16 @@ export interface PlanCluster {
 }
 
 export interface ExplainCluster extends PlanCluster {
+  /**
+   * When a ConfigMap or Secret was last written (its newest managedFields time),
+   * read as metadata only: no value crosses the wire for it.
+   */
+  sourceWrittenAt(
+    kind: SourceKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<string>>;
   dryRunTouch(
     kind: WorkloadKind,
     namespace: string,

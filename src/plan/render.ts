@@ -91,6 +91,7 @@ export function renderExplanation(explanation: Explanation, options: RenderOptio
     ['rollout window', window],
     ['template hash', e.templateHash ?? none],
     ['adopted hash', e.adoptedHash ?? none],
+    ['last write', e.lastWrite ?? none],
     ['would write', e.wouldWrite ?? none],
     ['next write', e.webhook.reached ? rolls : paint('webhook not reached', 31, options)],
   ];
@@ -104,9 +105,12 @@ export function renderExplanation(explanation: Explanation, options: RenderOptio
     s.state,
     s.resourceVersion === null ? '' : `rv ${s.resourceVersion}`,
     s.keys === 'all' ? 'all keys' : `keys ${s.keys.join(', ')}`,
+    s.lastWrite === null ? '' : `written ${s.lastWrite}`,
     s.optional ? 'optional' : '',
   ]);
-  const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const widths = [0, 1, 2, 3, 4].map((column) =>
+    Math.max(...rows.map((row) => row[column]!.length)),
+  );
   for (const row of rows) {
     lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
   }

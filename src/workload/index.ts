@@ -10,6 +10,7 @@ export {
   annotationsAt,
   isObject,
   type JsonObject,
+  lastWriteTime,
   objectAt,
   podTemplateOf,
   readWorkload,

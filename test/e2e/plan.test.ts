@@ -322,6 +322,8 @@ describe('explain', () => {
       { ref: 'secret/web-secret', state: 'found', keys: 'all' },
     ]);
     expect(settled.sources[0]!.resourceVersion).toMatch(/^\d+$/);
+    // managedFields times have seconds: the out-of-band change lands in a later second.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
 
     await e2e.k([
       'patch',
@@ -338,6 +340,9 @@ describe('explain', () => {
     expect(stale.templateHash).toBe(hash);
     expect(stale.wouldWrite).toMatch(/^[0-9a-f]{64}$/);
     expect(stale.wouldWrite).not.toBe(hash);
+    expect(stale.explanation[1]).toMatch(
+      /^the next write rolls: configmap\/web-config changed since the last write of the workload \(/,
+    );
     expect(stale.explanation.join('\n')).toMatch(
       /this namespace is "true", so nothing writes it until/,
     );

@@ -9,6 +9,7 @@ import type {
   NamespaceMetadata,
   Read,
 } from '../../src/plan/index.js';
+import type { SourceKind } from '../../src/sources.js';
 import type { JsonObject, WorkloadKind } from '../../src/workload/index.js';
 import { MemorySource } from './memory-source.js';
 
@@ -23,6 +24,8 @@ export class MemoryPlanCluster implements ExplainCluster {
     value: { object, warnings: [] },
   });
   events: Read<ClusterEvent[]> = { status: 'found', value: [] };
+  /** Last-write times of ConfigMaps and Secrets, by `Kind/name`. */
+  readonly writtenAt = new Map<string, string>();
   readonly calls: string[] = [];
 
   withNamespace(name: string, labels: Record<string, string> | 'forbidden'): this {
@@ -81,6 +84,11 @@ export class MemoryPlanCluster implements ExplainCluster {
   ): Promise<Read<DryRunTouch>> {
     const live = await this.getWorkload(kind, namespace, name);
     return live.status === 'found' ? this.dryRun(live.value) : live;
+  }
+
+  async sourceWrittenAt(kind: SourceKind, _namespace: string, name: string): Promise<Read<string>> {
+    const time = this.writtenAt.get(`${kind}/${name}`);
+    return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
   }
 
   async confighashEvents(): Promise<Read<ClusterEvent[]>> {

@@ -106,6 +106,10 @@ function web(templateHash: string | undefined): JsonObject {
     metadata: {
       name: 'web',
       namespace: 'shop',
+      managedFields: [
+        { manager: 'kubectl', operation: 'Apply', time: '2026-11-30T09:00:00Z' },
+        { manager: 'kube-controller-manager', subresource: 'status', time: '2026-11-30T09:30:00Z' },
+      ],
       annotations: {
         'confighash.dev/exclude': 'secret/rotating-token',
         'confighash.dev/rollout-window': 'Mon-Fri 09:00-17:00 Europe/Berlin',
@@ -180,6 +184,8 @@ describe('explain output', () => {
   it('a stale hash in a `true` namespace: the next write rolls, and what to do about it', async () => {
     const explanation = await explained((cluster) => {
       cluster.dryRun = answersWith(NEW);
+      cluster.writtenAt.set('ConfigMap/web-config', '2026-11-30T09:10:00Z');
+      cluster.writtenAt.set('Secret/web-secret', '2026-11-30T08:00:00Z');
       cluster.events = {
         status: 'found',
         value: [
@@ -192,6 +198,9 @@ describe('explain output', () => {
       };
     });
     expect(explanation).toMatchObject({ templateHash: OLD, wouldWrite: NEW, nextWriteRolls: true });
+    expect(explanation.explanation).toContain(
+      'the next write rolls: configmap/web-config changed since the last write of the workload (2026-11-30T09:00:00Z)',
+    );
     await expectGolden('explain-rolls.txt', renderExplanation(explanation, { color: false }));
   });
 
@@ -231,6 +240,7 @@ describe('explain output', () => {
         optional: false,
         state: 'found',
         resourceVersion: '1',
+        lastWrite: null,
       },
       {
         ref: 'secret/web-secret',
@@ -238,6 +248,7 @@ describe('explain output', () => {
         optional: false,
         state: 'found',
         resourceVersion: '2',
+        lastWrite: null,
       },
       {
         ref: 'configmap/flags',
@@ -245,6 +256,7 @@ describe('explain output', () => {
         optional: true,
         state: 'absent',
         resourceVersion: null,
+        lastWrite: null,
       },
     ]);
     expect(JSON.stringify(parsed)).not.toContain('hunter2');
