@@ -6,12 +6,9 @@
 
 import { formatSource, type SourceRef } from '../sources.js';
 import {
-  ADOPTED_HASH,
-  annotationsAt,
   ENABLED,
   EXCLUDE,
   findSources,
-  HASH,
   INCLUDE,
   lastWriteTime,
   NAMESPACE_LABEL,
@@ -25,6 +22,7 @@ import {
 } from '../workload/index.js';
 import { formatWorkload, selectionKeys } from './describe.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
+import { hashesOf, readTouchAnswer } from './touch-answer.js';
 
 export interface ExplainedSource {
   /** `configmap/NAME` or `secret/NAME`. */
@@ -116,8 +114,8 @@ export async function explainWorkload(
     ),
     sources,
     lastWrite: lastWriteTime(live.value) ?? null,
-    ...hashes(workload),
-    ...webhookAnswer(kind, workload, dryRun, refs.length > 0),
+    ...hashesOf(workload),
+    ...webhookAnswer(workload, dryRun, refs.length > 0),
     events: events.status === 'found' ? events.value.slice(-5) : { unreadable: readDetail(events) },
   } satisfies Omit<Explanation, 'explanation'>;
   const explanation = describe(facts, workload, problems);
@@ -150,16 +148,8 @@ async function explainSource(
   }
 }
 
-function hashes(workload: Workload): Pick<Explanation, 'templateHash' | 'adoptedHash'> {
-  return {
-    templateHash: annotationsAt(workload.template, ['metadata'])[HASH] ?? null,
-    adoptedHash: workload.annotations[ADOPTED_HASH] ?? null,
-  };
-}
-
 /** What the dry-run answer says the webhook writes; the template's hash changing is a rollout. */
 function webhookAnswer(
-  kind: WorkloadKind,
   live: Workload,
   dryRun: Read<DryRunTouch>,
   hasSources: boolean,
@@ -172,20 +162,16 @@ function webhookAnswer(
       webhook: { reached: false, warnings: [], detail: `the dry-run failed: ${detail}` },
     };
   }
-  const answered = readWorkload(dryRun.value.object, kind);
-  const after = hashes(answered);
-  const before = hashes(live);
-  const warnings = dryRun.value.warnings.filter((warning) => warning.startsWith('confighash: '));
-  // The webhook always writes a hash (or adopted-hash) for a workload with sources it may read.
-  const reached =
-    warnings.length > 0 || !hasSources || after.templateHash !== null || after.adoptedHash !== null;
+  const answer = readTouchAnswer(live, dryRun.value, hasSources);
   return {
-    wouldWrite: after.templateHash ?? after.adoptedHash,
-    nextWriteRolls: after.templateHash !== before.templateHash,
+    wouldWrite: answer.wouldWrite,
+    nextWriteRolls: answer.rolls,
     webhook: {
-      reached,
-      warnings,
-      detail: reached ? null : 'the dry-run came back without a hash: the webhook did not answer',
+      reached: answer.reached,
+      warnings: answer.warnings,
+      detail: answer.reached
+        ? null
+        : 'the dry-run came back without a hash: the webhook did not answer',
     },
   };
 }

@@ -29,6 +29,7 @@ import { changesHash, compareContent, type SourceChange } from './compare.js';
 import { describeSelection, formatWorkload } from './describe.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
+import { readTouchAnswer } from './touch-answer.js';
 
 export type Verdict = 'roll' | 'no-roll' | 'unknown';
 
@@ -270,13 +271,56 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
     );
   }
   const changed = results.filter(({ change }) => changesHash(change));
-  const notes = [...discovery.notes, ...(await excludedChanges(context, namespace, discovery))];
-  if (changed.length === 0) {
+  const webhook = await askWebhook(context, target, live.value, discovery);
+  const notes = [
+    ...discovery.notes,
+    ...(await excludedChanges(context, namespace, discovery)),
+    ...webhook.notes,
+  ];
+  if (changed.length === 0 && !webhook.stale) {
     return answer('no-roll', [...unchangedReasons(results), ...notes]);
   }
   const decision = decideWrite(context, target, live.value, mode.value);
-  const reasons = [...decision.reasons, ...changed.map(describeChange), ...notes];
+  const reasons = [
+    ...decision.reasons,
+    ...changed.map(describeChange),
+    ...(webhook.stale ? [STALE] : []),
+    ...notes,
+  ];
   return answer(decision.rolls ? 'roll' : 'no-roll', reasons, changed);
+}
+
+const STALE =
+  'its config already changed since its last write (the webhook would write a new hash now): any write rolls it';
+
+/**
+ * The webhook's own answer for the workload as it is (a dry-run `{}` patch): a
+ * template hash that is already stale rolls on any write, whatever the manifests say.
+ */
+async function askWebhook(
+  context: Context,
+  target: Target,
+  live: JsonObject,
+  discovery: Discovery,
+): Promise<{ stale: boolean; notes: string[] }> {
+  const { workload, namespace, name } = target;
+  const touch = await context.cluster!.dryRunTouch(workload.kind, namespace, name, context.signal);
+  if (touch.status !== 'found') {
+    const why = touch.status === 'failed' ? touch.detail : 'gone';
+    return {
+      stale: false,
+      notes: [`could not ask the webhook (${why}): a config change before this plan is not seen`],
+    };
+  }
+  const answer = readTouchAnswer(
+    readWorkload(live, workload.kind),
+    touch.value,
+    discovery.sources.length > 0,
+  );
+  if (!answer.reached) {
+    return { stale: false, notes: ['the webhook did not answer a dry-run: is it registered?'] };
+  }
+  return { stale: answer.rolls, notes: [] };
 }
 
 interface Discovery {

@@ -38,6 +38,13 @@ export interface PlanCluster {
     name: string,
     signal: AbortSignal,
   ): Promise<Read<JsonObject>>;
+  /** `kubectl patch --dry-run=server --type=merge -p '{}'`: what the webhook writes now. */
+  dryRunTouch(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<DryRunTouch>>;
   listWorkloads(
     kind: WorkloadKind,
     namespace: string,
@@ -56,12 +63,6 @@ export interface ExplainCluster extends PlanCluster {
     name: string,
     signal: AbortSignal,
   ): Promise<Read<string>>;
-  dryRunTouch(
-    kind: WorkloadKind,
-    namespace: string,
-    name: string,
-    signal: AbortSignal,
-  ): Promise<Read<DryRunTouch>>;
   /** Events about the workload reported by confighash, oldest first. */
   confighashEvents(
     kind: WorkloadKind,

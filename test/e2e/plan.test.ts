@@ -182,6 +182,31 @@ describe('plan before a config-only change', () => {
   });
 });
 
+describe('plan after an out-of-band change', () => {
+  it('the manifests bring nothing new, but the hash is stale: the webhook says any write rolls it', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    await e2e.k([
+      'patch',
+      'configmap',
+      'web-config',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"app.yaml":"v: 2"}}',
+    ]);
+    const { code, plans } = await planJson([], appObjects(ns, 'v: 2'));
+    expect(code).toBe(1);
+    expect(plans[0]).toMatchObject({ verdict: 'roll', changedSources: [] });
+    expect(plans[0]!.reasons).toEqual([
+      'its config already changed since its last write (the webhook would write a new hash now): any write rolls it',
+    ]);
+    await apply(['--server-side'], appObjects(ns, 'v: 2'));
+    expect(await api.revision(ns, 'web')).toBe(2);
+  });
+});
+
 describe('plan says why nothing rolls', () => {
   it('an unselected key changes', async () => {
     const ns = await appNamespace('true');

@@ -290,6 +290,34 @@ const ROWS: Row[] = [
     reason: /paused: pods keep the old config until it is resumed/,
   },
   {
+    name: 'a hash already stale (config changed out of band): the same config still rolls, the webhook says why',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.dryRun = (object) => {
+        const copy = structuredClone(object) as { spec: { template: { metadata: object } } };
+        copy.spec.template.metadata = { annotations: { 'confighash.dev/hash': 'b'.repeat(64) } };
+        return { status: 'found', value: { object: copy as unknown as JsonObject, warnings: [] } };
+      };
+      return cluster;
+    },
+    verdict: 'roll',
+    reason:
+      /its config already changed since its last write \(the webhook would write a new hash now\)/,
+    changed: [],
+  },
+  {
+    name: 'a dry-run the user may not make is a note, not a guess',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.dryRun = () => ({ status: 'failed', detail: 'forbidden' });
+      return cluster;
+    },
+    verdict: 'no-roll',
+    reason: /could not ask the webhook \(forbidden\): a config change before this plan is not seen/,
+  },
+  {
     name: 'a workload reading no config',
     objects: () => [deployment('web', { podSpec: { containers: [{ name: 'a', image: 'a' }] } })],
     verdict: 'no-roll',
