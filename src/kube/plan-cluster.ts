@@ -10,6 +10,7 @@ import {
   isObject,
   type JsonObject,
   lastWriteTime,
+  objectAt,
   type WorkloadKind,
 } from '../workload/index.js';
 import { createApiConfigSource } from './api-config-source.js';
@@ -17,6 +18,7 @@ import {
   ApiError,
   describeFailure,
   FIELD_MANAGER_QUERY,
+  isStatus,
   METADATA_ONLY_OBJECT,
   readBody,
   requestJson,
@@ -45,7 +47,7 @@ export function createExplainCluster(connection: ApiConnection): ExplainCluster 
       return {
         status: 'found',
         value: {
-          labels: stringsAt(found.value, 'labels'),
+          labels: labelsOf(found.value),
           annotations: annotationsAt(found.value, ['metadata']),
         },
       };
@@ -166,15 +168,13 @@ function failedRead(error: unknown, doing: string): Read<never> {
   if (error instanceof ApiError && error.status === 404) return { status: 'absent' };
   // `cannot read: HTTP 403: …` → the reason alone, for a line that already names the object.
   const line = describeFailure(error, doing).message.replace(/^cannot [^:]*: /, '');
-  return {
-    status: 'failed',
-    detail: error instanceof ApiError && error.status === 403 ? `forbidden (HTTP 403)` : line,
-  };
+  // The same word the ConfigSource adapter uses, so every unreadable object reads alike.
+  return { status: 'failed', detail: isStatus(error, 403) ? 'forbidden' : line };
 }
 
-function stringsAt(object: JsonObject, field: 'labels'): Record<string, string> {
-  const metadata = isObject(object.metadata) ? object.metadata : {};
-  const values = isObject(metadata[field]) ? metadata[field] : {};
+/** String-valued labels; anything else is ignored. */
+function labelsOf(object: JsonObject): Record<string, string> {
+  const values = objectAt(object, ['metadata', 'labels']) ?? {};
   return Object.fromEntries(
     Object.entries(values).filter(
       (entry): entry is [string, string] => typeof entry[1] === 'string',
