@@ -2,6 +2,7 @@
 // The composition root: the only place that reads flags and the environment,
 // opens files, builds real adapters, listens and handles signals.
 
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:https';
@@ -14,8 +15,11 @@ import { generateCertificateAuthority, generateServingCertificate } from './cert
 import { startSelfManaged } from './certs/self-managed.js';
 import {
   type FollowConfig,
+  type ManifestInput,
   type ParseResult,
   parseDevCertsConfig,
+  parseExplainConfig,
+  parsePlanConfig,
   parseServeConfig,
   type ServeConfig,
   usage,
@@ -24,14 +28,26 @@ import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
 import {
   type ApiConnection,
+  checkReachable,
   connectToCluster,
   createApiConfigSource,
   createCaBundleTarget,
+  createExplainCluster,
   createFollowApi,
   createLeaseStore,
   createSecretStore,
 } from './kube/index.js';
 import { createMutator } from './mutate.js';
+import {
+  explainWorkload,
+  parseManifests,
+  planChanges,
+  planExitCode,
+  renderExplanation,
+  renderExplanationJson,
+  renderPlan,
+  renderPlanJson,
+} from './plan/index.js';
 import { buildApp } from './server/app.js';
 import { waitForConnectionsToClose } from './server/drain.js';
 import { createLogger } from './server/logger.js';
@@ -52,6 +68,10 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'dev-certs':
       await devCerts(rest);
       return 0;
+    case 'plan':
+      return plan(rest).catch(asUsageError);
+    case 'explain':
+      return explain(rest).catch(asUsageError);
     case undefined:
     case 'help':
     case '--help':
@@ -59,7 +79,9 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${usage()}\n`);
       return command === undefined ? 2 : 0;
     default:
-      throw new UsageError(`unknown command '${command}' (commands: serve, dev-certs; see --help)`);
+      throw new UsageError(
+        `unknown command '${command}' (commands: serve, dev-certs, plan, explain; see --help)`,
+      );
   }
 }
 
@@ -70,6 +92,118 @@ function unwrap<T>(result: ParseResult<T>): T {
     process.exit(0);
   }
   throw new UsageError(result.error);
+}
+
+/**
+ * plan and explain exit 1 for "something rolls": every failure of theirs is a
+ * one-line mistake with exit 2, never an exit 1 that reads as an answer.
+ */
+function asUsageError(error: unknown): never {
+  if (error instanceof UsageError) throw error;
+  const cause = error as Error & { code?: string };
+  throw new UsageError(String(cause.message ?? cause).split('\n', 1)[0] ?? String(cause.code));
+}
+
+const CLI_TIMEOUT_MS = 60_000;
+
+/** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
+async function plan(argv: readonly string[]): Promise<number> {
+  const config = unwrap(parsePlanConfig(argv));
+  const text = await readManifests(config.input);
+  const kubeConfig = config.offline ? undefined : loadKubeConfig();
+  const namespace = config.namespace ?? (kubeConfig && contextNamespace(kubeConfig)) ?? 'default';
+  const parsed = parseManifests(text, namespace);
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  const connection = kubeConfig && (await connectToCluster(kubeConfig));
+  try {
+    if (connection) await checkReachable(connection);
+    const cluster = connection && createExplainCluster(connection);
+    const result = await planChanges(
+      parsed.manifests,
+      cluster,
+      { clientSide: config.clientSide },
+      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    );
+    if (config.output === 'json') {
+      process.stdout.write(renderPlanJson(result));
+      for (const problem of result.problems) process.stderr.write(`confighash: ${problem}\n`);
+    } else {
+      process.stdout.write(renderPlan(result, { color: useColor() }));
+    }
+    return planExitCode(result);
+  } finally {
+    connection?.close();
+  }
+}
+
+/** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
+async function explain(argv: readonly string[]): Promise<number> {
+  const config = unwrap(parseExplainConfig(argv));
+  const kubeConfig = loadKubeConfig();
+  const namespace = config.namespace ?? contextNamespace(kubeConfig) ?? 'default';
+  const connection = await connectToCluster(kubeConfig);
+  try {
+    await checkReachable(connection);
+    const result = await explainWorkload(
+      createExplainCluster(connection),
+      config.kind,
+      namespace,
+      config.name,
+      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    );
+    if (!result.ok) throw new UsageError(result.error);
+    process.stdout.write(
+      config.output === 'json'
+        ? renderExplanationJson(result.explanation)
+        : renderExplanation(result.explanation, { color: useColor() }),
+    );
+    return 0;
+  } finally {
+    connection.close();
+  }
+}
+
+function useColor(): boolean {
+  return process.stdout.isTTY === true && !process.env.NO_COLOR;
+}
+
+function contextNamespace(kubeConfig: KubeConfig): string | undefined {
+  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || undefined;
+}
+
+async function readManifests(input: ManifestInput): Promise<string> {
+  if (input.from === 'kustomize') return kustomize(input.dir);
+  const texts = await Promise.all(
+    input.paths.map((path) =>
+      (path === '-' ? readStdin() : readFile(path, 'utf8')).catch(
+        (error: NodeJS.ErrnoException) => {
+          throw new UsageError(`cannot read -f ${path}: ${error.code ?? error.message}`);
+        },
+      ),
+    ),
+  );
+  return texts.join('\n---\n');
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function kustomize(dir: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'kubectl',
+      ['kustomize', dir],
+      { maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const reason = (stderr.trim().split('\n').pop() || error.message).trim();
+        reject(new UsageError(`kubectl kustomize ${dir} failed: ${reason}`));
+      },
+    );
+  });
 }
 
 async function serve(config: ServeConfig): Promise<void> {

@@ -3,11 +3,20 @@
 // Nothing here reads files or exits the process.
 
 import { DEV_CERTS_OPTIONS } from './dev-certs.js';
+import { EXPLAIN_OPTIONS } from './explain.js';
 import { helpFor } from './options.js';
+import { PLAN_OPTIONS } from './plan.js';
 import { ALL_SERVE_OPTIONS } from './serve.js';
 
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
+export { type ExplainConfig, parseExplainConfig } from './explain.js';
 export type { ParseResult } from './options.js';
+export {
+  type ManifestInput,
+  type OutputFormat,
+  type PlanConfig,
+  parsePlanConfig,
+} from './plan.js';
 export { type FollowConfig, parseServeConfig, type ServeConfig } from './serve.js';
 
 /**
@@ -17,7 +26,7 @@ export { type FollowConfig, parseServeConfig, type ServeConfig } from './serve.j
  */
 export function optionEnvironmentVariables(): readonly string[] {
   const specs = [...ALL_SERVE_OPTIONS, ...DEV_CERTS_OPTIONS];
-  return [...new Set(specs.map((spec) => spec.env))];
+  return [...new Set(specs.flatMap((spec) => (spec.env ? [spec.env] : [])))];
 }
 
 export function usage(): string {
@@ -27,10 +36,18 @@ export function usage(): string {
     'Commands:',
     '  serve       run the admission webhook (HTTPS)',
     '  dev-certs   write a local CA, serving certificate and hash key',
+    '  plan        preview which workloads applying manifests rolls, and why',
+    '  explain     why a workload did or did not roll, and whether its next write rolls',
     '',
     helpFor('serve', ALL_SERVE_OPTIONS),
     '',
     helpFor('dev-certs', DEV_CERTS_OPTIONS),
+    '',
+    helpFor('plan', PLAN_OPTIONS),
+    '',
+    `${helpFor('explain KIND/NAME', EXPLAIN_OPTIONS)}`,
+    '',
+    'plan exits 0 when nothing rolls, 1 when something rolls or cannot be told, 2 on a mistake.',
     '',
     'The Kubernetes API is found as kubectl finds it: KUBECONFIG, ~/.kube/config, or in-cluster.',
   ].join('\n');

@@ -14,7 +14,10 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 
 export interface OptionSpec {
   readonly flag: string;
-  readonly env: string;
+  /** The environment variable it is also read from; the CLI commands (plan, explain) have none. */
+  readonly env?: string;
+  /** A one-letter alias, as kubectl spells it (`-f`, `-n`, `-o`). */
+  readonly short?: string;
   readonly value: string;
   readonly defaultValue?: string;
   readonly help: string;
@@ -26,7 +29,13 @@ export interface OptionSpec {
 
 /** Parsed options: `get` the last value (flag, else environment, else default), `all` every value. */
 export type Parsed =
-  | { ok: true; get: (flag: string) => string | undefined; all: (flag: string) => string[] }
+  | {
+      ok: true;
+      get: (flag: string) => string | undefined;
+      all: (flag: string) => string[];
+      /** Arguments that are not options, when the command takes them. */
+      positionals: readonly string[];
+    }
   | { ok: false; error: string }
   | { ok: false; help: string };
 
@@ -35,19 +44,24 @@ export function parseOptions(
   specs: readonly OptionSpec[],
   argv: readonly string[],
   env: Environment,
+  { positionals = false }: { positionals?: boolean } = {},
 ): Parsed {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
       args: [...argv],
       strict: true,
-      allowPositionals: false,
+      allowPositionals: positionals,
       options: {
         help: { type: 'boolean', short: 'h' },
         ...Object.fromEntries(
           specs.map((spec) => [
             spec.flag,
-            { type: spec.boolean ? 'boolean' : 'string', multiple: true } as const,
+            {
+              type: spec.boolean ? 'boolean' : 'string',
+              multiple: true,
+              ...(spec.short ? { short: spec.short } : {}),
+            } as const,
           ]),
         ),
       },
@@ -74,14 +88,16 @@ export function parseOptions(
     if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
     return specs.find((spec) => spec.flag === flag)?.defaultValue;
   };
-  return { ok: true, get, all };
+  return { ok: true, get, all, positionals: parsed.positionals };
 }
 
 export function helpFor(command: string, specs: readonly OptionSpec[]): string {
   const lines = specs.map((spec) => {
-    const left = `  --${spec.flag} ${spec.value}`.trimEnd().padEnd(32);
+    const short = spec.short ? `-${spec.short}, ` : '';
+    const left = `  ${short}--${spec.flag} ${spec.value}`.trimEnd().padEnd(32);
     const fallback = spec.defaultValue ? ` (default ${spec.defaultValue})` : '';
-    return `${left}${spec.help}${fallback}\n${' '.repeat(32)}env ${spec.env}`;
+    const env = spec.env ? `\n${' '.repeat(32)}env ${spec.env}` : '';
+    return `${left}${spec.help}${fallback}${env}`;
   });
   return [`confighash ${command} options:`, ...lines].join('\n');
 }

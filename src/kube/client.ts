@@ -6,6 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
 
 export interface ApiRequest {
@@ -22,6 +23,12 @@ export const FIELD_MANAGER = 'confighash';
 
 /** `?fieldManager=confighash`, to append to a write's path. */
 export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
+
+/** Accept headers for metadata-only answers: the objects without their data or spec. */
+export const METADATA_ONLY_LIST =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+export const METADATA_ONLY_OBJECT =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 export class ApiError extends Error {
   constructor(
@@ -169,4 +176,10 @@ function apiError(status: number, body: Buffer): ApiError {
   } catch {
     return new ApiError(status, `HTTP ${status}`);
   }
+}
+
+/** The API path of a workload kind's collection in `namespace`, or of one object in it. */
+export function workloadPath(namespace: string, kind: WorkloadKind, name?: string): string {
+  const collection = `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
+  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
 }

@@ -19,17 +19,16 @@ import {
   ApiError,
   FIELD_MANAGER_QUERY,
   isStatus,
+  METADATA_ONLY_LIST,
+  METADATA_ONLY_OBJECT,
   requestJson,
   streamWatch,
   type WatchEvent,
+  workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
-const METADATA_ONLY =
-  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
-const METADATA_ONLY_WATCH =
-  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 /** The server closes a watch after this; we then resume from the last resourceVersion. */
 const WATCH_TIMEOUT_SECONDS = 300;
 
@@ -85,7 +84,7 @@ class ApiFollowApi implements FollowApi {
     const list = await requestJson<ObjectList<unknown>>(this.connection, {
       method: 'GET',
       path: `${configPath(namespace, resource)}?limit=1`,
-      accept: METADATA_ONLY,
+      accept: METADATA_ONLY_LIST,
       signal,
     });
     return list.metadata.resourceVersion;
@@ -99,7 +98,7 @@ class ApiFollowApi implements FollowApi {
     signal: AbortSignal,
   ): Promise<WatchEnd> {
     const path = configPath(namespace, resource);
-    return watch(this.connection, path, resourceVersion, METADATA_ONLY_WATCH, signal, (event) => {
+    return watch(this.connection, path, resourceVersion, METADATA_ONLY_OBJECT, signal, (event) => {
       const name = event.object.metadata?.name;
       if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
         onChange({ type: event.type, name });
@@ -204,11 +203,6 @@ async function watch(
     throw error;
   }
   return { resourceVersion: latest, expired };
-}
-
-function workloadPath(namespace: string, kind: WorkloadKind, name?: string): string {
-  const collection = `/apis/${kind.group}/${kind.version}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
-  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
 }
 
 function configPath(namespace: string, resource: ConfigResource): string {

@@ -4,5 +4,6 @@ export { createApiConfigSource } from './api-config-source.js';
 export { type ApiConnection, connectToCluster } from './connection.js';
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
+export { checkReachable, createExplainCluster } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
 export { createCaBundleTarget } from './webhook-configuration.js';

@@ -21,3 +21,18 @@ export const NAMESPACE_MODE = {
 
 /** The label selector of follow namespaces. */
 export const FOLLOW_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL}=${NAMESPACE_MODE.follow}`;
+
+/** kubectl's record of the last client-side apply, on the workload's own metadata. */
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** `none` | `true` | `follow`: what a namespace's labels make of it. */
+export type NamespaceMode = 'none' | 'true' | 'follow';
+
+export function namespaceModeOf(
+  labels: Readonly<Record<string, string>> | undefined,
+): NamespaceMode {
+  const value = labels?.[NAMESPACE_LABEL];
+  if (value === NAMESPACE_MODE.admission) return 'true';
+  if (value === NAMESPACE_MODE.follow) return 'follow';
+  return 'none';
+}

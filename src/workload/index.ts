@@ -1,6 +1,7 @@
 export * from './annotations.js';
 export {
   findWorkloadKind,
+  findWorkloadKindByName,
   type GroupVersionKind,
   HANDLED_KINDS,
   type WorkloadKind,
@@ -9,6 +10,7 @@ export {
   annotationsAt,
   isObject,
   type JsonObject,
+  lastWriteTime,
   objectAt,
   podTemplateOf,
   readWorkload,
@@ -16,6 +18,7 @@ export {
   type Workload,
   workloadAnnotations,
 } from './object.js';
+export { rolloutHeld } from './rollout-held.js';
 export {
   isWindowOpen,
   nextWindowOpening,

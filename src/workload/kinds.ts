@@ -13,6 +13,8 @@ export interface WorkloadKind extends GroupVersionKind {
   readonly resource: string;
   /** JSON path segments from the object's root to its pod template. */
   readonly templatePath: readonly string[];
+  /** kubectl's short names (`deploy`, `sts`, `ds`). */
+  readonly shortNames: readonly string[];
 }
 
 export const HANDLED_KINDS: readonly WorkloadKind[] = [
@@ -22,6 +24,7 @@ export const HANDLED_KINDS: readonly WorkloadKind[] = [
     kind: 'Deployment',
     resource: 'deployments',
     templatePath: ['spec', 'template'],
+    shortNames: ['deploy'],
   },
   {
     group: 'apps',
@@ -29,6 +32,7 @@ export const HANDLED_KINDS: readonly WorkloadKind[] = [
     kind: 'StatefulSet',
     resource: 'statefulsets',
     templatePath: ['spec', 'template'],
+    shortNames: ['sts'],
   },
   {
     group: 'apps',
@@ -36,6 +40,7 @@ export const HANDLED_KINDS: readonly WorkloadKind[] = [
     kind: 'DaemonSet',
     resource: 'daemonsets',
     templatePath: ['spec', 'template'],
+    shortNames: ['ds'],
   },
 ];
 
@@ -43,4 +48,16 @@ export function findWorkloadKind(gvk: GroupVersionKind): WorkloadKind | undefine
   return HANDLED_KINDS.find(
     (k) => k.group === gvk.group && k.version === gvk.version && k.kind === gvk.kind,
   );
+}
+
+/**
+ * The kind a user names as kubectl spells it: `deploy`, `deployment`, `deployments`,
+ * `Deployment`, or any of them with the group (`deployments.apps`).
+ */
+export function findWorkloadKindByName(text: string): WorkloadKind | undefined {
+  const lower = text.toLowerCase();
+  return HANDLED_KINDS.find((kind) => {
+    const names = [kind.kind.toLowerCase(), kind.resource, ...kind.shortNames];
+    return names.some((name) => lower === name || lower === `${name}.${kind.group}`);
+  });
 }

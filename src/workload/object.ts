@@ -66,3 +66,19 @@ export function readWorkload(object: JsonObject, kind: WorkloadKind): Workload {
     annotations: workloadAnnotations(object),
   };
 }
+
+/**
+ * The time of the object's last write by a client (its newest `managedFields`
+ * entry, status writes aside), as RFC 3339 text; undefined when it has none.
+ */
+export function lastWriteTime(object: unknown): string | undefined {
+  const entries = objectAt(object, ['metadata'])?.managedFields;
+  if (!Array.isArray(entries)) return undefined;
+  let latest: string | undefined;
+  for (const entry of entries) {
+    if (!isObject(entry) || entry.subresource === 'status' || typeof entry.time !== 'string')
+      continue;
+    if (latest === undefined || Date.parse(entry.time) > Date.parse(latest)) latest = entry.time;
+  }
+  return latest;
+}

@@ -14,15 +14,18 @@ export interface RunningProcess {
   exited: Promise<number | null>;
 }
 
+/** `input`, when given, is the process's stdin (`plan -f -`). */
 export function runConfighash(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
+  input?: string,
 ): RunningProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (input !== undefined) child.stdin?.end(input);
   const output = { stdout: '', stderr: '' };
   child.stdout?.on('data', (chunk: Buffer) => {
     output.stdout += chunk.toString();

@@ -27,9 +27,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   review: ['admission', 'evaluate', 'patch', 'sources'],
   mutate: ['admission', 'evaluate', 'review', 'patch', 'sources', 'workload'],
   follow: ['evaluate', 'sources', 'workload'],
+  plan: ['evaluate', 'sources', 'hash', 'workload'],
   certs: [],
   server: ['admission', 'review'],
-  kube: ['evaluate', 'follow', 'certs', 'hash', 'sources', 'workload'],
+  kube: ['evaluate', 'follow', 'plan', 'certs', 'hash', 'sources', 'workload'],
   config: ['admission', 'certs', 'follow', 'server', 'workload'],
   main: ['*'],
 };

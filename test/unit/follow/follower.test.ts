@@ -90,6 +90,7 @@ function kindOf(kind: string) {
     kind,
     resource: 'deployments',
     templatePath: ['spec', 'template'],
+    shortNames: [],
   };
 }
 

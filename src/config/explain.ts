@@ -1,0 +1,36 @@
+// `confighash explain KIND/NAME -n NS`: which workload, as kubectl names it
+// (`deploy/web`, `sts/db`, `ds/agent`), and the output format.
+
+import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
+import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
+import { NAMESPACE_OPTION, OUTPUT_OPTION, type OutputFormat, parseOutput } from './plan.js';
+
+export interface ExplainConfig {
+  readonly kind: WorkloadKind;
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly output: OutputFormat;
+}
+
+export const EXPLAIN_OPTIONS: readonly OptionSpec[] = [NAMESPACE_OPTION, OUTPUT_OPTION];
+
+export function parseExplainConfig(argv: readonly string[]): ParseResult<ExplainConfig> {
+  const values = parseOptions('explain', EXPLAIN_OPTIONS, argv, {}, { positionals: true });
+  if (!values.ok) return values;
+  if (values.positionals.length !== 1) {
+    return fail('say which workload: confighash explain KIND/NAME, e.g. deploy/web');
+  }
+  const target = values.positionals[0]!;
+  const match = /^([^/\s]+)\/([^/\s]+)$/.exec(target);
+  if (!match) return fail(`'${target}' is not KIND/NAME, e.g. deploy/web, sts/db, ds/agent`);
+  const kind = findWorkloadKindByName(match[1]!);
+  if (!kind) {
+    return fail(`'${match[1]}' is not a kind confighash handles (deploy, sts, ds)`);
+  }
+  const output = parseOutput(values.get('output'));
+  if (output !== 'text' && output !== 'json') return fail(output);
+  return {
+    ok: true,
+    config: Object.freeze({ kind, name: match[2]!, namespace: values.get('namespace'), output }),
+  };
+}

@@ -1,0 +1,86 @@
+// `confighash plan`: which manifests (-f FILE|-, -k DIR), the default namespace,
+// the output format and how the manifests will be applied. Flags only: a
+// preview takes no environment variables.
+
+import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
+
+export type ManifestInput =
+  | { readonly from: 'files'; readonly paths: readonly string[] }
+  | { readonly from: 'kustomize'; readonly dir: string };
+
+export type OutputFormat = 'text' | 'json';
+
+export interface PlanConfig {
+  readonly input: ManifestInput;
+  /** -n: the namespace of objects that name none; else the kubeconfig's. */
+  readonly namespace: string | undefined;
+  readonly output: OutputFormat;
+  readonly clientSide: boolean;
+  readonly offline: boolean;
+}
+
+export const NAMESPACE_OPTION: OptionSpec = {
+  flag: 'namespace',
+  short: 'n',
+  value: 'NS',
+  help: "namespace (default: the kubeconfig context's, else default)",
+};
+
+export const OUTPUT_OPTION: OptionSpec = {
+  flag: 'output',
+  short: 'o',
+  value: 'FORMAT',
+  help: 'json for one object per workload (default: a table for people)',
+};
+
+export const PLAN_OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'filename',
+    short: 'f',
+    value: 'FILE',
+    help: 'manifests to preview; - reads stdin (repeatable)',
+  },
+  { flag: 'kustomize', short: 'k', value: 'DIR', help: 'render DIR with kubectl kustomize' },
+  NAMESPACE_OPTION,
+  OUTPUT_OPTION,
+  {
+    flag: 'client-side',
+    value: '',
+    boolean: true,
+    help: 'the manifests are applied client-side (kubectl apply, Helm 3), not server-side',
+  },
+  { flag: 'offline', value: '', boolean: true, help: 'use the manifests alone; read no cluster' },
+];
+
+export function parseOutput(value: string | undefined): OutputFormat | string {
+  if (value === undefined) return 'text';
+  return value === 'json' ? 'json' : `-o must be json, got '${value}'`;
+}
+
+export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig> {
+  const values = parseOptions('plan', PLAN_OPTIONS, argv, {});
+  if (!values.ok) return values;
+  const { get, all } = values;
+  const files = all('filename');
+  const dir = get('kustomize');
+  if (files.length > 0 && dir !== undefined) return fail('-f and -k cannot be combined');
+  if (files.length === 0 && dir === undefined) {
+    return fail('say which manifests: -f FILE, -f - (stdin) or -k DIR');
+  }
+  if (files.some((path) => path === '')) return fail('-f needs a file name, or - for stdin');
+  if (files.filter((path) => path === '-').length > 1) return fail('-f - can be given once');
+  const output = parseOutput(get('output'));
+  if (output !== 'text' && output !== 'json') return fail(output);
+  const input: ManifestInput =
+    dir === undefined ? { from: 'files', paths: files } : { from: 'kustomize', dir };
+  return {
+    ok: true,
+    config: Object.freeze({
+      input,
+      namespace: get('namespace'),
+      output,
+      clientSide: get('client-side') === 'true',
+      offline: get('offline') === 'true',
+    }),
+  };
+}

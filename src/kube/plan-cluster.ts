@@ -1,0 +1,195 @@
+// The cluster as `confighash plan` and `explain` read it, with the user's own
+// kubeconfig: GETs and lists whose failures become reasons, the dry-run `{}`
+// merge patch that asks the webhook itself, and confighash's Events on a workload.
+
+import { REPORTING_CONTROLLER } from '../follow/events.js';
+import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
+import { SOURCE_RESOURCE } from '../sources.js';
+import {
+  annotationsAt,
+  isObject,
+  type JsonObject,
+  lastWriteTime,
+  objectAt,
+  type WorkloadKind,
+} from '../workload/index.js';
+import { createApiConfigSource } from './api-config-source.js';
+import {
+  ApiError,
+  describeFailure,
+  FIELD_MANAGER_QUERY,
+  isStatus,
+  METADATA_ONLY_OBJECT,
+  readBody,
+  requestJson,
+  sendRequest,
+  workloadPath,
+} from './client.js';
+import type { ApiConnection } from './connection.js';
+
+export function createExplainCluster(connection: ApiConnection): ExplainCluster {
+  const read = async <T>(path: string, signal: AbortSignal, doing: string): Promise<Read<T>> => {
+    try {
+      return {
+        status: 'found',
+        value: await requestJson<T>(connection, { method: 'GET', path, signal }),
+      };
+    } catch (error) {
+      return failedRead(error, doing);
+    }
+  };
+  return {
+    configSource: createApiConfigSource(connection),
+    async namespace(namespace, signal) {
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
+      const found = await read<JsonObject>(path, signal, `read namespace ${namespace}`);
+      if (found.status !== 'found') return found;
+      return {
+        status: 'found',
+        value: {
+          labels: labelsOf(found.value),
+          annotations: annotationsAt(found.value, ['metadata']),
+        },
+      };
+    },
+    getWorkload(kind, namespace, name, signal) {
+      return read<JsonObject>(workloadPath(namespace, kind, name), signal, 'read');
+    },
+    async listWorkloads(kind, namespace, signal) {
+      const listed = await read<{ items?: JsonObject[] }>(
+        workloadPath(namespace, kind),
+        signal,
+        'list',
+      );
+      return listed.status === 'found'
+        ? { status: 'found', value: listed.value.items ?? [] }
+        : listed;
+    },
+    async sourceWrittenAt(kind, namespace, name, signal) {
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      try {
+        const metadata = await requestJson<JsonObject>(connection, {
+          method: 'GET',
+          path,
+          accept: METADATA_ONLY_OBJECT,
+          signal,
+        });
+        const time = lastWriteTime(metadata);
+        return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
+      } catch (error) {
+        return failedRead(error, 'read');
+      }
+    },
+    dryRunTouch(kind, namespace, name, signal) {
+      return dryRunTouch(connection, kind, namespace, name, signal);
+    },
+    async confighashEvents(kind, namespace, name, signal) {
+      const selector = encodeURIComponent(
+        `involvedObject.kind=${kind.kind},involvedObject.name=${name}`,
+      );
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events?fieldSelector=${selector}`;
+      const listed = await read<{ items?: CoreEvent[] }>(path, signal, 'list events');
+      if (listed.status !== 'found') return listed;
+      const ours = (listed.value.items ?? []).filter(
+        (event) => event.reportingComponent === REPORTING_CONTROLLER,
+      );
+      return {
+        status: 'found',
+        value: ours.map(toClusterEvent).sort((a, b) => (a.time < b.time ? -1 : 1)),
+      };
+    },
+  };
+}
+
+interface CoreEvent {
+  reason?: string;
+  message?: string;
+  reportingComponent?: string;
+  eventTime?: string | null;
+  lastTimestamp?: string | null;
+  firstTimestamp?: string | null;
+  metadata?: { creationTimestamp?: string };
+}
+
+function toClusterEvent(event: CoreEvent): ClusterEvent {
+  return {
+    reason: event.reason ?? '',
+    note: event.message ?? '',
+    time:
+      event.eventTime ??
+      event.lastTimestamp ??
+      event.firstTimestamp ??
+      event.metadata?.creationTimestamp ??
+      '',
+  };
+}
+
+/** `kubectl patch --dry-run=server --type=merge -p '{}'`: the webhook answers as for a real write. */
+async function dryRunTouch(
+  connection: ApiConnection,
+  kind: WorkloadKind,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+): Promise<Read<DryRunTouch>> {
+  try {
+    const response = await sendRequest(connection, {
+      method: 'PATCH',
+      path: `${workloadPath(namespace, kind, name)}?dryRun=All&${FIELD_MANAGER_QUERY}`,
+      body: {},
+      contentType: 'application/merge-patch+json',
+      signal,
+    });
+    const body = await readBody(response);
+    const status = response.statusCode ?? 0;
+    if (status === 404) return { status: 'absent' };
+    const object: unknown = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
+    if (status < 200 || status >= 300 || !isObject(object)) {
+      const message = isObject(object) && typeof object.message === 'string' ? object.message : '';
+      return failedRead(new ApiError(status, message || `HTTP ${status}`), 'dry-run a patch');
+    }
+    return { status: 'found', value: { object, warnings: warningsOf(response.headers.warning) } };
+  } catch (error) {
+    return failedRead(error, 'dry-run a patch');
+  }
+}
+
+/** `299 - "confighash: …"` headers, as the text of each warning. */
+function warningsOf(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  return values.flatMap((value) =>
+    value
+      .split(/,\s*(?=\d{3} )/)
+      .map((one) => one.replace(/^\d{3} \S+ "(.*)"$/, '$1').replaceAll('\\"', '"')),
+  );
+}
+
+function failedRead(error: unknown, doing: string): Read<never> {
+  if (error instanceof ApiError && error.status === 404) return { status: 'absent' };
+  // `cannot read: HTTP 403: …` → the reason alone, for a line that already names the object.
+  const line = describeFailure(error, doing).message.replace(/^cannot [^:]*: /, '');
+  // The same word the ConfigSource adapter uses, so every unreadable object reads alike.
+  return { status: 'failed', detail: isStatus(error, 403) ? 'forbidden' : line };
+}
+
+/** String-valued labels; anything else is ignored. */
+function labelsOf(object: JsonObject): Record<string, string> {
+  const values = objectAt(object, ['metadata', 'labels']) ?? {};
+  return Object.fromEntries(
+    Object.entries(values).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
+}
+
+/**
+ * One GET of /version before a plan or an explanation: a cluster that cannot be
+ * reached is a mistake to fix (exit 2), not a column of "cannot tell".
+ */
+export async function checkReachable(connection: ApiConnection): Promise<void> {
+  try {
+    await requestJson(connection, { method: 'GET', path: '/version' });
+  } catch (error) {
+    throw describeFailure(error, `reach the cluster at ${connection.server.origin}`);
+  }
+}

@@ -1,0 +1,277 @@
+// `confighash explain KIND/NAME` (DESIGN.md §9): why a workload did or did not
+// roll, and whether its next write rolls. The sources come from the webhook's
+// own discovery; the answer to "does the next write roll" comes from the webhook
+// itself, through a server-side dry-run of an empty merge patch, never from a
+// second opinion computed here.
+
+import { formatSource, type SourceRef } from '../sources.js';
+import {
+  ENABLED,
+  EXCLUDE,
+  findSources,
+  INCLUDE,
+  lastWriteTime,
+  NAMESPACE_LABEL,
+  type NamespaceMode,
+  namespaceModeOf,
+  ROLLOUT_WINDOW,
+  readWorkload,
+  rolloutHeld,
+  type Workload,
+  type WorkloadKind,
+} from '../workload/index.js';
+import { formatWorkload, selectionKeys } from './describe.js';
+import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
+import { hashesOf, readTouchAnswer } from './touch-answer.js';
+
+export interface ExplainedSource {
+  /** `configmap/NAME` or `secret/NAME`. */
+  readonly ref: string;
+  readonly state: 'found' | 'absent' | 'unreadable';
+  readonly resourceVersion: string | null;
+  readonly keys: 'all' | string[];
+  readonly optional: boolean;
+  /** Its last write (newest managedFields time), when it can be read. */
+  readonly lastWrite: string | null;
+  /** Why it is unreadable. */
+  readonly reason?: string;
+}
+
+export interface Explanation {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `unknown`: the namespace cannot be read with these credentials. */
+  readonly namespaceMode: NamespaceMode | 'unknown';
+  readonly optedOut: boolean;
+  readonly include: string | null;
+  readonly exclude: string | null;
+  readonly rolloutWindow: {
+    readonly window: string;
+    readonly from: 'workload' | 'namespace';
+  } | null;
+  readonly sources: readonly ExplainedSource[];
+  /** The workload's last write (newest managedFields time, status aside). */
+  readonly lastWrite: string | null;
+  readonly templateHash: string | null;
+  readonly adoptedHash: string | null;
+  /** The hash the webhook writes on the next write (template hash, else adopted-hash). */
+  readonly wouldWrite: string | null;
+  /** True when the next write changes the template's hash: a rollout. */
+  readonly nextWriteRolls: boolean;
+  readonly webhook: {
+    readonly reached: boolean;
+    readonly warnings: readonly string[];
+    readonly detail: string | null;
+  };
+  readonly events: readonly ClusterEvent[] | { readonly unreadable: string };
+  /** Plain-language lines for a person. */
+  readonly explanation: readonly string[];
+}
+
+export type ExplainResult =
+  | { readonly ok: true; readonly explanation: Explanation }
+  | { readonly ok: false; readonly error: string };
+
+export async function explainWorkload(
+  cluster: ExplainCluster,
+  kind: WorkloadKind,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+): Promise<ExplainResult> {
+  const label = `${formatWorkload(kind, name)} in namespace ${namespace}`;
+  const [namespaceRead, live] = await Promise.all([
+    cluster.namespace(namespace, signal),
+    cluster.getWorkload(kind, namespace, name, signal),
+  ]);
+  if (live.status === 'absent') return { ok: false, error: `${label} not found` };
+  if (live.status === 'failed') return { ok: false, error: `cannot read ${label}: ${live.detail}` };
+  const workload = readWorkload(live.value, kind);
+  const { sources: refs, problems } = findSources(workload.template?.spec, workload.annotations);
+  const [sources, dryRun, events] = await Promise.all([
+    Promise.all(refs.map((ref) => explainSource(cluster, namespace, ref, signal))),
+    cluster.dryRunTouch(kind, namespace, name, signal),
+    cluster.confighashEvents(kind, namespace, name, signal),
+  ]);
+  const namespaceMode =
+    namespaceRead.status === 'found'
+      ? namespaceModeOf(namespaceRead.value.labels)
+      : namespaceRead.status === 'absent'
+        ? 'none'
+        : 'unknown';
+  const facts = {
+    kind: kind.kind,
+    namespace,
+    name,
+    namespaceMode,
+    optedOut: workload.annotations[ENABLED] === 'false',
+    include: workload.annotations[INCLUDE] ?? null,
+    exclude: workload.annotations[EXCLUDE] ?? null,
+    rolloutWindow: rolloutWindowOf(
+      workload,
+      namespaceRead.status === 'found' ? namespaceRead.value.annotations : {},
+    ),
+    sources,
+    lastWrite: lastWriteTime(live.value) ?? null,
+    ...hashesOf(workload),
+    ...webhookAnswer(workload, dryRun, refs.length > 0),
+    events: events.status === 'found' ? events.value.slice(-5) : { unreadable: readDetail(events) },
+  } satisfies Omit<Explanation, 'explanation'>;
+  const explanation = describe(facts, workload, problems);
+  return { ok: true, explanation: { ...facts, explanation } };
+}
+
+async function explainSource(
+  cluster: ExplainCluster,
+  namespace: string,
+  ref: SourceRef,
+  signal: AbortSignal,
+): Promise<ExplainedSource> {
+  const [result, written] = await Promise.all([
+    cluster.configSource.get(ref.kind, namespace, ref.name, signal),
+    cluster.sourceWrittenAt(ref.kind, namespace, ref.name, signal),
+  ]);
+  const base = {
+    ref: formatSource(ref),
+    keys: selectionKeys(ref.selection),
+    optional: ref.optional,
+    lastWrite: written.status === 'found' ? written.value : null,
+  };
+  switch (result.status) {
+    case 'found':
+      return { ...base, state: 'found', resourceVersion: result.resourceVersion };
+    case 'absent':
+      return { ...base, state: 'absent', resourceVersion: null };
+    case 'failed':
+      return { ...base, state: 'unreadable', resourceVersion: null, reason: result.detail };
+  }
+}
+
+/** What the dry-run answer says the webhook writes; the template's hash changing is a rollout. */
+function webhookAnswer(
+  live: Workload,
+  dryRun: Read<DryRunTouch>,
+  hasSources: boolean,
+): Pick<Explanation, 'wouldWrite' | 'nextWriteRolls' | 'webhook'> {
+  if (dryRun.status !== 'found') {
+    const detail = dryRun.status === 'failed' ? dryRun.detail : 'the workload is gone';
+    return {
+      wouldWrite: null,
+      nextWriteRolls: false,
+      webhook: { reached: false, warnings: [], detail: `the dry-run failed: ${detail}` },
+    };
+  }
+  const answer = readTouchAnswer(live, dryRun.value, hasSources);
+  return {
+    wouldWrite: answer.wouldWrite,
+    nextWriteRolls: answer.rolls,
+    webhook: {
+      reached: answer.reached,
+      warnings: answer.warnings,
+      detail: answer.reached
+        ? null
+        : 'the dry-run came back without a hash: the webhook did not answer',
+    },
+  };
+}
+
+function rolloutWindowOf(
+  workload: Workload,
+  namespaceAnnotations: Readonly<Record<string, string>>,
+): Explanation['rolloutWindow'] {
+  const own = workload.annotations[ROLLOUT_WINDOW];
+  if (own !== undefined) return { window: own, from: 'workload' };
+  const inherited = namespaceAnnotations[ROLLOUT_WINDOW];
+  return inherited === undefined ? null : { window: inherited, from: 'namespace' };
+}
+
+function readDetail(read: Read<unknown>): string {
+  return read.status === 'failed' ? read.detail : 'not found';
+}
+
+// --- plain language ----------------------------------------------------------------
+
+type Facts = Omit<Explanation, 'explanation'>;
+
+function describe(facts: Facts, workload: Workload, problems: readonly string[]): string[] {
+  const lines = [...modeLines(facts)];
+  if (facts.optedOut)
+    lines.push(`opted out by ${ENABLED}: "false": the webhook changes nothing on it`);
+  if (facts.sources.length === 0)
+    lines.push('it reads no ConfigMap or Secret: there is nothing to hash');
+  lines.push(...nextWriteLines(facts, workload));
+  for (const source of facts.sources) {
+    if (source.state === 'unreadable') {
+      lines.push(
+        `you cannot read ${source.ref} (${source.reason}); the webhook reads it with its own permissions`,
+      );
+    } else if (source.state === 'absent' && !source.optional) {
+      lines.push(
+        `${source.ref} does not exist: pods will not start until it does, and the webhook keeps the previous hash`,
+      );
+    }
+  }
+  lines.push(...problems, ...facts.webhook.warnings.map((warning) => `webhook: ${warning}`));
+  return lines;
+}
+
+/**
+ * The sources written after the workload's last write (second-resolution times,
+ * so a change in that same second is not named); else all it reads.
+ */
+function whatChanged(facts: Facts): string {
+  const since = facts.lastWrite === null ? Number.NaN : Date.parse(facts.lastWrite);
+  const newer = facts.sources.filter(
+    (source) => source.lastWrite !== null && Date.parse(source.lastWrite) > since,
+  );
+  if (newer.length > 0) {
+    const names = newer.map((source) => source.ref).join(', ');
+    return `${names} changed since the last write of the workload (${facts.lastWrite})`;
+  }
+  const reads = facts.sources.map((source) => source.ref).join(', ');
+  return `the config it reads (${reads}) is not what its hash was computed from`;
+}
+
+function modeLines(facts: Facts): string[] {
+  switch (facts.namespaceMode) {
+    case 'none':
+      return [
+        `namespace ${facts.namespace} is not opted in: the webhook never sees its writes (label ${NAMESPACE_LABEL}: "true" or "follow")`,
+      ];
+    case 'unknown':
+      return [`you cannot read namespace ${facts.namespace}, so its mode is unknown`];
+    case 'true':
+      return [`namespace ${facts.namespace} is "true": writes that reach the webhook are hashed`];
+    case 'follow':
+      return [
+        `namespace ${facts.namespace} is "follow": writes are hashed, and config changes are followed by a touch`,
+      ];
+  }
+}
+
+function nextWriteLines(facts: Facts, workload: Workload): string[] {
+  // The webhook is not asked about these: no answer is the expected one.
+  if (facts.optedOut || facts.namespaceMode === 'none') return [];
+  if (!facts.webhook.reached) {
+    return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
+  }
+  if (!facts.nextWriteRolls) {
+    if (facts.templateHash === null && facts.wouldWrite !== null) {
+      return ['not hashed in the template yet: the next write adopts it without a restart'];
+    }
+    return ['the next write rolls nothing: the hash matches the config it reads now'];
+  }
+  const target = formatWorkload(workload.kind, facts.name);
+  const lines = [`the next write rolls: ${whatChanged(facts)}`];
+  if (facts.namespaceMode === 'follow') {
+    lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');
+  } else {
+    lines.push(
+      `this namespace is "true", so nothing writes it until you apply it server-side or touch it: kubectl patch ${target} -n ${facts.namespace} --type=merge -p '{}'`,
+    );
+  }
+  const held = rolloutHeld(workload.object, workload.kind);
+  if (held) lines.push(held);
+  return lines;
+}

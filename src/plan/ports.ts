@@ -1,0 +1,73 @@
+// What plan and explain read from the cluster, as a port: the user's own
+// kubeconfig and permissions, so a read that fails is a value with a reason
+// (shown as `unknown` or `unreadable`), never an exception.
+
+import type { ConfigSource } from '../evaluate.js';
+import type { SourceKind } from '../sources.js';
+import type { JsonObject, WorkloadKind } from '../workload/index.js';
+
+export type Read<T> =
+  | { readonly status: 'found'; readonly value: T }
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly detail: string };
+
+export interface DryRunTouch {
+  /** The object the apiserver returns for a dry-run `{}` merge patch. */
+  readonly object: JsonObject;
+  /** `Warning` headers of the answer (the webhook's warnings among them). */
+  readonly warnings: readonly string[];
+}
+
+export interface ClusterEvent {
+  readonly reason: string;
+  readonly note: string;
+  readonly time: string;
+}
+
+export interface NamespaceMetadata {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface PlanCluster {
+  readonly configSource: ConfigSource;
+  namespace(namespace: string, signal: AbortSignal): Promise<Read<NamespaceMetadata>>;
+  getWorkload(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<JsonObject>>;
+  /** `kubectl patch --dry-run=server --type=merge -p '{}'`: what the webhook writes now. */
+  dryRunTouch(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<DryRunTouch>>;
+  listWorkloads(
+    kind: WorkloadKind,
+    namespace: string,
+    signal: AbortSignal,
+  ): Promise<Read<JsonObject[]>>;
+}
+
+export interface ExplainCluster extends PlanCluster {
+  /**
+   * When a ConfigMap or Secret was last written (its newest managedFields time),
+   * read as metadata only: no value crosses the wire for it.
+   */
+  sourceWrittenAt(
+    kind: SourceKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<string>>;
+  /** Events about the workload reported by confighash, oldest first. */
+  confighashEvents(
+    kind: WorkloadKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<Read<ClusterEvent[]>>;
+}

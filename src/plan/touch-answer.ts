@@ -1,0 +1,54 @@
+// The webhook's answer to a dry-run `{}` merge patch, read the one way both plan
+// and explain read it: which hash it would write, whether the template's hash
+// changes (a rollout), and whether the webhook answered at all.
+
+import {
+  ADOPTED_HASH,
+  annotationsAt,
+  HASH,
+  readWorkload,
+  type Workload,
+} from '../workload/index.js';
+import type { DryRunTouch } from './ports.js';
+
+export interface Hashes {
+  readonly templateHash: string | null;
+  readonly adoptedHash: string | null;
+}
+
+export function hashesOf(workload: Workload): Hashes {
+  return {
+    templateHash: annotationsAt(workload.template, ['metadata'])[HASH] ?? null,
+    adoptedHash: workload.annotations[ADOPTED_HASH] ?? null,
+  };
+}
+
+export interface TouchAnswer {
+  /** The template hash, else adopted-hash, the webhook writes. */
+  readonly wouldWrite: string | null;
+  /** The template's hash changes: the next write rolls. */
+  readonly rolls: boolean;
+  /** False when a workload with sources came back with neither hash: no webhook answered. */
+  readonly reached: boolean;
+  /** The webhook's own warnings (`confighash: …`). */
+  readonly warnings: readonly string[];
+}
+
+export function readTouchAnswer(
+  live: Workload,
+  touch: DryRunTouch,
+  hasSources: boolean,
+): TouchAnswer {
+  const after = hashesOf(readWorkload(touch.object, live.kind));
+  const warnings = touch.warnings.filter((warning) => warning.startsWith('confighash: '));
+  return {
+    wouldWrite: after.templateHash ?? after.adoptedHash,
+    rolls: after.templateHash !== hashesOf(live).templateHash,
+    reached:
+      warnings.length > 0 ||
+      !hasSources ||
+      after.templateHash !== null ||
+      after.adoptedHash !== null,
+    warnings,
+  };
+}

@@ -1,0 +1,409 @@
+// DESIGN.md §9 on a real kube-apiserver with the webhook registered: `confighash
+// plan` before a change says what the apply will do (and the apply then does it),
+// and `confighash explain` answers with the webhook's own dry-run. Outputs carry
+// names and keys, never a value.
+
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cluster,
+  configMap,
+  type E2eCluster,
+  namespace,
+  secret,
+  serviceAccountKubeconfig,
+  startE2eCluster,
+  workload,
+  yamlDocuments,
+} from '../support/e2e.js';
+import { runConfighash, stopStartedProcesses } from '../support/process.js';
+
+const VALUES = ['hunter2-e2e', 'v: 1', 'v: 2', 'debug-1', 'debug-2'];
+
+let e2e: E2eCluster;
+let api: ReturnType<typeof cluster>;
+let dir: string;
+let counter = 0;
+
+beforeAll(async () => {
+  e2e = await startE2eCluster();
+  api = cluster(e2e);
+  dir = await mkdtemp(join(tmpdir(), 'confighash-plan-'));
+});
+
+afterAll(async () => {
+  await e2e?.stop();
+});
+
+afterEach(stopStartedProcesses);
+
+async function appNamespace(label?: string): Promise<string> {
+  const ns = `plan-${++counter}`;
+  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  return ns;
+}
+
+function appObjects(ns: string, config: string, extra: Record<string, string> = {}) {
+  return [
+    configMap(ns, 'web-config', { 'app.yaml': config, ...extra }),
+    secret(ns, 'web-secret', { password: 'hunter2-e2e' }),
+    workload(ns, 'web'),
+  ];
+}
+
+async function apply(args: readonly string[], objects: object[]): Promise<void> {
+  await e2e.k(['apply', ...args, '-f', '-'], yamlDocuments(...objects));
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+async function confighash(
+  args: readonly string[],
+  input?: string,
+  kubeconfig?: string,
+): Promise<Run> {
+  const running = runConfighash(
+    args,
+    { KUBECONFIG: kubeconfig ?? e2e.controlPlane.kubeconfig, NO_COLOR: '1' },
+    input,
+  );
+  const code = await running.exited;
+  const { stdout, stderr } = running.output;
+  for (const value of VALUES) {
+    expect(stdout).not.toContain(value);
+    expect(stderr).not.toContain(value);
+  }
+  return { code, stdout, stderr };
+}
+
+async function manifestFile(objects: object[]): Promise<string> {
+  const path = join(dir, `manifests-${++counter}.yaml`);
+  await writeFile(path, yamlDocuments(...objects));
+  return path;
+}
+
+interface JsonPlan {
+  kind: string;
+  namespace: string;
+  name: string;
+  verdict: string;
+  reasons: string[];
+  changedSources: { ref: string; changedKeys: string[] }[];
+}
+
+async function planJson(args: readonly string[], objects: object[], kubeconfig?: string) {
+  const run = await confighash(
+    ['plan', '-f', await manifestFile(objects), '-o', 'json', ...args],
+    undefined,
+    kubeconfig,
+  );
+  return { code: run.code, plans: JSON.parse(run.stdout) as JsonPlan[], stderr: run.stderr };
+}
+
+describe('plan before a config-only change', () => {
+  it.each(['true', 'follow'])(
+    'in a `%s` namespace: roll, exit 1, and the apply then rolls',
+    async (label) => {
+      const ns = await appNamespace(label);
+      await apply(['--server-side'], appObjects(ns, 'v: 1'));
+      expect(await api.revision(ns, 'web')).toBe(1);
+
+      const { code, plans } = await planJson([], appObjects(ns, 'v: 2'));
+      expect(code).toBe(1);
+      expect(plans).toEqual([
+        {
+          kind: 'Deployment',
+          namespace: ns,
+          name: 'web',
+          verdict: 'roll',
+          reasons: ['configmap/web-config changes: app.yaml'],
+          changedSources: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+        },
+      ]);
+      await apply(['--server-side'], appObjects(ns, 'v: 2'));
+      expect(await api.revision(ns, 'web')).toBe(2);
+
+      const unchanged = await planJson([], appObjects(ns, 'v: 2'));
+      expect(unchanged.code).toBe(0);
+      expect(unchanged.plans[0]).toMatchObject({
+        verdict: 'no-roll',
+        reasons: ['no selected key changes'],
+      });
+    },
+  );
+
+  it('--client-side in a `true` namespace: the write will not reach the webhook, and indeed nothing rolls', async () => {
+    const ns = await appNamespace('true');
+    await apply([], appObjects(ns, 'v: 1'));
+    expect(await api.revision(ns, 'web')).toBe(1);
+    const { code, plans } = await planJson(['--client-side'], appObjects(ns, 'v: 2'));
+    expect(code).toBe(0);
+    expect(plans[0]!.verdict).toBe('no-roll');
+    expect(plans[0]!.reasons[0]).toBe(
+      'the write will not reach the webhook: a client-side apply of an unchanged workload sends nothing',
+    );
+    expect(plans[0]!.changedSources).toEqual([
+      { ref: 'configmap/web-config', changedKeys: ['app.yaml'] },
+    ]);
+    const serverSide = await planJson([], appObjects(ns, 'v: 2'));
+    expect(serverSide.plans[0]!.verdict).toBe('roll');
+
+    await apply([], appObjects(ns, 'v: 2'));
+    expect(await api.revision(ns, 'web')).toBe(1);
+  });
+
+  it('reads -f - (stdin) and -k DIR (kubectl kustomize), with a readable table', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const stdin = await confighash(['plan', '-f', '-'], yamlDocuments(...appObjects(ns, 'v: 2')));
+    expect(stdin.code).toBe(1);
+    expect(stdin.stdout).toBe(
+      [
+        'NAMESPACE  WORKLOAD        VERDICT    WHY',
+        `${ns.padEnd(9)}  deployment/web  will roll  configmap/web-config changes: app.yaml`,
+        '',
+        '1 workload: 1 will roll, 0 will not, 0 cannot tell.',
+        '',
+      ].join('\n'),
+    );
+    const kustomization = join(dir, `kustomize-${ns}`);
+    await import('node:fs/promises').then((fs) => fs.mkdir(kustomization));
+    await writeFile(join(kustomization, 'app.yaml'), yamlDocuments(...appObjects(ns, 'v: 2')));
+    await writeFile(join(kustomization, 'kustomization.yaml'), 'resources: [app.yaml]\n');
+    const kustomized = await confighash(['plan', '-k', kustomization, '-o', 'json']);
+    expect(kustomized.code).toBe(1);
+    expect((JSON.parse(kustomized.stdout) as JsonPlan[])[0]!.verdict).toBe('roll');
+  });
+});
+
+describe('plan after an out-of-band change', () => {
+  it('the manifests bring nothing new, but the hash is stale: the webhook says any write rolls it', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    await e2e.k([
+      'patch',
+      'configmap',
+      'web-config',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"app.yaml":"v: 2"}}',
+    ]);
+    const { code, plans } = await planJson([], appObjects(ns, 'v: 2'));
+    expect(code).toBe(1);
+    expect(plans[0]).toMatchObject({ verdict: 'roll', changedSources: [] });
+    expect(plans[0]!.reasons).toEqual([
+      'its config already changed since its last write (the webhook would write a new hash now): any write rolls it',
+    ]);
+    await apply(['--server-side'], appObjects(ns, 'v: 2'));
+    expect(await api.revision(ns, 'web')).toBe(2);
+  });
+});
+
+describe('plan says why nothing rolls', () => {
+  it('an unselected key changes', async () => {
+    const ns = await appNamespace('true');
+    const reader = workload(ns, 'web', {
+      podSpec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'registry.example/app:1',
+            env: [
+              {
+                name: 'APP',
+                valueFrom: { configMapKeyRef: { name: 'web-config', key: 'app.yaml' } },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const objects = (debug: string) => [
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1', debug }),
+      reader,
+    ];
+    await apply(['--server-side'], objects('debug-1'));
+    const { code, plans } = await planJson([], objects('debug-2'));
+    expect(code).toBe(0);
+    expect(plans[0]).toMatchObject({
+      verdict: 'no-roll',
+      reasons: ['only unselected keys of configmap/web-config change (debug)'],
+      changedSources: [],
+    });
+  });
+
+  it.each([
+    ['an unlabelled namespace', undefined, {}, /^namespace plan-\d+ is not opted in/],
+    ['an opted-out workload', 'true', { 'confighash.dev/enabled': 'false' }, /^opted out/],
+    [
+      'an excluded Secret',
+      'true',
+      { 'confighash.dev/exclude': 'secret/web-secret' },
+      /secret\/web-secret changes, but confighash\.dev\/exclude leaves it out/,
+    ],
+  ])('%s', async (_name, label, annotations, reason) => {
+    const ns = await appNamespace(label);
+    const objects = (password: string) => [
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password }),
+      workload(ns, 'web', { annotations }),
+    ];
+    await apply(['--server-side'], objects('hunter2-e2e'));
+    const { code, plans } = await planJson([], objects('hunter2-e2e-next'));
+    expect(code).toBe(0);
+    expect(plans[0]!.verdict).toBe('no-roll');
+    expect(plans[0]!.reasons.join('\n')).toMatch(reason);
+  });
+
+  it('a Secret the user may not read: unknown with the reason, exit 1, no crash', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    await e2e.k(['create', 'serviceaccount', 'viewer', '-n', ns]);
+    await e2e.k([
+      'create',
+      'role',
+      'viewer',
+      '-n',
+      ns,
+      '--verb=get,list',
+      '--resource=configmaps,deployments,statefulsets,daemonsets',
+    ]);
+    await e2e.k([
+      'create',
+      'rolebinding',
+      'viewer',
+      '-n',
+      ns,
+      '--role=viewer',
+      `--serviceaccount=${ns}:viewer`,
+    ]);
+    await e2e.k([
+      'create',
+      'clusterrole',
+      `${ns}-namespaces`,
+      '--verb=get',
+      '--resource=namespaces',
+    ]);
+    await e2e.k([
+      'create',
+      'clusterrolebinding',
+      `${ns}-namespaces`,
+      `--clusterrole=${ns}-namespaces`,
+      `--serviceaccount=${ns}:viewer`,
+    ]);
+    const kubeconfig = await serviceAccountKubeconfig(e2e.controlPlane, e2e.k, dir, ns, 'viewer');
+    const { code, plans } = await planJson([], appObjects(ns, 'v: 2'), kubeconfig);
+    expect(code).toBe(1);
+    expect(plans[0]).toMatchObject({
+      verdict: 'unknown',
+      reasons: ['cannot read secret/web-secret: forbidden'],
+    });
+  });
+});
+
+interface JsonExplanation {
+  namespaceMode: string;
+  optedOut: boolean;
+  sources: { ref: string; state: string; resourceVersion: string | null; keys: string[] | 'all' }[];
+  templateHash: string | null;
+  adoptedHash: string | null;
+  wouldWrite: string | null;
+  nextWriteRolls: boolean;
+  webhook: { reached: boolean };
+  explanation: string[];
+}
+
+async function explainJson(ns: string, target = 'deploy/web'): Promise<JsonExplanation> {
+  const run = await confighash(['explain', target, '-n', ns, '-o', 'json']);
+  expect(run.code).toBe(0);
+  return JSON.parse(run.stdout) as JsonExplanation;
+}
+
+describe('explain', () => {
+  it('right after a server-side apply: nextWriteRolls false; after an out-of-band change: true, until touched', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const hash = await api.hash(ns, 'deployment', 'web');
+    const settled = await explainJson(ns);
+    expect(settled).toMatchObject({
+      namespaceMode: 'true',
+      optedOut: false,
+      templateHash: hash,
+      adoptedHash: null,
+      wouldWrite: hash,
+      nextWriteRolls: false,
+      webhook: { reached: true },
+    });
+    expect(settled.sources.map(({ ref, state, keys }) => ({ ref, state, keys }))).toEqual([
+      { ref: 'configmap/web-config', state: 'found', keys: 'all' },
+      { ref: 'secret/web-secret', state: 'found', keys: 'all' },
+    ]);
+    expect(settled.sources[0]!.resourceVersion).toMatch(/^\d+$/);
+    // managedFields times have seconds: the out-of-band change lands in a later second.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+
+    await e2e.k([
+      'patch',
+      'configmap',
+      'web-config',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"data":{"app.yaml":"v: 2"}}',
+    ]);
+    const stale = await explainJson(ns);
+    expect(stale.nextWriteRolls).toBe(true);
+    expect(stale.templateHash).toBe(hash);
+    expect(stale.wouldWrite).toMatch(/^[0-9a-f]{64}$/);
+    expect(stale.wouldWrite).not.toBe(hash);
+    expect(stale.explanation[1]).toMatch(
+      /^the next write rolls: configmap\/web-config changed since the last write of the workload \(/,
+    );
+    expect(stale.explanation.join('\n')).toMatch(
+      /this namespace is "true", so nothing writes it until/,
+    );
+    // The dry-run wrote nothing: the template still has the old hash, and no rollout happened.
+    expect(await api.hash(ns, 'deployment', 'web')).toBe(hash);
+    expect(await api.revision(ns, 'web')).toBe(1);
+
+    await e2e.k(['patch', 'deployment', 'web', '-n', ns, '--type=merge', '-p', '{}']);
+    expect(await api.revision(ns, 'web')).toBe(2);
+    expect((await explainJson(ns)).nextWriteRolls).toBe(false);
+  });
+
+  it('in an unlabelled namespace: the webhook never sees the writes, and says so', async () => {
+    const ns = await appNamespace();
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const explained = await explainJson(ns, 'deployments.apps/web');
+    expect(explained).toMatchObject({
+      namespaceMode: 'none',
+      templateHash: null,
+      nextWriteRolls: false,
+    });
+    expect(explained.explanation[0]).toMatch(/is not opted in: the webhook never sees its writes/);
+  });
+
+  it('the human form, and a missing workload as one line with exit 2', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const human = await confighash(['explain', 'deploy/web', '-n', ns]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(
+      /^deployment\/web in namespace plan-\d+\n {2}namespace mode {2}true\n/,
+    );
+    expect(human.stdout).toMatch(/next write {6}rolls nothing/);
+    expect(human.stdout).toMatch(/ {2}configmap\/web-config {2}found {2}rv \d+ +all keys/);
+    const missing = await confighash(['explain', 'sts/nope', '-n', ns]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`confighash: statefulset/nope in namespace ${ns} not found\n`);
+  });
+});

@@ -1,0 +1,139 @@
+// plan and explain as processes, without a cluster: every mistake is one line on
+// stderr and exit 2; --offline answers from the manifests alone, exit 0 only
+// when nothing can roll.
+
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runConfighash, stopStartedProcesses } from '../support/process.js';
+
+let dir: string;
+let yamlFile: string;
+let notYaml: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'confighash-plan-cli-'));
+  yamlFile = join(dir, 'app.yaml');
+  await writeFile(
+    yamlFile,
+    [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: {name: quiet, namespace: app, annotations: {confighash.dev/enabled: "false"}}',
+      'spec: {template: {spec: {containers: [{name: a, image: a}]}}}',
+    ].join('\n'),
+  );
+  notYaml = join(dir, 'broken.yaml');
+  await writeFile(notYaml, 'a: [\n');
+});
+afterEach(stopStartedProcesses);
+
+// No cluster: a kubeconfig that does not exist must never be needed for these.
+const ENV = { KUBECONFIG: '/nonexistent/kubeconfig' };
+
+async function run(args: string[], input?: string) {
+  const running = runConfighash(args, ENV, input);
+  const code = await running.exited;
+  return { code, ...running.output };
+}
+
+describe('mistakes: one line, exit 2', () => {
+  it.each([
+    [
+      'plan without manifests',
+      ['plan'],
+      /^confighash: say which manifests: -f FILE, -f - \(stdin\) or -k DIR$/,
+    ],
+    [
+      '-f and -k together',
+      ['plan', '-f', 'a', '-k', 'b'],
+      /^confighash: -f and -k cannot be combined$/,
+    ],
+    [
+      'an unknown output',
+      ['plan', '-f', 'a', '-o', 'yaml'],
+      /^confighash: -o must be json, got 'yaml'$/,
+    ],
+    ['an unknown flag', ['plan', '--frobnicate'], /^confighash: Unknown option '--frobnicate'/],
+    [
+      'a missing file',
+      ['plan', '-f', '/nonexistent.yaml', '--offline'],
+      /^confighash: cannot read -f \/nonexistent.yaml: ENOENT$/,
+    ],
+    [
+      'a kustomize failure',
+      ['plan', '-k', '/nonexistent-dir', '--offline'],
+      /^confighash: kubectl kustomize \/nonexistent-dir failed: /,
+    ],
+    [
+      'explain without a target',
+      ['explain'],
+      /^confighash: say which workload: confighash explain KIND\/NAME/,
+    ],
+    ['explain of a name alone', ['explain', 'web'], /^confighash: 'web' is not KIND\/NAME/],
+    [
+      'explain of a kind not handled',
+      ['explain', 'cm/web'],
+      /^confighash: 'cm' is not a kind confighash handles/,
+    ],
+    [
+      'explain without a cluster',
+      ['explain', 'deploy/web'],
+      /^confighash: (cannot load the kubeconfig|no Kubernetes cluster found)/,
+    ],
+  ])('%s', async (_name, args, error) => {
+    const { code, stderr, stdout } = await run(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr.trimEnd()).toMatch(error);
+  });
+
+  it('manifests that are not YAML', async () => {
+    const { code, stderr } = await run(['plan', '-f', notYaml, '--offline']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^confighash: the manifests are not YAML: .*\n$/);
+  });
+});
+
+describe('--offline', () => {
+  it('exit 0 when nothing in the manifests can roll', async () => {
+    const { code, stdout } = await run(['plan', '-f', yamlFile, '--offline']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^app +deployment\/quiet +will not roll +opted out/m);
+  });
+
+  it('reads stdin, and says "cannot tell" (exit 1) for what needs the cluster', async () => {
+    const manifest = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata: {name: web}',
+      'spec: {template: {spec: {containers: [{name: a, image: a, envFrom: [{secretRef: {name: s}}]}]}}}',
+    ].join('\n');
+    const { code, stdout } = await run(
+      ['plan', '-f', '-', '--offline', '-n', 'shop', '-o', 'json'],
+      manifest,
+    );
+    expect(code).toBe(1);
+    expect(JSON.parse(stdout)).toEqual([
+      {
+        kind: 'Deployment',
+        namespace: 'shop',
+        name: 'web',
+        verdict: 'unknown',
+        reasons: ['cannot read namespace shop: offline, and not in the manifests'],
+        changedSources: [],
+      },
+    ]);
+  });
+});
+
+describe('the kubectl plugin', () => {
+  it('npm installs `kubectl-confighash` beside `confighash`: the same program, found by kubectl on PATH', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(pkg.bin).toEqual({ confighash: 'dist/main.js', 'kubectl-confighash': 'dist/main.js' });
+    const main = await readFile(new URL('../../src/main.ts', import.meta.url), 'utf8');
+    expect(main.startsWith('#!/usr/bin/env node\n')).toBe(true);
+  });
+});

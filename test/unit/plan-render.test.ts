@@ -1,0 +1,264 @@
+// The human output of plan and explain, pinned by golden files in
+// test/fixtures/cli (regenerate with UPDATE_GOLDEN=1 and read the diff), and the
+// JSON fields DESIGN.md §9 names.
+
+import { readFile, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  type Explanation,
+  explainWorkload,
+  type Plan,
+  renderExplanation,
+  renderExplanationJson,
+  renderPlan,
+  renderPlanJson,
+} from '../../src/plan/index.js';
+import { HANDLED_KINDS, type JsonObject } from '../../src/workload/index.js';
+import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
+
+const GOLDEN = new URL('../fixtures/cli/', import.meta.url);
+
+async function expectGolden(name: string, actual: string): Promise<void> {
+  const file = new URL(name, GOLDEN);
+  if (process.env.UPDATE_GOLDEN) await writeFile(file, actual);
+  expect(actual).toBe(await readFile(file, 'utf8'));
+}
+
+const PLAN: Plan = {
+  workloads: [
+    {
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'web',
+      verdict: 'roll',
+      reasons: [
+        'configmap/web-config changes: app.yaml, features.yaml',
+        'secret/web-tls is created',
+      ],
+      changedSources: [
+        { ref: 'configmap/web-config', changedKeys: ['app.yaml', 'features.yaml'] },
+        { ref: 'secret/web-tls', changedKeys: ['tls.crt', 'tls.key'] },
+      ],
+    },
+    {
+      kind: 'StatefulSet',
+      namespace: 'shop',
+      name: 'db',
+      verdict: 'no-roll',
+      reasons: ['only unselected keys of configmap/db-config change (debug)'],
+      changedSources: [],
+    },
+    {
+      kind: 'DaemonSet',
+      namespace: 'monitoring',
+      name: 'agent',
+      verdict: 'unknown',
+      reasons: ['cannot read secret/agent-token: forbidden'],
+      changedSources: [],
+    },
+  ],
+  problems: ['cannot list daemonsets in shop (forbidden)'],
+};
+
+describe('plan output', () => {
+  it('a table for people, aligned, with one line per further reason', async () => {
+    await expectGolden('plan.txt', renderPlan(PLAN, { color: false }));
+  });
+
+  it('colours the verdicts only when asked (a TTY), keeping the alignment', async () => {
+    const coloured = renderPlan(PLAN, { color: true });
+    await expectGolden('plan-color.txt', coloured);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes
+    expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(renderPlan(PLAN, { color: false }));
+  });
+
+  it('says so when nothing is planned', async () => {
+    expect(renderPlan({ workloads: [], problems: [] }, { color: false })).toBe(
+      'No workload in the manifests, and none reading their config.\n',
+    );
+  });
+
+  it('JSON: one object per workload with exactly the §9 fields', () => {
+    const parsed = JSON.parse(renderPlanJson(PLAN)) as Record<string, unknown>[];
+    expect(parsed).toHaveLength(3);
+    for (const workload of parsed) {
+      expect(Object.keys(workload)).toEqual([
+        'kind',
+        'namespace',
+        'name',
+        'verdict',
+        'reasons',
+        'changedSources',
+      ]);
+    }
+    expect(parsed[0]!.changedSources).toEqual(PLAN.workloads[0]!.changedSources);
+  });
+});
+
+const DEPLOYMENT = HANDLED_KINDS[0]!;
+const OLD = '1'.repeat(64);
+const NEW = '2'.repeat(64);
+
+function web(templateHash: string | undefined): JsonObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      managedFields: [
+        { manager: 'kubectl', operation: 'Apply', time: '2026-11-30T09:00:00Z' },
+        { manager: 'kube-controller-manager', subresource: 'status', time: '2026-11-30T09:30:00Z' },
+      ],
+      annotations: {
+        'confighash.dev/exclude': 'secret/rotating-token',
+        'confighash.dev/rollout-window': 'Mon-Fri 09:00-17:00 Europe/Berlin',
+      },
+    },
+    spec: {
+      template: {
+        metadata: templateHash ? { annotations: { 'confighash.dev/hash': templateHash } } : {},
+        spec: {
+          volumes: [
+            {
+              name: 'c',
+              configMap: { name: 'web-config', items: [{ key: 'app.yaml', path: 'a' }] },
+            },
+          ],
+          containers: [
+            {
+              name: 'app',
+              image: 'app:1',
+              envFrom: [
+                { secretRef: { name: 'web-secret' } },
+                { secretRef: { name: 'rotating-token' } },
+              ],
+              env: [
+                {
+                  name: 'X',
+                  valueFrom: { configMapKeyRef: { name: 'flags', key: 'x', optional: true } },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+async function explained(configure: (cluster: MemoryPlanCluster) => void): Promise<Explanation> {
+  const cluster = new MemoryPlanCluster().withNamespace('shop', {
+    'confighash.dev/enabled': 'true',
+  });
+  cluster.configSource.configMap('web-config', { 'app.yaml': 'v: 1' });
+  cluster.configSource.secret('web-secret', { password: 'hunter2' });
+  cluster.workload('shop', web(OLD));
+  configure(cluster);
+  const result = await explainWorkload(
+    cluster,
+    DEPLOYMENT,
+    'shop',
+    'web',
+    new AbortController().signal,
+  );
+  if (!result.ok) throw new Error(result.error);
+  return result.explanation;
+}
+
+/** The webhook's answer to the dry-run: the template with `hash`. */
+function answersWith(hash: string) {
+  return (object: JsonObject) => {
+    const copy = structuredClone(object) as {
+      spec: { template: { metadata: Record<string, unknown> } };
+    };
+    copy.spec.template.metadata = { annotations: { 'confighash.dev/hash': hash } };
+    return {
+      status: 'found' as const,
+      value: { object: copy as unknown as JsonObject, warnings: [] },
+    };
+  };
+}
+
+describe('explain output', () => {
+  it('a stale hash in a `true` namespace: the next write rolls, and what to do about it', async () => {
+    const explanation = await explained((cluster) => {
+      cluster.dryRun = answersWith(NEW);
+      cluster.writtenAt.set('ConfigMap/web-config', '2026-11-30T09:10:00Z');
+      cluster.writtenAt.set('Secret/web-secret', '2026-11-30T08:00:00Z');
+      cluster.events = {
+        status: 'found',
+        value: [
+          {
+            time: '2026-11-30T09:12:03Z',
+            reason: 'ConfigChanged',
+            note: 'configmap/web-config changed',
+          },
+        ],
+      };
+    });
+    expect(explanation).toMatchObject({ templateHash: OLD, wouldWrite: NEW, nextWriteRolls: true });
+    expect(explanation.explanation).toContain(
+      'the next write rolls: configmap/web-config changed since the last write of the workload (2026-11-30T09:00:00Z)',
+    );
+    await expectGolden('explain-rolls.txt', renderExplanation(explanation, { color: false }));
+  });
+
+  it('up to date, with a Secret the user may not read', async () => {
+    const explanation = await explained((cluster) => {
+      cluster.dryRun = answersWith(OLD);
+      cluster.configSource.fail('Secret', 'web-secret', 'forbidden');
+      cluster.events = { status: 'failed', detail: 'forbidden' };
+    });
+    expect(explanation.nextWriteRolls).toBe(false);
+    await expectGolden('explain-settled.txt', renderExplanation(explanation, { color: false }));
+  });
+
+  it('a webhook that does not answer is named, not taken for "rolls nothing"', async () => {
+    const explanation = await explained((cluster) => cluster.workload('shop', web(undefined)));
+    expect(explanation.webhook.reached).toBe(false);
+    expect(explanation.explanation.join('\n')).toMatch(/the webhook was not reached/);
+  });
+
+  it('JSON carries the §9 fields', async () => {
+    const explanation = await explained((cluster) => {
+      cluster.dryRun = answersWith(NEW);
+    });
+    const parsed = JSON.parse(renderExplanationJson(explanation)) as Record<string, unknown>;
+    expect(parsed).toMatchObject({
+      namespaceMode: 'true',
+      optedOut: false,
+      templateHash: OLD,
+      adoptedHash: null,
+      wouldWrite: NEW,
+      nextWriteRolls: true,
+    });
+    expect(parsed.sources).toEqual([
+      {
+        ref: 'configmap/web-config',
+        keys: ['app.yaml'],
+        optional: false,
+        state: 'found',
+        resourceVersion: '1',
+        lastWrite: null,
+      },
+      {
+        ref: 'secret/web-secret',
+        keys: 'all',
+        optional: false,
+        state: 'found',
+        resourceVersion: '2',
+        lastWrite: null,
+      },
+      {
+        ref: 'configmap/flags',
+        keys: ['x'],
+        optional: true,
+        state: 'absent',
+        resourceVersion: null,
+        lastWrite: null,
+      },
+    ]);
+    expect(JSON.stringify(parsed)).not.toContain('hunter2');
+  });
+});

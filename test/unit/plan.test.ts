@@ -1,0 +1,435 @@
+// `confighash plan` (DESIGN.md §9) against an in-memory cluster: each verdict and
+// each reason, the exit code, the manifests' forms (List, stringData, numbers),
+// and that no value ever reaches the output.
+
+import { dumpYaml } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  type Manifests,
+  parseManifests,
+  planChanges,
+  planExitCode,
+  renderPlan,
+  renderPlanJson,
+} from '../../src/plan/index.js';
+import type { JsonObject } from '../../src/workload/index.js';
+import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
+import { named } from '../support/named.js';
+
+const NS = 'app';
+const HASH = 'a'.repeat(64);
+const VALUES = ['v: live', 'v: next', 'hunter2-live', 'hunter2-next', 'debug-live', 'debug-next'];
+
+function deployment(
+  name: string,
+  options: {
+    annotations?: Record<string, string>;
+    hashed?: boolean;
+    podSpec?: object;
+    spec?: object;
+    kind?: string;
+  } = {},
+): JsonObject {
+  const podSpec = options.podSpec ?? {
+    volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
+    containers: [
+      { name: 'app', image: 'app:1', envFrom: [{ secretRef: { name: `${name}-secret` } }] },
+    ],
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: options.kind ?? 'Deployment',
+    metadata: {
+      name,
+      namespace: NS,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    spec: {
+      ...options.spec,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: {
+          labels: { app: name },
+          ...(options.hashed === false ? {} : { annotations: { 'confighash.dev/hash': HASH } }),
+        },
+        spec: podSpec,
+      },
+    },
+  };
+}
+
+const configMap = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: NS },
+  data,
+});
+
+const secret = (
+  name: string,
+  fields: { data?: Record<string, string>; stringData?: Record<string, string> },
+) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: NS },
+  ...fields,
+});
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** A `true` namespace with web (ConfigMap web-config: app.yaml, Secret web-secret: password), hashed. */
+function liveCluster(label = 'true'): MemoryPlanCluster {
+  const cluster = new MemoryPlanCluster().withNamespace(NS, { 'confighash.dev/enabled': label });
+  cluster.configSource.configMap('web-config', { 'app.yaml': 'v: live' });
+  cluster.configSource.secret('web-secret', { password: 'hunter2-live' });
+  cluster.workload(NS, deployment('web'));
+  return cluster;
+}
+
+function manifests(...objects: object[]): Manifests {
+  const parsed = parseManifests(objects.map((o) => dumpYaml(o)).join('---\n'), 'default');
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.manifests;
+}
+
+async function plan(objects: object[], cluster: MemoryPlanCluster | undefined, clientSide = false) {
+  return planChanges(manifests(...objects), cluster, { clientSide }, new AbortController().signal);
+}
+
+interface Row {
+  name: string;
+  objects: () => object[];
+  cluster?: () => MemoryPlanCluster | undefined;
+  clientSide?: boolean;
+  verdict: 'roll' | 'no-roll' | 'unknown';
+  reason: RegExp;
+  changed?: { ref: string; changedKeys: string[] }[];
+}
+
+const lastApplied = (object: JsonObject): JsonObject => {
+  const copy = structuredClone(object) as { metadata: { annotations?: Record<string, string> } };
+  copy.metadata.annotations = {
+    ...copy.metadata.annotations,
+    'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(object),
+  };
+  return copy as JsonObject;
+};
+
+const ROWS: Row[] = [
+  {
+    name: 'a config-only change of a selected key rolls, naming the key',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    verdict: 'roll',
+    reason: /configmap\/web-config changes: app\.yaml/,
+    changed: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+  },
+  {
+    name: 'the same config rolls nothing',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web')],
+    verdict: 'no-roll',
+    reason: /no selected key changes/,
+  },
+  {
+    name: 'a change of a key the workload does not select rolls nothing, and says so',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: live', debug: 'debug-next' }),
+      deployment('web', {
+        podSpec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'app:1',
+              env: [
+                {
+                  name: 'A',
+                  valueFrom: { configMapKeyRef: { name: 'web-config', key: 'app.yaml' } },
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    ],
+    verdict: 'no-roll',
+    reason: /only unselected keys of configmap\/web-config change \(debug\)/,
+  },
+  {
+    name: 'stringData over data, as the apiserver merges it: a new password rolls',
+    objects: () => [
+      secret('web-secret', {
+        data: { password: b64('hunter2-live') },
+        stringData: { password: 'hunter2-next' },
+      }),
+      deployment('web'),
+    ],
+    verdict: 'roll',
+    reason: /secret\/web-secret changes: password/,
+    changed: [{ ref: 'secret/web-secret', changedKeys: ['password'] }],
+  },
+  {
+    name: 'stringData equal to the live data rolls nothing',
+    objects: () => [
+      secret('web-secret', { stringData: { password: 'hunter2-live' } }),
+      deployment('web'),
+    ],
+    verdict: 'no-roll',
+    reason: /no selected key changes/,
+  },
+  {
+    name: 'a namespace without the label is not opted in',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: () => liveCluster('nope'),
+    verdict: 'no-roll',
+    reason: /namespace app is not opted in/,
+  },
+  {
+    name: 'a Namespace in the manifests decides the mode (applied first)',
+    objects: () => [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web'),
+    ],
+    verdict: 'no-roll',
+    reason: /not opted in/,
+  },
+  {
+    name: 'an opted-out workload',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', { annotations: { 'confighash.dev/enabled': 'false' } }),
+    ],
+    verdict: 'no-roll',
+    reason: /opted out: confighash\.dev\/enabled is "false"/,
+  },
+  {
+    name: 'an excluded source that changes rolls nothing, and says exclude left it out',
+    objects: () => [
+      secret('web-secret', { stringData: { password: 'hunter2-next' } }),
+      deployment('web', { annotations: { 'confighash.dev/exclude': 'secret/web-secret' } }),
+    ],
+    verdict: 'no-roll',
+    reason: /secret\/web-secret changes, but confighash\.dev\/exclude leaves it out/,
+  },
+  {
+    name: 'client-side apply of an unchanged workload in a `true` namespace never reaches the webhook',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      return cluster.workload(NS, lastApplied(deployment('web')));
+    },
+    clientSide: true,
+    verdict: 'no-roll',
+    reason:
+      /the write will not reach the webhook: a client-side apply of an unchanged workload sends nothing/,
+    changed: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+  },
+  {
+    name: 'client-side apply of an unchanged workload in a `follow` namespace: follow mode rolls it',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: () => liveCluster('follow').workload(NS, lastApplied(deployment('web'))),
+    clientSide: true,
+    verdict: 'roll',
+    reason: /follow mode touches it/,
+  },
+  {
+    name: 'client-side apply of a changed workload reaches the webhook',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', { spec: { replicas: 3 } }),
+    ],
+    cluster: () => liveCluster().workload(NS, lastApplied(deployment('web'))),
+    clientSide: true,
+    verdict: 'roll',
+    reason: /configmap\/web-config changes/,
+  },
+  {
+    name: 'a Secret the user may not read: cannot tell, with the reason',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.configSource.fail('Secret', 'web-secret', 'forbidden');
+      return cluster;
+    },
+    verdict: 'unknown',
+    reason: /cannot read secret\/web-secret: forbidden/,
+  },
+  {
+    name: 'a workload the user may not read: cannot tell',
+    objects: () => [deployment('web')],
+    cluster: () => liveCluster().workload(NS, 'forbidden', 'Deployment', 'web'),
+    verdict: 'unknown',
+    reason: /cannot read deployment\/web: forbidden/,
+  },
+  {
+    name: 'a namespace the user may not read: cannot tell',
+    objects: () => [deployment('web')],
+    cluster: () => liveCluster().withNamespace(NS, 'forbidden'),
+    verdict: 'unknown',
+    reason: /cannot read namespace app: forbidden/,
+  },
+  {
+    name: 'a new workload has nothing to roll',
+    objects: () => [configMap('api-config', { a: '1' }), deployment('api')],
+    verdict: 'no-roll',
+    reason: /new workload/,
+  },
+  {
+    name: 'a never-hashed workload is adopted without a restart',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: () => liveCluster().workload(NS, deployment('web', { hashed: false })),
+    verdict: 'no-roll',
+    reason: /never hashed yet: the next write adopts it without a restart/,
+  },
+  {
+    name: 'a paused Deployment keeps its pods',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', { spec: { paused: true } }),
+    ],
+    verdict: 'no-roll',
+    reason: /paused: pods keep the old config until it is resumed/,
+  },
+  {
+    name: 'a hash already stale (config changed out of band): the same config still rolls, the webhook says why',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.dryRun = (object) => {
+        const copy = structuredClone(object) as { spec: { template: { metadata: object } } };
+        copy.spec.template.metadata = { annotations: { 'confighash.dev/hash': 'b'.repeat(64) } };
+        return { status: 'found', value: { object: copy as unknown as JsonObject, warnings: [] } };
+      };
+      return cluster;
+    },
+    verdict: 'roll',
+    reason:
+      /its config already changed since its last write \(the webhook would write a new hash now\)/,
+    changed: [],
+  },
+  {
+    name: 'a dry-run the user may not make is a note, not a guess',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.dryRun = () => ({ status: 'failed', detail: 'forbidden' });
+      return cluster;
+    },
+    verdict: 'no-roll',
+    reason: /could not ask the webhook \(forbidden\): a config change before this plan is not seen/,
+  },
+  {
+    name: 'a workload reading no config',
+    objects: () => [deployment('web', { podSpec: { containers: [{ name: 'a', image: 'a' }] } })],
+    verdict: 'no-roll',
+    reason: /reads no ConfigMap or Secret/,
+  },
+  {
+    name: 'offline: the manifests alone cannot tell',
+    objects: () => [
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: NS, labels: { 'confighash.dev/enabled': 'true' } },
+      },
+      deployment('web'),
+    ],
+    cluster: () => undefined,
+    verdict: 'unknown',
+    reason: /offline: the live config is not read/,
+  },
+];
+
+describe('one workload in the manifests', () => {
+  it.each(named(ROWS))('%s', async (_name, row) => {
+    const cluster = row.cluster ? row.cluster() : liveCluster();
+    const result = await plan(row.objects(), cluster, row.clientSide);
+    expect(result.workloads).toHaveLength(1);
+    const [workload] = result.workloads;
+    expect(workload).toMatchObject({ kind: 'Deployment', namespace: NS, verdict: row.verdict });
+    expect(workload!.reasons.join('\n')).toMatch(row.reason);
+    if (row.changed) expect(workload!.changedSources).toEqual(row.changed);
+    expect(planExitCode(result)).toBe(row.verdict === 'no-roll' ? 0 : 1);
+    const output = renderPlan(result, { color: false }) + renderPlanJson(result);
+    for (const value of VALUES) expect(output).not.toContain(value);
+  });
+});
+
+describe('workloads only in the cluster', () => {
+  const reader = () =>
+    deployment('reader', {
+      podSpec: {
+        containers: [
+          { name: 'a', image: 'a', envFrom: [{ configMapRef: { name: 'web-config' } }] },
+        ],
+      },
+    });
+
+  it.each([
+    [
+      'true',
+      'no-roll',
+      /^nothing writes it: it is not in the manifests, and namespace app is "true"/,
+    ],
+    ['follow', 'roll', /follow mode touches it/],
+  ] as const)(
+    'in a `%s` namespace a reader of a changed ConfigMap: %s',
+    async (label, verdict, reason) => {
+      const cluster = liveCluster(label).workload(NS, reader());
+      const result = await plan([configMap('web-config', { 'app.yaml': 'v: next' })], cluster);
+      const names = result.workloads.map((w) => [w.name, w.verdict]);
+      expect(names).toEqual([
+        ['web', label === 'true' ? 'no-roll' : 'roll'],
+        ['reader', verdict],
+      ]);
+      expect(result.workloads[1]!.reasons.join('\n')).toMatch(reason);
+    },
+  );
+
+  it('are not looked for in a namespace that is not opted in', async () => {
+    const cluster = liveCluster('nope').workload(NS, reader());
+    const result = await plan([configMap('web-config', { 'app.yaml': 'v: next' })], cluster);
+    expect(result.workloads).toEqual([]);
+    expect(cluster.calls.filter((call) => call.startsWith('list'))).toEqual([]);
+  });
+
+  it('a list the user may not make is a problem, and the exit code says "cannot tell"', async () => {
+    const cluster = liveCluster();
+    cluster.lists.set(`StatefulSet/${NS}`, 'forbidden');
+    const result = await plan([configMap('web-config', { 'app.yaml': 'v: live' })], cluster);
+    expect(result.problems).toEqual(['cannot list statefulsets in app (forbidden)']);
+    expect(planExitCode(result)).toBe(1);
+  });
+});
+
+describe('the manifests', () => {
+  it('flattens List objects (kubectl get -o yaml) and defaults the namespace', () => {
+    const text = dumpYaml({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { port: 8080 } },
+        { apiVersion: 'apps/v1', kind: 'DeploymentList', items: [deployment('web')] },
+        { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' } },
+      ],
+    });
+    const parsed = parseManifests(text, 'dflt');
+    expect(parsed.ok && parsed.manifests.configs).toEqual([
+      { namespace: 'dflt', source: { kind: 'ConfigMap', name: 'c' } },
+    ]);
+    expect(parsed.ok && parsed.manifests.workloads.map((w) => `${w.namespace}/${w.name}`)).toEqual([
+      'app/web',
+    ]);
+  });
+
+  it.each([['not YAML', 'a: [', /^the manifests are not YAML: /]])(
+    '%s is one line of error',
+    (_name, text, error) => {
+      const parsed = parseManifests(text, 'default');
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) {
+        expect(parsed.error).toMatch(error);
+        expect(parsed.error).not.toContain('\n');
+      }
+    },
+  );
+});
