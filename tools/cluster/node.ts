@@ -42,8 +42,6 @@ export interface LocalNode {
   readonly namespaces: RunNamespaces;
   /** `ctr` against the node's containerd, in the `k8s.io` namespace. */
   ctr(args: readonly string[]): Promise<string>;
-  /** Imports an OCI archive into the node's image store. */
-  importImages(archive: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,10 +93,9 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
     controlPlane = await startControlPlane({ log, site });
     log('starting containerd');
     const ctr = await startContainerd(run);
-    const importImages = async (archive: string) => {
+    for (const archive of options.images ?? []) {
       await ctr(['images', 'import', '--platform=linux/amd64', archive]);
-    };
-    for (const archive of options.images ?? []) await importImages(archive);
+    }
     log('starting kubelet and kube-scheduler');
     await startKubeletAndScheduler(run, controlPlane.componentKubeconfig, cgroupRoot);
     await waitForNodeReady(run, kubectlFor(controlPlane.kubeconfig));
@@ -109,7 +106,6 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
       dir,
       namespaces,
       ctr,
-      importImages,
       stop,
     };
   } catch (error) {
