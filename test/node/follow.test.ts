@@ -16,6 +16,8 @@ import {
 } from '../support/node.js';
 
 const LEASE_DURATION_MS = 15_000;
+/** How often a waiting replica looks at the Lease (DESIGN.md §6: 2 s retry). */
+const RETRY_PERIOD_MS = 2_000;
 const NS = 'follow-app';
 let fixture: NodeFixture;
 
@@ -147,7 +149,9 @@ describe('follow mode on a real node', () => {
       const lines = (await oldLeaderLog).stdout.split('\n');
       console.info(lines.filter((line) => !line.includes('"level":20')).join('\n'));
     }
-    expect(handover).toBeLessThanOrEqual(LEASE_DURATION_MS);
+    // Without a release (a stop that comes late, a killed leader) the lease expires and
+    // a waiting replica takes it at its next look: the guarantee is duration + retry.
+    expect(handover).toBeLessThanOrEqual(LEASE_DURATION_MS + RETRY_PERIOD_MS);
 
     await waitUntil(async () => (await revision()) > startRevision, 'the change to roll', 120_000);
     await fixture.k(['rollout', 'status', 'deployment/app', '-n', NS, '--timeout=120s']);
