@@ -28,8 +28,9 @@ import {
   excludedChanges,
   unchangedReasons,
 } from './source-changes.js';
+import { templateDifferences } from './template-change.js';
 import { readTouchAnswer } from './touch-answer.js';
-import { decideWrite } from './write-path.js';
+import { decideTemplateWrite, decideWrite } from './write-path.js';
 
 export type { PlanOptions } from './context.js';
 
@@ -195,15 +196,18 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   }
   const changed = results.filter(({ change }) => changesHash(change));
   const webhook = await askWebhook(context, target, live.value, discovery);
+  const template = await compareTemplate(context, target, live.value);
+  const templateWrite = decideTemplateWrite(context, target, live.value, template.differences);
   const notes = [
     ...discovery.notes,
     ...(await excludedChanges(context, namespace, discovery)),
     ...webhook.notes,
+    ...template.notes,
   ];
-  if (changed.length === 0 && !webhook.stale) {
+  if (changed.length === 0 && !webhook.stale && !templateWrite) {
     return answer('no-roll', [...unchangedReasons(results), ...notes]);
   }
-  const decision = decideWrite(context, target, live.value, mode.value);
+  const decision = templateWrite ?? decideWrite(context, target, live.value, mode.value);
   const reasons = [
     ...decision.reasons,
     ...changed.map(describeChange),
@@ -211,6 +215,39 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
     ...notes,
   ];
   return answer(decision.rolls ? 'roll' : 'no-roll', reasons, changed);
+}
+
+/**
+ * The template as the apply would store it against the live one. A live reader
+ * (not in the manifests) is not written, so its template cannot change.
+ */
+async function compareTemplate(
+  context: Context,
+  target: Target,
+  live: JsonObject,
+): Promise<{ differences: string[]; notes: string[] }> {
+  if (target.live) return { differences: [], notes: [] };
+  const { workload, namespace } = target;
+  const applied = await context.cluster!.dryRunApply(
+    workload.kind,
+    namespace,
+    workload.object,
+    context.signal,
+  );
+  if (applied.status !== 'found') {
+    const why = applied.status === 'failed' ? applied.detail : 'gone';
+    return {
+      differences: [],
+      notes: [
+        `could not dry-run the apply (${why}): a change to the pod template itself is not seen`,
+      ],
+    };
+  }
+  const templateOf = (object: JsonObject) => readWorkload(object, workload.kind).template;
+  return {
+    differences: templateDifferences(templateOf(live), templateOf(applied.value)),
+    notes: [],
+  };
 }
 
 const STALE =

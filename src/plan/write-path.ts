@@ -15,6 +15,7 @@ import {
   rolloutHeld,
 } from '../workload/index.js';
 import type { Context, Target } from './context.js';
+import { describeTemplateChange } from './template-change.js';
 
 export interface WriteDecision {
   readonly rolls: boolean;
@@ -48,6 +49,17 @@ export function decideWrite(
     return held(target, live) ?? { rolls: true, reasons: [follow] };
   }
   return held(target, live) ?? { rolls: true, reasons: [] };
+}
+
+/** The pod template itself changes: the write rolls it, whatever the config, unless nothing is written. */
+export function decideTemplateWrite(
+  context: Context,
+  target: Target,
+  live: JsonObject,
+  differences: readonly string[],
+): WriteDecision | undefined {
+  if (differences.length === 0 || writtenBy(context, target, live) !== 'webhook') return undefined;
+  return held(target, live) ?? { rolls: true, reasons: [describeTemplateChange(differences)] };
 }
 
 /** 'webhook' when the apply writes the workload, else why nothing reaches the webhook. */
