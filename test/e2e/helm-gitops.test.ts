@@ -16,7 +16,7 @@ import {
   waitUntil,
   yamlDocuments,
 } from '../support/e2e.js';
-import { type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';
+import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 import { REPO_ROOT } from '../support/process.js';
 
 const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
@@ -42,12 +42,8 @@ type Mode = 'true' | 'follow';
 
 /** A release of the app chart in its own namespace, and how many rollouts each step made. */
 function releaseIn(ns: string, mode: Mode) {
-  const run = (major: HelmMajor, args: readonly string[]) =>
-    runHelm(helm![major], [...args, '--kubeconfig', e2e.controlPlane.kubeconfig, '-n', ns], {
-      HELM_CACHE_HOME: join(e2e.controlPlane.dir, 'helm/cache'),
-      HELM_CONFIG_HOME: join(e2e.controlPlane.dir, 'helm/config'),
-      HELM_DATA_HOME: join(e2e.controlPlane.dir, 'helm/data'),
-    });
+  const helmIn = helmAgainst(helm!, e2e.controlPlane.kubeconfig, e2e.controlPlane.dir);
+  const run = (major: HelmMajor, args: readonly string[]) => helmIn(major, ns, args);
   const revision = () => api.revision(ns, RELEASE);
   const rotateSecret = (password: string) =>
     e2e.k(

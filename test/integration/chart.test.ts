@@ -45,8 +45,13 @@ const PAIRS = [
 
 const MAJORS: readonly HelmMajor[] = [3, 4];
 
-async function template(major: HelmMajor, values: readonly string[]): Promise<Obj[]> {
-  const args = ['template', 'confighash', CHART, '--namespace', NAMESPACE];
+/** `helm template` of the chart with `--set` values, as objects. */
+async function template(
+  major: HelmMajor,
+  values: readonly string[],
+  namespace = NAMESPACE,
+): Promise<Obj[]> {
+  const args = ['template', 'confighash', CHART, '--namespace', namespace];
   for (const value of values) args.push('--set', value);
   return (loadAllYaml(await runHelm(helm![major], args)) as Obj[]).filter(Boolean);
 }
@@ -104,22 +109,17 @@ describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
 
   it('passes `helm lint --strict`, with defaults and with every optional part on', async () => {
     await runHelm(helm![major], ['lint', '--strict', CHART]);
-    await runHelm(helm![major], ['lint', '--strict', CHART, ...everythingOn]);
+    const values = everythingOn.flatMap((value) => ['--set', value]);
+    await runHelm(helm![major], ['lint', '--strict', CHART, ...values]);
   });
 
   it.each([
-    ['an unknown value (a typo)', ['--set', 'replica=3'], /replica/],
-    ['an unknown certificates mode', ['--set', 'certificates.mode=vault'], /mode/],
-    ['a log level the server rejects', ['--set', 'logLevel=verbose'], /logLevel/],
-    [
-      'existingSecret without the Secret',
-      ['--set', 'certificates.mode=existingSecret'],
-      /existingSecret/,
-    ],
-  ])('rejects %s with an error that names it', async (_, args, message) => {
-    await expect(runHelm(helm![major], ['template', 'confighash', CHART, ...args])).rejects.toThrow(
-      message,
-    );
+    ['an unknown value (a typo)', 'replica=3', /replica/],
+    ['an unknown certificates mode', 'certificates.mode=vault', /mode/],
+    ['a log level the server rejects', 'logLevel=verbose', /logLevel/],
+    ['existingSecret without the Secret', 'certificates.mode=existingSecret', /existingSecret/],
+  ])('rejects %s with an error that names it', async (_, value, message) => {
+    await expect(template(major, [value])).rejects.toThrow(message);
   });
 });
 
@@ -138,23 +138,12 @@ const everythingOn = [
   'webhook.namespaceSelectorExpressions[0].key=tier',
   'webhook.namespaceSelectorExpressions[0].operator=NotIn',
   'webhook.namespaceSelectorExpressions[0].values[0]=frozen',
-].flatMap((value) => ['--set', value]);
+];
 
 describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 4)', () => {
   let all: Obj[];
   beforeAll(async () => {
-    all = (
-      loadAllYaml(
-        await runHelm(helm![4], [
-          'template',
-          'confighash',
-          CHART,
-          '-n',
-          NAMESPACE,
-          ...everythingOn,
-        ]),
-      ) as Obj[]
-    ).filter(Boolean);
+    all = await template(4, everythingOn);
   });
 
   it('sets only environment variables that are options of `confighash serve`', () => {
@@ -185,9 +174,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
   });
 
   it('always excludes the release’s own namespace, whatever it is called', async () => {
-    const objects = loadAllYaml(
-      await runHelm(helm![4], ['template', 'confighash', CHART, '-n', 'webhooks']),
-    ) as Obj[];
+    const objects = await template(4, [], 'webhooks');
     expect(webhook(objects).namespaceSelector.matchExpressions[1].values).toEqual([
       'kube-system',
       'webhooks',
@@ -237,21 +224,11 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
   });
 
   it('existingSecret: mounts the given Secret and puts the given CA into the caBundle', async () => {
-    const objects = loadAllYaml(
-      await runHelm(helm![4], [
-        'template',
-        'confighash',
-        CHART,
-        '-n',
-        NAMESPACE,
-        '--set',
-        'certificates.mode=existingSecret',
-        '--set',
-        'certificates.existingSecret.name=my-tls',
-        '--set',
-        'certificates.existingSecret.caBundle=Q0E=',
-      ]),
-    ) as Obj[];
+    const objects = await template(4, [
+      'certificates.mode=existingSecret',
+      'certificates.existingSecret.name=my-tls',
+      'certificates.existingSecret.caBundle=Q0E=',
+    ]);
     const volume = deployment(objects).spec.template.spec.volumes.find(
       (v: Obj) => v.secret?.secretName === 'my-tls',
     );

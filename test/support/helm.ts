@@ -58,3 +58,17 @@ export async function runHelm(
     throw new Error(`helm ${args.join(' ')}: ${stderr?.trim() || message}`);
   }
 }
+
+/**
+ * helm against one cluster: its kubeconfig, and Helm's cache, config and data under the
+ * run's own directory (never the user's ~/.cache/helm, ~/.config/helm).
+ */
+export function helmAgainst(binaries: HelmBinaries, kubeconfig: string, dir: string) {
+  const env = {
+    HELM_CACHE_HOME: join(dir, 'helm/cache'),
+    HELM_CONFIG_HOME: join(dir, 'helm/config'),
+    HELM_DATA_HOME: join(dir, 'helm/data'),
+  };
+  return (major: HelmMajor, namespace: string, args: readonly string[]) =>
+    runHelm(binaries[major], [...args, '--kubeconfig', kubeconfig, '-n', namespace], env);
+}
