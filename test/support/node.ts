@@ -72,23 +72,30 @@ export const isReady = (pod: Pod) =>
   pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /** The webhook's pods, not counting those already terminating. */
-export async function webhookPods(fixture: NodeFixture): Promise<Pod[]> {
+export async function webhookPods(
+  fixture: NodeFixture,
+  namespace = SYSTEM_NAMESPACE,
+): Promise<Pod[]> {
   const list = await fixture.json<{ items: Pod[] }>([
     'get',
     'pods',
     '-n',
-    SYSTEM_NAMESPACE,
+    namespace,
     '-l',
     'app.kubernetes.io/name=confighash',
   ]);
   return list.items.filter((pod) => !pod.metadata.deletionTimestamp);
 }
 
-export async function waitForReadyWebhookPods(fixture: NodeFixture, count = 2): Promise<Pod[]> {
+export async function waitForReadyWebhookPods(
+  fixture: NodeFixture,
+  count = 2,
+  namespace = SYSTEM_NAMESPACE,
+): Promise<Pod[]> {
   let pods: Pod[] = [];
   await waitUntil(
     async () => {
-      pods = (await webhookPods(fixture)).filter(isReady);
+      pods = (await webhookPods(fixture, namespace)).filter(isReady);
       return pods.length === count;
     },
     `${count} ready confighash pods`,

@@ -1,0 +1,141 @@
+// The Helm rows of DESIGN.md §5, measured on a real control plane with the webhook
+// (follow mode on): an application chart with no checksum annotation
+// (test/fixtures/helm/app) deployed by Helm 3 and Helm 4 into a `true` and a `follow`
+// namespace. Each step counts rollouts as the Deployment's revision moves (a rollback
+// to an earlier template reuses its ReplicaSet, so counting ReplicaSets would miss it).
+
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
+import {
+  cluster,
+  type E2eCluster,
+  namespace,
+  secret,
+  startE2eCluster,
+  waitUntil,
+  yamlDocuments,
+} from '../support/e2e.js';
+import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
+import { REPO_ROOT } from '../support/process.js';
+
+const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
+const RELEASE = 'shop';
+/** Follow mode's debounce (LOCAL_FOLLOW_ARGS: 2 s) plus its evaluation, with room to spare. */
+const FOLLOW_SETTLE_MS = 6_000;
+const helm = helmOrSkip('Helm GitOps e2e');
+
+let e2e: E2eCluster;
+let api: ReturnType<typeof cluster>;
+
+beforeAll(async () => {
+  if (!helm) return;
+  e2e = await startE2eCluster([...LOCAL_FOLLOW_ARGS, '--follow-min-interval=1s']);
+  api = cluster(e2e);
+});
+
+afterAll(async () => {
+  await e2e?.stop();
+});
+
+type Mode = 'true' | 'follow';
+
+/** A release of the app chart in its own namespace, and how many rollouts each step made. */
+function releaseIn(ns: string, mode: Mode) {
+  const helmIn = helmAgainst(helm!, e2e.controlPlane.kubeconfig, e2e.controlPlane.dir);
+  const run = (major: HelmMajor, args: readonly string[]) => helmIn(major, ns, args);
+  const revision = () => api.revision(ns, RELEASE);
+  const rotateSecret = (password: string) =>
+    e2e.k(
+      ['apply', '--server-side', '-f', '-'],
+      yamlDocuments(secret(ns, 'app-credentials', { PASSWORD: password })),
+    );
+  return {
+    async create(): Promise<void> {
+      await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, mode)));
+      await rotateSecret('first');
+    },
+    rotateSecret,
+    helm: run,
+    /** Runs a step and returns the rollouts it caused, follow mode's included. */
+    async rollouts(step: () => Promise<unknown>, atLeast = 0): Promise<number> {
+      const before = await revision();
+      await step();
+      if (mode === 'follow') {
+        // Waits for a rollout follow mode may still owe; a missing one shows in the count.
+        await waitUntil(
+          async () => (await revision()) >= before + atLeast,
+          'a rollout',
+          20_000,
+        ).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
+      }
+      return (await revision()) - before;
+    },
+    async applyMethod(): Promise<string> {
+      return JSON.parse(await run(4, ['get', 'metadata', RELEASE, '-o', 'json'])).applyMethod;
+    },
+  };
+}
+
+/** DESIGN.md §5's Helm rows: rollouts per step, as measured. */
+const EXPECTED: Record<`${HelmMajor}/${Mode}`, Record<string, number>> = {
+  // Helm 3 patches client-side and sends nothing for an unchanged Deployment.
+  '3/true': { configOnly: 0, unchanged: 0, rollback: 0, configAndImage: 1, rotatedSecret: 0 },
+  '3/follow': { configOnly: 1, unchanged: 0, rollback: 1, configAndImage: 1, rotatedSecret: 1 },
+  // Helm 4 applies every object server-side: the Deployment's write always reaches the webhook.
+  '4/true': { configOnly: 1, unchanged: 0, rollback: 1, configAndImage: 1, rotatedSecret: 1 },
+  '4/follow': { configOnly: 1, unchanged: 0, rollback: 1, configAndImage: 1, rotatedSecret: 1 },
+};
+
+describe.skipIf(!helm).each([
+  [3, 'true'],
+  [3, 'follow'],
+  [4, 'true'],
+  [4, 'follow'],
+] as const)('Helm %i, namespace mode %s', (major, mode) => {
+  it('rolls as DESIGN.md §5 says: config-only, unchanged, rollback, config + image, rotated existingSecret', async () => {
+    const expected = EXPECTED[`${major}/${mode}`];
+    const release = releaseIn(`helm${major}-${mode}`, mode);
+    await release.create();
+    const step = (args: readonly string[]) => () =>
+      release.helm(major, ['upgrade', '--install', RELEASE, APP_CHART, ...args]);
+    await step([])();
+    expect(await api.revision(`helm${major}-${mode}`, RELEASE)).toBe(1);
+    const measured = {
+      configOnly: await release.rollouts(step(['--set', 'level=debug']), expected.configOnly),
+      unchanged: await release.rollouts(step(['--set', 'level=debug'])),
+      // Back to the install's values: a config-only change again, the other way.
+      rollback: await release.rollouts(
+        () => release.helm(major, ['rollback', RELEASE, '1']),
+        expected.rollback,
+      ),
+      configAndImage: await release.rollouts(
+        step(['--set', 'level=warn', '--set', 'image=registry.example/app:2']),
+        expected.configAndImage,
+      ),
+      rotatedSecret: await release.rollouts(async () => {
+        await release.rotateSecret('rotated');
+        await step(['--set', 'level=warn', '--set', 'image=registry.example/app:2'])();
+      }, expected.rotatedSecret),
+    };
+    expect(measured).toEqual(expected);
+  });
+});
+
+describe.skipIf(!helm)('a release installed by Helm 3, upgraded by Helm 4', () => {
+  it('stays client-side (no roll on a config-only change) until one --server-side=true upgrade', async () => {
+    const release = releaseIn('helm3to4', 'true');
+    await release.create();
+    await release.helm(3, ['install', RELEASE, APP_CHART]);
+    const upgrade = (args: readonly string[]) => () =>
+      release.helm(4, ['upgrade', RELEASE, APP_CHART, ...args]);
+    expect(await release.rollouts(upgrade(['--set', 'level=debug']))).toBe(0);
+    expect(await release.applyMethod()).toBe('csa');
+    expect(await release.rollouts(upgrade(['--set', 'level=debug', '--server-side=true']))).toBe(1);
+    expect(await release.applyMethod()).toBe('ssa');
+    // From then on the default (`auto`) keeps it server-side.
+    expect(await release.rollouts(upgrade(['--set', 'level=warn']))).toBe(1);
+    expect(await release.rollouts(upgrade(['--set', 'level=warn']))).toBe(0);
+  });
+});

@@ -1,0 +1,155 @@
+// The chart on a real node (charts/confighash): `helm install` with Helm 3, then with
+// Helm 4, each time the webhook hashes a workload through its Service; Helm 4 upgrades
+// confighash itself to a new image while server-side applies keep coming, and no
+// admission fails; `helm uninstall` leaves no object of the chart and writes keep
+// working. One node for the file. Helm 4 installs into a namespace of its own: the
+// apiserver keeps its connections to the Helm 3 replicas, which drain for up to 110 s
+// after the uninstall, and they can no longer read anything (their ServiceAccount and
+// bindings are gone), so a reinstall into the same namespace within that time gets
+// unhashed writes (measured: answered 200, no patch) until those connections close.
+
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manifestImage } from '../../tools/cluster/images.js';
+import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
+import { CHART, type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
+import {
+  expectNothingDropped,
+  loadWorkload,
+  type NodeFixture,
+  SYSTEM_NAMESPACE,
+  startNodeFixture,
+  underLoad,
+  waitForReadyWebhookPods,
+  webhookCounters,
+  webhookPods,
+} from '../support/node.js';
+import { REPO_ROOT } from '../support/process.js';
+
+const HASH = 'confighash.dev/hash';
+const RELEASE = 'confighash';
+/** Where each Helm installs the chart. */
+const RELEASE_NAMESPACE: Record<HelmMajor, string> = { 3: SYSTEM_NAMESPACE, 4: 'confighash-helm4' };
+const helm = helmOrSkip('Helm node tests');
+let fixture: NodeFixture;
+
+beforeAll(async () => {
+  if (!helm) return;
+  fixture = await startNodeFixture();
+});
+
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+const run = (major: HelmMajor, args: readonly string[]) =>
+  helmAgainst(helm!, fixture.cluster.kubeconfig, fixture.cluster.dir)(
+    major,
+    RELEASE_NAMESPACE[major],
+    args,
+  );
+
+/** A new workload's template hash after a server-side apply of it and its ConfigMap. */
+async function hashOf(ns: string, name: string, level: string): Promise<string | undefined> {
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(
+      namespace(ns, 'true'),
+      configMap(ns, `${name}-config`, { LEVEL: level }),
+      loadWorkload(ns, name, `${name}-config`),
+    ),
+  );
+  const deployment = await fixture.json<{
+    spec: { template: { metadata: { annotations?: Record<string, string> } } };
+  }>(['get', 'deployment', name, '-n', ns]);
+  return deployment.spec.template.metadata.annotations?.[HASH];
+}
+
+/** Objects of the chart still there (the Secrets the webhook made are its own). */
+async function chartObjectsLeft(releaseNamespace: string): Promise<string> {
+  const selector = ['-l', 'app.kubernetes.io/name=confighash', '-o', 'name'];
+  const clusterWide = await fixture.k([
+    'get',
+    'mutatingwebhookconfigurations,clusterroles,clusterrolebindings',
+    ...selector,
+  ]);
+  const namespaced = await fixture.k([
+    'get',
+    'deployments,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets,configmaps',
+    '-n',
+    releaseNamespace,
+    ...selector,
+  ]);
+  return `${clusterWide}${namespaced}`.trim();
+}
+
+/** Into a namespace enforcing Pod Security `restricted`, as docs/install.md says. */
+async function install(major: HelmMajor): Promise<void> {
+  const ns = RELEASE_NAMESPACE[major];
+  const manifest = await fixture.k([
+    'create',
+    '--dry-run=client',
+    '-o',
+    'json',
+    '-f',
+    join(REPO_ROOT, 'manifests/base/namespace.yaml'),
+  ]);
+  const object = JSON.parse(manifest);
+  object.metadata.name = ns;
+  await fixture.k(['apply', '--server-side', '-f', '-'], JSON.stringify(object));
+  await run(major, ['install', RELEASE, CHART]);
+  await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
+  await waitForReadyWebhookPods(fixture, 2, ns);
+}
+
+async function uninstallLeavesWritesWorking(major: HelmMajor, ns: string): Promise<void> {
+  await run(major, ['uninstall', RELEASE]);
+  expect(await chartObjectsLeft(RELEASE_NAMESPACE[major])).toBe('');
+  // Writes to an opted-in namespace still succeed, unhashed: nothing is registered.
+  expect(await hashOf(ns, 'after-uninstall', 'info')).toBeUndefined();
+}
+
+describe.skipIf(!helm)('the chart on a real node', () => {
+  it('Helm 3: install → the webhook hashes through its Service → uninstall leaves nothing', async () => {
+    await install(3);
+    const before = await webhookCounters(fixture);
+    const first = await hashOf('helm3-app', 'app', 'info');
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect(await hashOf('helm3-app', 'app', 'debug')).not.toBe(first);
+    const after = await webhookCounters(fixture);
+    expect(after.requests).toBeGreaterThan(before.requests);
+    expect(after.errors - before.errors).toBe(0);
+    await uninstallLeavesWritesWorking(3, 'helm3-app');
+  });
+
+  it('Helm 4: install, upgrade to a new image under continuous applies with 0 failed admissions, uninstall', async () => {
+    const ns = RELEASE_NAMESPACE[4];
+    await install(4);
+    expect(await hashOf('helm4-app', 'app', 'info')).toMatch(/^[0-9a-f]{64}$/);
+    // The same build under a second tag: a new image as far as the Deployment knows.
+    const image = await manifestImage();
+    const repository = image.slice(0, image.lastIndexOf(':'));
+    const newTag = 'upgrade-test';
+    await fixture.cluster.node.ctr(['images', 'tag', '--force', image, `${repository}:${newTag}`]);
+    const oldPods = (await webhookPods(fixture, ns)).map((p) => p.metadata.name);
+
+    const result = await underLoad(fixture, 'helm4-upgrade', async () => {
+      await run(4, ['upgrade', RELEASE, CHART, '--set', `image.tag=${newTag}`]);
+    });
+    expectNothingDropped(result);
+    await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
+    const pods = await waitForReadyWebhookPods(fixture, 2, ns);
+    expect(pods.filter((p) => oldPods.includes(p.metadata.name))).toEqual([]);
+    const running = await fixture.k([
+      'get',
+      'deployment',
+      'confighash',
+      '-n',
+      ns,
+      '-o',
+      'jsonpath={.spec.template.spec.containers[0].image}',
+    ]);
+    expect(running).toBe(`${repository}:${newTag}`);
+    await uninstallLeavesWritesWorking(4, 'helm4-app');
+  });
+});
