@@ -15,6 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
 import {
   cluster,
   configMap,
@@ -28,20 +29,14 @@ import {
 } from '../support/e2e.js';
 import { fluxReconcile } from '../support/flux.js';
 
-const FOLLOW_ARGS = [
-  '--follow',
-  '--lease-namespace=default',
-  '--follow-debounce=2s',
-  '--follow-min-interval=3s',
-];
-
 let e2e: E2eCluster;
 let api: ReturnType<typeof cluster>;
 let repos: string;
 let counter = 0;
 
 beforeAll(async () => {
-  e2e = await startE2eCluster(FOLLOW_ARGS);
+  // Follow mode on, for the follow namespaces (a true namespace is admission only either way).
+  e2e = await startE2eCluster(LOCAL_FOLLOW_ARGS);
   api = cluster(e2e);
   repos = await mkdtemp(join(tmpdir(), 'confighash-flux-'));
 });
