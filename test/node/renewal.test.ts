@@ -5,25 +5,21 @@
 // same CA at least once, and not one call fails or falls open.
 
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectNothingDropped,
   type NodeFixture,
+  patchedOverlay,
   SYSTEM_NAMESPACE,
   startNodeFixture,
   underLoad,
   waitForReadyWebhookPods,
 } from '../support/node.js';
-import { REPO_ROOT } from '../support/process.js';
 
 let fixture: NodeFixture;
 
 /** The default overlay, as a user would patch it, with short-lived serving certificates. */
-async function shortLivedCertificatesOverlay(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'confighash-renewal-overlay-'));
+function shortLivedCertificatesOverlay(): Promise<string> {
   const env = {
     CONFIGHASH_SERVING_CERT_VALIDITY: '1m',
     CONFIGHASH_CERT_CHECK_INTERVAL: '5',
@@ -34,19 +30,9 @@ async function shortLivedCertificatesOverlay(): Promise<string> {
     path: '/spec/template/spec/containers/0/env/-',
     value: { name, value },
   }));
-  await writeFile(
-    join(dir, 'kustomization.yaml'),
-    JSON.stringify({
-      apiVersion: 'kustomize.config.k8s.io/v1beta1',
-      kind: 'Kustomization',
-      // kustomize takes a base only by a relative path.
-      resources: [relative(dir, join(REPO_ROOT, 'manifests/overlays/default'))],
-      patches: [
-        { target: { kind: 'Deployment', name: 'confighash' }, patch: JSON.stringify(operations) },
-      ],
-    }),
-  );
-  return dir;
+  return patchedOverlay('manifests/overlays/default', [
+    { target: { kind: 'Deployment', name: 'confighash' }, operations },
+  ]);
 }
 
 beforeAll(async () => {

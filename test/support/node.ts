@@ -3,12 +3,15 @@
 // manifests, and what the node tests measure with — a stream of server-side
 // applies, the apiserver's own webhook metrics, the webhook's pods.
 
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay, type NodeCluster, startNodeCluster } from '../../tools/cluster/main.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
+import { REPO_ROOT } from './process.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
@@ -50,6 +53,34 @@ export async function startNodeFixture(): Promise<NodeFixture> {
     },
     stop: () => cluster.stop(),
   };
+}
+
+export interface OverlayPatch {
+  readonly target: { readonly kind: string; readonly name: string };
+  /** JSON patch operations (RFC 6902). */
+  readonly operations: readonly object[];
+}
+
+/** An overlay of one of the repository's kustomizations, patched as a user would patch it. */
+export async function patchedOverlay(
+  base: string,
+  patches: readonly OverlayPatch[],
+): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'confighash-overlay-'));
+  await writeFile(
+    join(dir, 'kustomization.yaml'),
+    JSON.stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      // kustomize takes a base only by a relative path.
+      resources: [relative(dir, join(REPO_ROOT, base))],
+      patches: patches.map(({ target, operations }) => ({
+        target,
+        patch: JSON.stringify(operations),
+      })),
+    }),
+  );
+  return dir;
 }
 
 export interface Pod {
@@ -330,13 +361,14 @@ export interface DisruptionResult {
 }
 
 /**
- * At least 10 applies/s (DISRUPTION_RATE) for 60 s in a fresh namespace, with `disrupt`
- * run 5 s in; what the load saw and what the apiserver's counters say.
+ * At least 10 applies/s (DISRUPTION_RATE) for `durationMs` (60 s) in a fresh namespace,
+ * with `disrupt` run 5 s in; what the load saw and what the apiserver's counters say.
  */
 export async function underLoad(
   fixture: NodeFixture,
   ns: string,
   disrupt: () => Promise<void>,
+  durationMs = DISRUPTION_MS,
 ): Promise<DisruptionResult> {
   const expectedHash = await prepareNamespace(fixture, ns);
   const before = await webhookCounters(fixture);
@@ -345,7 +377,7 @@ export async function underLoad(
     configMap: 'load-config',
     expectedHash,
     ratePerSecond: DISRUPTION_RATE,
-    durationMs: DISRUPTION_MS,
+    durationMs,
     prefix: 'w',
   });
   await new Promise((resolve) => setTimeout(resolve, 5_000));

@@ -1,0 +1,72 @@
+// Real cert-manager beside a cluster: its CRDs, its controller and its
+// cainjector, built from Go modules (tools/build-cert-manager.sh) and run as
+// processes of this host against the cluster's kubeconfig — one replica each,
+// no leader election. cert-manager's own admission webhook is not run: it only
+// validates and defaults cert-manager's objects, and nothing here depends on that.
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Kubectl, strictKubectl } from './kubectl.js';
+import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import { runScript } from './scripts.js';
+
+const BUILD_SCRIPT = fileURLToPath(new URL('../build-cert-manager.sh', import.meta.url));
+
+/** The lines each process logs once its controllers run (tools/cert-manager). */
+const STARTED = {
+  controller: 'controllers started',
+  cainjector: 'Starting workers',
+} as const;
+
+export interface CertManager {
+  readonly processes: readonly ManagedProcess[];
+  stop(): Promise<void>;
+}
+
+export interface CertManagerOptions {
+  readonly kubeconfig: string;
+  readonly kubectl: Kubectl;
+  /** Where the processes' logs go. */
+  readonly dir: string;
+  readonly log?: (line: string) => void;
+}
+
+/** Builds cert-manager once (minutes, cold) or finds it; returns the binaries' directory. */
+export function ensureCertManagerBinaries(log: (line: string) => void = () => {}): Promise<string> {
+  return runScript(BUILD_SCRIPT, 'building cert-manager', log);
+}
+
+/** Installs cert-manager's CRDs and starts its controller and cainjector. */
+export async function startCertManager(options: CertManagerOptions): Promise<CertManager> {
+  const log = options.log ?? (() => {});
+  const bin = await ensureCertManagerBinaries(log);
+  const k = strictKubectl(options.kubectl);
+  const crds = join(bin, 'crds.yaml');
+  await k(['apply', '--server-side', '-f', crds]);
+  await k(['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  const processes: ManagedProcess[] = [];
+  const stop = async () => {
+    for (const process of [...processes].reverse()) await process.stop();
+  };
+  try {
+    for (const component of ['controller', 'cainjector'] as const) {
+      const name = `cert-manager-${component}`;
+      log(`starting ${name}`);
+      const process = startProcess(
+        name,
+        join(bin, name),
+        [`--kubeconfig=${options.kubeconfig}`, '--v=2'],
+        join(options.dir, `${name}.log`),
+      );
+      processes.push(process);
+      await waitUntilReady(process, async () =>
+        (await readFile(process.logFile, 'utf8')).includes(STARTED[component]),
+      );
+    }
+    return { processes, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
