@@ -122,35 +122,42 @@ export async function streamWatch(
   });
 }
 
-/** Sends a request over the connection's agent; resolves with the response as it starts. */
+/**
+ * Sends a request over the connection's agent; resolves with the response as it
+ * starts. A 401 sent with credentials that have since changed (or change when
+ * asked again) is sent once more with the new ones.
+ */
 export async function sendRequest(
   connection: ApiConnection,
   request: ApiRequest,
 ): Promise<http.IncomingMessage> {
-  const transport = connection.server.protocol === 'https:' ? https : http;
-  const basePath = connection.server.pathname.replace(/\/$/, '');
   const payload =
     request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
-  const headers: Record<string, string> = {
-    ...(await connection.headers()),
-    accept: request.accept ?? 'application/json',
-    ...(payload
-      ? {
-          'content-type': request.contentType ?? 'application/json',
-          'content-length': String(payload.length),
-        }
-      : {}),
-  };
+  const generation = connection.generation;
+  const response = await sendOnce(connection, request, payload);
+  if (response.statusCode !== 401 || !(await connection.renewAfterUnauthorized(generation))) {
+    return response;
+  }
+  response.resume();
+  return sendOnce(connection, request, payload);
+}
+
+function sendOnce(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Promise<http.IncomingMessage> {
+  const { server } = connection;
   return new Promise((resolve, reject) => {
-    const outgoing = transport.request(
+    const outgoing = (server.protocol === 'https:' ? https : http).request(
       {
-        protocol: connection.server.protocol,
-        hostname: connection.server.hostname,
-        port: connection.server.port,
-        path: `${basePath}${request.path}`,
+        protocol: server.protocol,
+        hostname: server.hostname,
+        port: server.port,
+        path: `${connection.basePath}${request.path}`,
         method: request.method,
         agent: connection.agent,
-        headers,
+        headers: headersOf(connection, request, payload),
         signal: request.signal,
       },
       resolve,
@@ -158,6 +165,25 @@ export async function sendRequest(
     outgoing.on('error', reject);
     outgoing.end(payload);
   });
+}
+
+/** A GET without its own accept header sends the connection's prepared headers as they are. */
+function headersOf(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Readonly<Record<string, string>> {
+  if (!payload && request.accept === undefined) return connection.headers;
+  return {
+    ...connection.headers,
+    ...(request.accept === undefined ? {} : { accept: request.accept }),
+    ...(payload
+      ? {
+          'content-type': request.contentType ?? 'application/json',
+          'content-length': String(payload.length),
+        }
+      : {}),
+  };
 }
 
 export function readBody(response: http.IncomingMessage): Promise<Buffer> {
