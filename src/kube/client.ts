@@ -158,13 +158,47 @@ function sendOnce(
         method: request.method,
         agent: connection.agent,
         headers: headersOf(connection, request, payload),
-        signal: request.signal,
       },
       resolve,
     );
     outgoing.on('error', reject);
+    if (request.signal) abortWith(request.signal, outgoing);
     outgoing.end(payload);
   });
+}
+
+const inFlight = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
+
+/**
+ * Destroys `outgoing` when `signal` aborts. A review's deadline covers all of
+ * its GETs: one abort listener per signal, not one per request (http.request's
+ * `signal` option adds and removes an EventTarget listener for every request).
+ */
+function abortWith(signal: AbortSignal, outgoing: http.ClientRequest): void {
+  if (signal.aborted) {
+    outgoing.destroy(abortError(signal));
+    return;
+  }
+  let requests = inFlight.get(signal);
+  if (!requests) {
+    const pending = new Set<http.ClientRequest>();
+    inFlight.set(signal, pending);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const request of pending) request.destroy(abortError(signal));
+      },
+      { once: true },
+    );
+    requests = pending;
+  }
+  const tracked = requests;
+  tracked.add(outgoing);
+  outgoing.once('close', () => tracked.delete(outgoing));
+}
+
+function abortError(signal: AbortSignal): Error {
+  return new DOMException(`request aborted: ${String(signal.reason)}`, 'AbortError');
 }
 
 /** A GET without its own accept header sends the connection's prepared headers as they are. */
