@@ -108,6 +108,8 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
             `--cpu-prof-name=${options.name}.cpuprofile`,
           ]
         : []),
+      // Extra Node flags for the webhook only (e.g. --trace-gc, heap sizes), for experiments.
+      ...(process.env.CONFIGHASH_BENCH_WEBHOOK_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       join(BUILD_DIR, 'bench/procs/count-connections.js'),
       options.mainJs ?? join(BUILD_DIR, 'src/main.js'),
