@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from '../src/certs/generate.js';
 import { startControlPlane } from '../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../tools/cluster/kubectl.js';
@@ -23,6 +23,12 @@ import {
   type Webhook,
 } from './lib/children.js';
 import { type ApiClient, connectApi, forEachBounded, webhookRegistration } from './lib/cluster.js';
+import {
+  type MemoryBuild,
+  type MemoryMeasurement,
+  measureMemory,
+  memoryScenario,
+} from './lib/memory.js';
 import {
   type BenchReport,
   formatBytes,
@@ -107,6 +113,8 @@ interface Options {
   readonly quick: boolean;
   readonly profile: boolean;
   readonly only: ReadonlySet<string> | undefined;
+  /** A previous build's compiled main.js, measured next to this one (scenarios 2 and 8). */
+  readonly baseline: string | undefined;
 }
 
 interface Context {
@@ -127,24 +135,27 @@ function parseOptions(argv: readonly string[]): Options {
   let quick = false;
   let profile = false;
   let only: Set<string> | undefined;
+  let baseline: string | undefined;
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
+    else if (arg.startsWith('--baseline=')) baseline = resolve(arg.slice('--baseline='.length));
     else if (arg === '--profile') profile = true;
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7] [--profile]\n' +
-          '  --quick    under a minute: shorter runs, fewer points\n' +
-          '  --only     run these scenarios (1 and 2 always run together)\n' +
-          '  --profile  write V8 CPU profiles of the webhook to bench/results/\n',
+        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8] [--profile] [--baseline=MAIN_JS]\n' +
+          '  --quick     under a minute: shorter runs, fewer points\n' +
+          '  --only      run these scenarios (1 and 2 always run together)\n' +
+          '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
+          '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (see --help)`);
   }
-  return { quick, profile, only };
+  return { quick, profile, only, baseline };
 }
 
-/** Scenario ids: 1–7; 5 stands for 5a, 5b and 5c. */
+/** Scenario ids: 1–8; 5 stands for 5a, 5b and 5c. */
 const wants = (options: Options, ...ids: string[]) =>
   options.only === undefined ||
   ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));
@@ -311,8 +322,10 @@ async function startConfighash(
   context: Context,
   name: string,
   kubeconfig: string,
+  mainJs?: string,
 ): Promise<Webhook> {
   const webhook = await startWebhook({
+    ...(mainJs ? { mainJs } : {}),
     dir: context.work,
     name,
     kubeconfig,
@@ -399,6 +412,10 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
   const floorB = await startFloor(context, 'floor-b', { url: apiUrl });
   const webhook = await startConfighash(context, 'confighash-stub', kubeconfig);
   const wrong = wrongOutcomes(webhook, 'patched');
+  const previous =
+    options.baseline && wants(options, '1', '2')
+      ? await startConfighash(context, 'confighash-previous', kubeconfig, options.baseline)
+      : undefined;
   const targetsFor = (count: number): LoadTarget[] => {
     const body = admissionReviewBody(NAMESPACE, benchSources(count));
     return [
@@ -428,6 +445,15 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
     await seed(STANDARD_SOURCES, STANDARD_BYTES, false);
     await floorB.helper.call('paths', { paths: pathsOf(STANDARD_SOURCES) });
     const targets = targetsFor(STANDARD_SOURCES);
+    if (previous) {
+      targets.push({
+        ...targets[2]!,
+        id: 'confighash-previous',
+        url: previous.url,
+        wrongOutcomes: wrongOutcomes(previous, 'patched'),
+        serverPid: previous.pid,
+      });
+    }
     await checkReview(webhook.url, targets[0]!.body, context.certs.ca);
     const runs = await measureTargets(context, targets, plan.concurrencies);
     const stubScenarioResult = stubScenario(runs, plan);
@@ -471,8 +497,15 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
   }
 
   await webhook.stop();
+  await previous?.stop();
   await floorA.helper.stop();
   await floorB.helper.stop();
+
+  if (wants(options, '8')) {
+    log('scenario 8: memory, startup → idle → 10,000 reviews, fresh webhooks');
+    await seed(STANDARD_SOURCES, STANDARD_BYTES, false);
+    scenarios.push(await memoryScenarioRun(context, kubeconfig));
+  }
 
   if (wants(options, '7')) {
     log(`scenario 7: soak, ${plan.soakS} s at ${plan.soakRate} reviews/s, fresh webhook`);
@@ -480,6 +513,37 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
     scenarios.push(await soakScenario(context, kubeconfig, stubConnections));
   }
   await stub.stop();
+}
+
+async function memoryScenarioRun(context: Context, kubeconfig: string): Promise<Scenario> {
+  let started = 0;
+  const build = (id: string, label: string, mainJs?: string): MemoryBuild => ({
+    id,
+    label,
+    start: () => startConfighash(context, `${id}-memory-${started++}`, kubeconfig, mainJs),
+  });
+  const builds = [
+    build('confighash', 'confighash (this build)'),
+    ...(context.options.baseline
+      ? [build('confighash-previous', 'confighash (previous build)', context.options.baseline)]
+      : []),
+  ];
+  const request = {
+    body: admissionReviewBody(NAMESPACE, benchSources(STANDARD_SOURCES)),
+    reviews: context.options.quick ? 2_000 : 10_000,
+    wrongOutcomes: (webhook: Webhook) => wrongOutcomes(webhook, 'patched')(),
+  };
+  const measurements: MemoryMeasurement[] = [];
+  for (let round = 0; round < (context.options.quick ? 1 : 2); round++) {
+    for (const each of round % 2 === 0 ? builds : [...builds].reverse()) {
+      const measured = await measureMemory(each, context.loadgen, request);
+      log(
+        `  ${each.id.padEnd(20)} startup peak ${measured.startupPeakMb} MB, idle ${measured.idleMb} MB, after ${measured.reviews} reviews ${measured.afterReviewsMb} MB (max ${measured.maxUnderLoadMb})`,
+      );
+      measurements.push(measured);
+    }
+  }
+  return memoryScenario(builds, measurements);
 }
 
 function stubKubeconfig(server: string): string {
@@ -529,6 +593,7 @@ function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
   const c1 = find(runs, 'confighash', 1)!;
   const floor32 = find(runs, 'floor-b', top)!;
   const floor1 = find(runs, 'floor-b', 1)!;
+  const cpuOf32 = (run: LoadRun) => run.cpuUsPerReview?.server ?? Number.NaN;
   const connections = subject.reduce((n, r) => n + (r.apiConnections ?? 0), 0);
   const reviews = subject.reduce((n, r) => n + r.responses, 0);
   const per1k = (connections / reviews) * 1000;
@@ -540,6 +605,12 @@ function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
       measured: `${(c32.rps / floor32.rps).toFixed(2)} × (${c32.rps.toFixed(0)} vs ${floor32.rps.toFixed(0)}/s)`,
       limit: '≥ 0.80 ×',
       holds: c32.rps / floor32.rps >= 0.8,
+    },
+    {
+      name: `CPU per review ≤ 1.3 × floor (b)'s at c=${top}`,
+      measured: `${(cpuOf32(c32) / cpuOf32(floor32)).toFixed(2)} × (${cpuOf32(c32)} vs ${cpuOf32(floor32)} µs)`,
+      limit: '≤ 1.30 ×',
+      holds: cpuOf32(c32) <= 1.3 * cpuOf32(floor32),
     },
     {
       name: 'p50 at c=1 ≤ floor (b) p50 + 0.5 ms',
@@ -566,14 +637,30 @@ function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
       holds: failures === 0,
     },
   ];
+  const previous = runs.filter((r) => r.target === 'confighash-previous');
+  for (const run of previous) {
+    const now = find(runs, 'confighash', run.concurrency)!;
+    ratios[`vsPrevious.throughput.c${run.concurrency}`] = round(now.rps / run.rps, 3);
+    ratios[`vsPrevious.cpu.c${run.concurrency}`] = round(cpuOf32(now) / cpuOf32(run), 3);
+  }
   return {
     id: '2',
     title: 'confighash, API stub',
-    runs: subject,
+    runs: [...subject, ...previous],
     ratios,
     targets,
     notes: [
       `Workload: Deployment CREATE with ${STANDARD_SOURCES} sources of ${formatBytes(STANDARD_BYTES)} (ConfigMap volume, Secret envFrom, one key ref); every answer is the hash patch, checked through /metrics.`,
+      ...(previous.length > 0
+        ? [
+            `This build ÷ the previous build (--baseline), same run, rounds interleaved: ${previous
+              .map(
+                (run) =>
+                  `c=${run.concurrency} throughput ${ratios[`vsPrevious.throughput.c${run.concurrency}`]} ×, CPU per review ${ratios[`vsPrevious.cpu.c${run.concurrency}`]} ×`,
+              )
+              .join('; ')}.`,
+          ]
+        : []),
     ],
   };
 }
@@ -804,7 +891,7 @@ async function soakScenario(
     ],
     notes: [
       `RSS start is taken after ${warmupS} s of warm-up at the same rate; the series (one sample a second) is in the JSON. Under load RSS is a sawtooth (old-generation garbage accumulates until a major GC), so single samples can land on a peak or a trough: the growth target compares the medians of the first and last thirds, and a leak would show as rising troughs.`,
-      'RSS idle is the webhook started and ready, before any review: @kubernetes/client-node alone accounts for ~65 MB of it (BENCHMARKS.md).',
+      'RSS idle is the webhook started and ready, before any review (scenario 8 measures it with a settle time).',
     ],
     details: { run, rssSeries: series, idleMb, table },
   };
@@ -1236,7 +1323,7 @@ async function main(): Promise<void> {
   };
   const scenarios: Scenario[] = [];
   try {
-    if (wants(options, '1', '2', '5a', '5b', '7')) await stubScenarios(context, scenarios);
+    if (wants(options, '1', '2', '5a', '5b', '7', '8')) await stubScenarios(context, scenarios);
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
   } finally {
@@ -1246,7 +1333,7 @@ async function main(): Promise<void> {
     if (process.env.CONFIGHASH_BENCH_KEEP) log(`work directory kept: ${work}`);
     else await rm(work, { recursive: true, force: true });
   }
-  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7'];
+  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8'];
   scenarios.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   const stamp = startedAt
     .toISOString()

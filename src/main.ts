@@ -7,12 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:https';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { generateCertificateAuthority, generateServingCertificate } from './certs/generate.js';
-import { startSelfManaged } from './certs/self-managed.js';
 import {
   type FollowConfig,
   type ManifestInput,
@@ -28,6 +25,7 @@ import { createEvaluator } from './evaluate.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from './follow/index.js';
 import {
   type ApiConnection,
+  type ClusterCredentials,
   checkReachable,
   connectToCluster,
   createApiConfigSource,
@@ -36,18 +34,10 @@ import {
   createFollowApi,
   createLeaseStore,
   createSecretStore,
+  KubeconfigError,
+  loadCredentials,
 } from './kube/index.js';
 import { createMutator } from './mutate.js';
-import {
-  explainWorkload,
-  parseManifests,
-  planChanges,
-  planExitCode,
-  renderExplanation,
-  renderExplanationJson,
-  renderPlan,
-  renderPlanJson,
-} from './plan/index.js';
 import { buildApp } from './server/app.js';
 import { waitForConnectionsToClose } from './server/drain.js';
 import { createLogger } from './server/logger.js';
@@ -109,12 +99,15 @@ const CLI_TIMEOUT_MS = 60_000;
 /** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
 async function plan(argv: readonly string[]): Promise<number> {
   const config = unwrap(parsePlanConfig(argv));
+  const { parseManifests, planChanges, planExitCode, renderPlan, renderPlanJson } = await import(
+    './plan/index.js'
+  );
   const text = await readManifests(config.input);
-  const kubeConfig = config.offline ? undefined : loadKubeConfig();
-  const namespace = config.namespace ?? (kubeConfig && contextNamespace(kubeConfig)) ?? 'default';
+  const credentials = config.offline ? undefined : await loadClusterCredentials();
+  const namespace = config.namespace ?? credentials?.current().namespace ?? 'default';
   const parsed = parseManifests(text, namespace);
   if (!parsed.ok) throw new UsageError(parsed.error);
-  const connection = kubeConfig && (await connectToCluster(kubeConfig));
+  const connection = credentials && connectToCluster(credentials);
   try {
     if (connection) await checkReachable(connection);
     const cluster = connection && createExplainCluster(connection);
@@ -139,9 +132,12 @@ async function plan(argv: readonly string[]): Promise<number> {
 /** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
 async function explain(argv: readonly string[]): Promise<number> {
   const config = unwrap(parseExplainConfig(argv));
-  const kubeConfig = loadKubeConfig();
-  const namespace = config.namespace ?? contextNamespace(kubeConfig) ?? 'default';
-  const connection = await connectToCluster(kubeConfig);
+  const { explainWorkload, renderExplanation, renderExplanationJson } = await import(
+    './plan/index.js'
+  );
+  const credentials = await loadClusterCredentials();
+  const namespace = config.namespace ?? credentials.current().namespace ?? 'default';
+  const connection = connectToCluster(credentials);
   try {
     await checkReachable(connection);
     const result = await explainWorkload(
@@ -165,10 +161,6 @@ async function explain(argv: readonly string[]): Promise<number> {
 
 function useColor(): boolean {
   return process.stdout.isTTY === true && !process.env.NO_COLOR;
-}
-
-function contextNamespace(kubeConfig: KubeConfig): string | undefined {
-  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || undefined;
 }
 
 async function readManifests(input: ManifestInput): Promise<string> {
@@ -209,20 +201,28 @@ function kustomize(dir: string): Promise<string> {
 async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
   // Loaded when first needed, so that mistakes in files are reported before cluster ones.
-  let loaded: KubeConfig | undefined;
+  let loading: Promise<ClusterCredentials> | undefined;
   const kube = () => {
-    loaded ??= loadKubeConfig();
-    return loaded;
+    loading ??= loadClusterCredentials((error) =>
+      logger.warn(
+        { reason: error.message },
+        'cluster credentials not refreshed; kept the previous',
+      ),
+    );
+    return loading;
   };
-  let connecting: Promise<ApiConnection> | undefined;
-  const cluster = () => {
-    connecting ??= connectToCluster(kube());
-    return connecting;
+  let connected: ApiConnection | undefined;
+  const cluster = async () => {
+    const credentials = await kube();
+    connected ??= connectToCluster(credentials);
+    return connected;
   };
   // --self-managed-certs / --hash-key-secret: the files read below come from Secrets, renewed in place.
   let selfManaged: { stop(): void } | undefined;
   if (config.selfManaged) {
     const api = await cluster();
+    // selfsigned and the renewal loop load only here: most installs bring their own certificates.
+    const { startSelfManaged } = await import('./certs/self-managed.js');
     selfManaged = await startSelfManaged(config.selfManaged, {
       secrets: createSecretStore(api, config.selfManaged.namespace),
       webhooks: createCaBundleTarget(api),
@@ -236,12 +236,11 @@ async function serve(config: ServeConfig): Promise<void> {
   const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
     throw new UsageError(error.message);
   });
-  const kubeConfig = kube();
   const connection = await cluster();
   const metrics = createAdmissionMetrics();
   const follow =
     config.follow &&
-    (await startFollow(config.follow, kubeConfig, hashKey, metrics.registry, logger));
+    (await startFollow(config.follow, await kube(), hashKey, metrics.registry, logger));
   let ready = false;
   const app = buildApp({
     mutator: createMutator({ configSource: createApiConfigSource(connection), hashKey }),
@@ -290,12 +289,12 @@ async function serve(config: ServeConfig): Promise<void> {
 /** Follow mode: leader election on its own connection (watches are long-lived streams). */
 async function startFollow(
   config: FollowConfig,
-  kubeConfig: KubeConfig,
+  credentials: ClusterCredentials,
   hashKey: Buffer,
   registry: Registry,
   logger: Logger,
 ): Promise<FollowMode> {
-  const connection = await connectToCluster(kubeConfig, { maxSockets: Number.POSITIVE_INFINITY });
+  const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
   const mode = startFollowMode({
     api: createFollowApi(connection),
     evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
@@ -313,17 +312,13 @@ async function startFollow(
   };
 }
 
-function loadKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    kubeConfig.loadFromDefault();
-  } catch (error) {
-    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
-  }
-  if (!kubeConfig.getCurrentCluster()) {
-    throw new UsageError('no Kubernetes cluster found: set KUBECONFIG, or run in a pod');
-  }
-  return kubeConfig;
+/** The cluster and credentials client-node finds (KUBECONFIG, ~/.kube/config, in-cluster). */
+function loadClusterCredentials(
+  onRefreshError?: (error: Error) => void,
+): Promise<ClusterCredentials> {
+  return loadCredentials({ ...(onRefreshError ? { onRefreshError } : {}) }).catch((error) => {
+    throw error instanceof KubeconfigError ? new UsageError(error.message) : error;
+  });
 }
 
 async function readHashKey(path: string): Promise<Buffer> {
@@ -340,6 +335,9 @@ async function readHashKey(path: string): Promise<Buffer> {
 
 async function devCerts(argv: readonly string[]): Promise<void> {
   const config = unwrap(parseDevCertsConfig(argv, process.env));
+  const { generateCertificateAuthority, generateServingCertificate } = await import(
+    './certs/generate.js'
+  );
   const authority = await generateCertificateAuthority('confighash development CA', 365);
   const serving = await generateServingCertificate(authority, config.hosts, 365);
   await mkdir(config.dir, { recursive: true });

@@ -4,7 +4,7 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
@@ -63,6 +63,8 @@ export interface Webhook {
   readonly url: string;
   readonly pid: number;
   readonly process: ManagedProcess;
+  /** Highest RSS from start to ready, its child processes (the credential resolver) included. */
+  readonly startupPeakMb: number;
   /** Connections opened by the webhook's agents so far, by host:port. */
   connections(): Promise<Record<string, number>>;
   /** confighash_* counters from /metrics, by name and labels. */
@@ -79,6 +81,8 @@ export interface WebhookOptions {
   readonly hashKeyFile: string;
   /** Write a V8 CPU profile here when the process exits. */
   readonly profileDir?: string;
+  /** The compiled entry point to run (a previous build, for same-run comparisons); default this tree's. */
+  readonly mainJs?: string;
 }
 
 /** `confighash serve` from the compiled source, as in production, at log level info. */
@@ -104,9 +108,11 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
             `--cpu-prof-name=${options.name}.cpuprofile`,
           ]
         : []),
+      // Extra Node flags for the webhook only (e.g. --trace-gc, heap sizes), for experiments.
+      ...(process.env.CONFIGHASH_BENCH_WEBHOOK_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       join(BUILD_DIR, 'bench/procs/count-connections.js'),
-      join(BUILD_DIR, 'src/main.js'),
+      options.mainJs ?? join(BUILD_DIR, 'src/main.js'),
       'serve',
       '--host=127.0.0.1',
       `--port=${options.port}`,
@@ -125,6 +131,7 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
       },
     },
   );
+  const startup = sampleTreePeak(process_.child.pid ?? -1);
   const get = (path: string) => httpsGet(options.port, path, options.certs.ca);
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -139,10 +146,12 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     if (Date.now() > deadline) throw new Error(`${options.name} not ready after 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  const startupPeakMb = startup.stop();
   return {
     url: `https://127.0.0.1:${options.port}/mutate`,
     pid: process_.child.pid ?? -1,
     process: process_,
+    startupPeakMb,
     async connections() {
       // The preload writes the file every 100 ms; let the last connections land.
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -200,4 +209,42 @@ export async function residentMb(pid: number): Promise<number> {
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(kb) / 1024;
+}
+
+/**
+ * The highest RSS of a process and its descendants together (what a container's
+ * memory limit sees), sampled every 10 ms until stopped.
+ */
+export function sampleTreePeak(pid: number): { stop(): number } {
+  let peakKb = 0;
+  const timer = setInterval(() => {
+    const total = treeOf(pid).reduce((sum, each) => sum + residentKbSync(each), 0);
+    peakKb = Math.max(peakKb, total);
+  }, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      return peakKb / 1024;
+    },
+  };
+}
+
+function treeOf(pid: number): number[] {
+  const children = readFileOr(`/proc/${pid}/task/${pid}/children`)
+    .split(' ')
+    .filter(Boolean)
+    .map(Number);
+  return [pid, ...children.flatMap(treeOf)];
+}
+
+function residentKbSync(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileOr(`/proc/${pid}/status`))?.[1] ?? 0);
+}
+
+function readFileOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }

@@ -54,6 +54,7 @@ export const TARGET_LABELS: Readonly<Record<string, string>> = {
   'floor-a': 'floor (a): Fastify HTTPS, parse, allow',
   'floor-b': 'floor (b): (a) + GETs, bare keep-alive client, stub',
   confighash: 'confighash, API stub',
+  'confighash-previous': 'confighash, previous build (--baseline), API stub',
   'floor-b-real': 'floor (b), real kube-apiserver',
   'confighash-real': 'confighash, real kube-apiserver',
 };
@@ -69,7 +70,7 @@ export function renderMarkdown(report: BenchReport): string {
     for (const scenario of load) {
       for (const run of scenario.runs) {
         const ratio = scenario.ratios[`throughput.c${run.concurrency}`];
-        const isSubject = run.target.startsWith('confighash');
+        const isSubject = run.target.startsWith('confighash') && !run.target.endsWith('-previous');
         lines.push(
           `| ${scenario.id} | ${TARGET_LABELS[run.target] ?? run.target} | ${run.concurrency} | ${run.rps.toFixed(0)} | ${ms(run.latency.p50Us)} | ${ms(run.latency.p90Us)} | ${ms(run.latency.p99Us)} | ${ms(run.latency.p999Us)} | ${run.failures} | ${run.cpuUsPerReview?.server ?? ''} | ${run.apiConnectionsPer1k === undefined ? '' : run.apiConnectionsPer1k.toFixed(1)} | ${isSubject && ratio !== undefined ? `${ratio.toFixed(2)} ×` : ''} |`,
         );

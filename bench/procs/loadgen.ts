@@ -14,6 +14,8 @@ export interface LoadRequest {
   readonly warmupS: number;
   /** Fixed request rate (all connections together); closed loop when absent. */
   readonly rate?: number;
+  /** Stop after this many requests instead of after durationS. */
+  readonly amount?: number;
 }
 
 export interface LoadResult {
@@ -42,6 +44,7 @@ async function load(request: LoadRequest, durationS: number): Promise<LoadResult
     timeout: 10,
     sampleInt: 100,
     ...(request.rate ? { overallRate: request.rate } : {}),
+    ...(request.amount ? { amount: request.amount } : {}),
   });
   instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
     last = process.hrtime.bigint();

@@ -125,18 +125,95 @@ export async function streamWatch(
   });
 }
 
-/** Sends a request over the connection's agent; resolves with the response as it starts. */
+/**
+ * Sends a request over the connection's agent; resolves with the response as it
+ * starts. A 401 sent with credentials that have since changed (or change when
+ * asked again) is sent once more with the new ones.
+ */
 export async function sendRequest(
   connection: ApiConnection,
   request: ApiRequest,
 ): Promise<http.IncomingMessage> {
-  const transport = connection.server.protocol === 'https:' ? https : http;
-  const basePath = connection.server.pathname.replace(/\/$/, '');
   const payload =
     request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
-  const headers: Record<string, string> = {
-    ...(await connection.headers()),
-    accept: request.accept ?? 'application/json',
+  const generation = connection.generation;
+  const response = await sendOnce(connection, request, payload);
+  if (response.statusCode !== 401 || !(await connection.renewAfterUnauthorized(generation))) {
+    return response;
+  }
+  response.resume();
+  return sendOnce(connection, request, payload);
+}
+
+function sendOnce(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Promise<http.IncomingMessage> {
+  const { server } = connection;
+  return new Promise((resolve, reject) => {
+    const outgoing = (server.protocol === 'https:' ? https : http).request(
+      {
+        protocol: server.protocol,
+        hostname: server.hostname,
+        port: server.port,
+        path: `${connection.basePath}${request.path}`,
+        method: request.method,
+        agent: connection.agent,
+        headers: headersOf(connection, request, payload),
+      },
+      resolve,
+    );
+    outgoing.on('error', reject);
+    if (request.signal) abortWith(request.signal, outgoing);
+    outgoing.end(payload);
+  });
+}
+
+const inFlight = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
+
+/**
+ * Destroys `outgoing` when `signal` aborts. A review's deadline covers all of
+ * its GETs: one abort listener per signal, not one per request (http.request's
+ * `signal` option adds and removes an EventTarget listener for every request).
+ */
+function abortWith(signal: AbortSignal, outgoing: http.ClientRequest): void {
+  if (signal.aborted) {
+    outgoing.destroy(abortError(signal));
+    return;
+  }
+  let requests = inFlight.get(signal);
+  if (!requests) {
+    const pending = new Set<http.ClientRequest>();
+    inFlight.set(signal, pending);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const request of pending) request.destroy(abortError(signal));
+      },
+      { once: true },
+    );
+    requests = pending;
+  }
+  const tracked = requests;
+  tracked.add(outgoing);
+  outgoing.once('close', () => tracked.delete(outgoing));
+}
+
+function abortError(signal: AbortSignal): Error {
+  return new DOMException(`request aborted: ${String(signal.reason)}`, 'AbortError');
+}
+
+/** A GET without its own accept header sends the connection's prepared headers as they are. */
+function headersOf(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Readonly<Record<string, string>> {
+  if (!payload && request.accept === undefined) return connection.headers;
+  return {
+    ...connection.headers,
+    ...(request.accept === undefined ? {} : { accept: request.accept }),
     ...(payload
       ? {
           'content-type': request.contentType ?? 'application/json',
@@ -144,23 +221,6 @@ export async function sendRequest(
         }
       : {}),
   };
-  return new Promise((resolve, reject) => {
-    const outgoing = transport.request(
-      {
-        protocol: connection.server.protocol,
-        hostname: connection.server.hostname,
-        port: connection.server.port,
-        path: `${basePath}${request.path}`,
-        method: request.method,
-        agent: connection.agent,
-        headers,
-        signal: request.signal,
-      },
-      resolve,
-    );
-    outgoing.on('error', reject);
-    outgoing.end(payload);
-  });
 }
 
 export function readBody(response: http.IncomingMessage): Promise<Buffer> {

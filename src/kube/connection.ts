@@ -1,106 +1,181 @@
 // One long-lived, keep-alive connection pool to the API server, built from the
-// credentials @kubernetes/client-node resolves. client-node 1.4 opens a new
-// connection (a new TLS handshake) per request, so hot-path reads go through
-// this agent instead; client-node is used for what it is good at: finding the
-// cluster (KUBECONFIG, ~/.kube/config, in-cluster) and its credentials.
+// cluster access @kubernetes/client-node resolves (credentials.ts). client-node
+// 1.4 opens a new connection (a new TLS handshake) per request, so every request
+// goes through this agent instead.
+//
+// The hot path reads no credentials: the headers of every request are built
+// once per credential change, and a refresh happens in the background when one
+// is due, or right after a 401 (then the request is sent once more).
 
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import { type ClusterAccess, childProcessResolver, type ResolveAccess } from './credentials.js';
 
 export interface ApiConnection {
   readonly server: URL;
+  /** The server URL's path without a trailing slash: the prefix of every request path. */
+  readonly basePath: string;
+  /** The pool for the current TLS material (a new one if a refresh changed it). */
   readonly agent: http.Agent;
-  /** Authorization headers; tokens that rotate on disk are re-read every minute. */
-  headers(): Promise<Readonly<Record<string, string>>>;
+  /** Credentials plus `accept: application/json`: the headers of a GET, rebuilt only when they change. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Changes whenever the credentials do: what a request sent with, to tell whether a 401 is news. */
+  readonly generation: number;
+  /**
+   * After a 401 to a request sent with `generation`: true when there are other
+   * credentials to retry with (asking client-node again unless it was asked moments ago).
+   */
+  renewAfterUnauthorized(generation: number): Promise<boolean>;
   close(): void;
 }
 
-const CREDENTIAL_TTL_MS = 60_000;
+/** The cluster access shared by every connection of a process, refreshed in one place. */
+export interface ClusterCredentials {
+  /** The latest access; starts a background refresh when one is due. */
+  current(): ClusterAccess;
+  /** Counts the refreshes that changed something. */
+  readonly generation: number;
+  /** Asks client-node again now (one ask at a time; at most every RENEW_INTERVAL_MS after a 401). */
+  renew(): Promise<void>;
+}
+
+/** A 401 asks again at most this often: a revoked credential must not start a process per request. */
+const RENEW_INTERVAL_MS = 10_000;
+/** In-flight requests of a replaced pool finish within the lookup deadline; then it closes. */
+const RETIRED_POOL_LINGER_MS = 60_000;
+
+export interface CredentialOptions {
+  readonly resolve?: ResolveAccess;
+  /** How soon after an ask a 401 may ask again (RENEW_INTERVAL_MS). */
+  readonly renewIntervalMs?: number;
+  /** A background refresh failed: the previous credentials stay in use and it is retried later. */
+  readonly onRefreshError?: (error: Error) => void;
+}
+
+export async function loadCredentials({
+  resolve = childProcessResolver(),
+  renewIntervalMs = RENEW_INTERVAL_MS,
+  onRefreshError = () => {},
+}: CredentialOptions = {}): Promise<ClusterCredentials> {
+  let access = await resolve();
+  let generation = 0;
+  let renewedAt = Date.now();
+  let pending: Promise<void> | undefined;
+  const renew = () => {
+    pending ??= resolve()
+      .then((next) => {
+        if (fingerprint(next) !== fingerprint(access)) generation++;
+        access = next;
+      })
+      .finally(() => {
+        renewedAt = Date.now();
+        pending = undefined;
+      });
+    return pending;
+  };
+  return {
+    current() {
+      if (access.refreshAt !== undefined && Date.now() >= access.refreshAt && !pending) {
+        renew().catch((error: Error) => {
+          access = { ...access, refreshAt: Date.now() + renewIntervalMs };
+          onRefreshError(error);
+        });
+      }
+      return access;
+    },
+    get generation() {
+      return generation;
+    },
+    async renew() {
+      if (pending) return pending;
+      if (Date.now() - renewedAt < renewIntervalMs) return;
+      return renew();
+    },
+  };
+}
+
+function fingerprint(access: ClusterAccess): string {
+  const { ca, cert, key, rejectUnauthorized, servername } = access.tls;
+  return JSON.stringify([
+    access.server.href,
+    access.headers,
+    [ca, cert, key].map((bytes) => bytes?.toString('base64')),
+    rejectUnauthorized,
+    servername,
+  ]);
+}
 
 export interface ConnectionOptions {
   /** Upper bound on parallel sockets; idle ones stay open for reuse. */
   readonly maxSockets?: number;
 }
 
-export async function connectToCluster(
-  kubeConfig: KubeConfig,
+export function connectToCluster(
+  credentials: ClusterCredentials,
   { maxSockets = 64 }: ConnectionOptions = {},
-): Promise<ApiConnection> {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const server = new URL(cluster.server);
-  const resolved = await resolveCredentials(kubeConfig);
-  const agentOptions = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
-  const agent =
-    server.protocol === 'https:'
-      ? new https.Agent({
-          ...agentOptions,
-          ca: resolved.ca,
-          cert: resolved.cert,
-          key: resolved.key,
-          rejectUnauthorized: resolved.rejectUnauthorized ?? true,
-          servername: resolved.servername,
-        })
-      : new http.Agent(agentOptions);
-
-  let cached = { headers: resolved.headers, at: Date.now() };
+): ApiConnection {
+  let access = credentials.current();
+  const server = access.server;
+  let generation = credentials.generation;
+  let agent = createAgent(access, maxSockets);
+  let headers = requestHeaders(access);
+  const follow = () => {
+    const latest = credentials.current();
+    if (latest === access) return;
+    if (tlsDiffers(latest, access)) {
+      const retired = agent;
+      setTimeout(() => retired.destroy(), RETIRED_POOL_LINGER_MS).unref();
+      agent = createAgent(latest, maxSockets);
+    }
+    headers = requestHeaders(latest);
+    generation = credentials.generation;
+    access = latest;
+  };
   return {
     server,
-    agent,
-    async headers() {
-      if (Date.now() - cached.at > CREDENTIAL_TTL_MS) {
-        cached = { headers: (await resolveCredentials(kubeConfig)).headers, at: Date.now() };
+    basePath: server.pathname.replace(/\/$/, ''),
+    get agent() {
+      follow();
+      return agent;
+    },
+    get headers() {
+      follow();
+      return headers;
+    },
+    get generation() {
+      follow();
+      return generation;
+    },
+    async renewAfterUnauthorized(sentWith) {
+      follow();
+      if (generation === sentWith) {
+        await credentials.renew();
+        follow();
       }
-      return cached.headers;
+      return generation !== sentWith;
     },
     close: () => agent.destroy(),
   };
 }
 
-interface Credentials {
-  ca?: https.RequestOptions['ca'];
-  cert?: https.RequestOptions['cert'];
-  key?: https.RequestOptions['key'];
-  rejectUnauthorized?: boolean;
-  servername?: string;
-  headers: Record<string, string>;
+function createAgent(access: ClusterAccess, maxSockets: number): http.Agent {
+  const options = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
+  if (access.server.protocol !== 'https:') return new http.Agent(options);
+  const { ca, cert, key, rejectUnauthorized, servername } = access.tls;
+  return new https.Agent({ ...options, ca, cert, key, rejectUnauthorized, servername });
 }
 
-async function resolveCredentials(kubeConfig: KubeConfig): Promise<Credentials> {
-  const options: https.RequestOptions = {};
-  await forCredentialResolution(kubeConfig).applyToHTTPSOptions(options);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers ?? {})) {
-    if (typeof value === 'string') headers[name.toLowerCase()] = value;
-  }
-  if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-  return {
-    ca: options.ca,
-    cert: options.cert,
-    key: options.key,
-    rejectUnauthorized: options.rejectUnauthorized,
-    servername: options.servername ?? undefined,
-    headers,
-  };
+function requestHeaders(access: ClusterAccess): Readonly<Record<string, string>> {
+  return Object.freeze({ ...access.headers, accept: 'application/json' });
 }
 
-/**
- * client-node refuses to resolve credentials for an http:// server unless TLS
- * verification is off (it builds an agent we do not use). There is no TLS to
- * verify on plain HTTP, so a copy with the flag set resolves the same headers.
- */
-function forCredentialResolution(kubeConfig: KubeConfig): KubeConfig {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster?.server.startsWith('http:')) return kubeConfig;
-  const copy = new KubeConfig();
-  copy.loadFromOptions({
-    clusters: kubeConfig.clusters.map((c) =>
-      c.name === cluster.name ? { ...c, skipTLSVerify: true } : c,
-    ),
-    users: kubeConfig.users,
-    contexts: kubeConfig.contexts,
-    currentContext: kubeConfig.currentContext,
-  });
-  return copy;
+function tlsDiffers(a: ClusterAccess, b: ClusterAccess): boolean {
+  const same = (x?: Buffer, y?: Buffer) => (x && y ? x.equals(y) : x === y);
+  return (
+    !same(a.tls.ca, b.tls.ca) ||
+    !same(a.tls.cert, b.tls.cert) ||
+    !same(a.tls.key, b.tls.key) ||
+    a.tls.rejectUnauthorized !== b.tls.rejectUnauthorized ||
+    a.tls.servername !== b.tls.servername
+  );
 }

@@ -1,7 +1,13 @@
 // The Kubernetes adapters, for main.ts: every port's implementation over the API server.
 
 export { createApiConfigSource } from './api-config-source.js';
-export { type ApiConnection, connectToCluster } from './connection.js';
+export {
+  type ApiConnection,
+  type ClusterCredentials,
+  connectToCluster,
+  loadCredentials,
+} from './connection.js';
+export { KubeconfigError } from './credentials.js';
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
 export { checkReachable, createExplainCluster } from './plan-cluster.js';

@@ -6,7 +6,6 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type ApiConnection,
@@ -14,6 +13,7 @@ import {
   createCaBundleTarget,
   createSecretStore,
 } from '../../src/kube/index.js';
+import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
 
 interface Seen {
@@ -47,11 +47,8 @@ beforeAll(async () => {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(
-    kubeconfigFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-  );
-  connection = await connectToCluster(kubeConfig);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  connection = connectToCluster(await credentialsFromText(kubeconfigFor(url)));
 });
 afterAll(async () => {
   connection.close();

@@ -2,7 +2,6 @@
 // server, with logs captured so tests can read them.
 
 import { Writable } from 'node:stream';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { createApiConfigSource } from '../../src/kube/api-config-source.js';
 import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
@@ -11,6 +10,7 @@ import type { Mutator } from '../../src/review.js';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
+import { credentialsFromText } from './credentials.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from './fake-api.js';
 
 export const HASH_KEY = Buffer.alloc(32, 42);
@@ -28,9 +28,7 @@ export async function startTestApp(
   options: { mutator?: Mutator; tls?: { cert: string | Buffer; key: string | Buffer } } = {},
 ): Promise<TestApp> {
   const api = await startFakeApi();
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(kubeconfigFor(api.url));
-  const connection = await connectToCluster(kubeConfig);
+  const connection = connectToCluster(await credentialsFromText(kubeconfigFor(api.url)));
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
+import { reviewLogLevel } from '../../src/server/app.js';
 import { createLogger, REDACTED_PATHS } from '../../src/server/logger.js';
 
 function capture() {
@@ -44,4 +45,16 @@ it.each([
   const { lines, logger } = capture();
   logger.info(fields, 'oops');
   expect(lines.join('')).not.toContain('hunter2-in-a-log');
+});
+
+// The line that answers "why did my pod roll?" (issue 14): info exactly for these.
+it.each([
+  ['an UPDATE whose hash changed', { outcome: 'patched', hashChanged: true }, 'info'],
+  ['a CREATE hashed for the first time', { outcome: 'patched', hashChanged: false }, 'debug'],
+  ['an adoption', { outcome: 'adopted', hashChanged: false }, 'info'],
+  ['previous values kept', { outcome: 'kept-old', hashChanged: false }, 'info'],
+  ['nothing to do', { outcome: 'unchanged', hashChanged: false }, 'debug'],
+  ['not ours', { outcome: 'skipped', hashChanged: false }, 'debug'],
+] as const)('the review line of %s is at %s', (_name, result, level) => {
+  expect(reviewLogLevel({ ...result, patch: [], warnings: [], lookups: [] })).toBe(level);
 });
