@@ -18,6 +18,7 @@ import {
   isObject,
   type JsonObject,
   LAST_APPLIED,
+  LIVE_RELOAD,
   NAMESPACE_LABEL,
   type NamespaceMode,
   namespaceModeOf,
@@ -235,7 +236,12 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   }
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {
-    return answer('no-roll', ['reads no ConfigMap or Secret', ...discovery.notes]);
+    const leftOut = discovery.leftOut.map(({ ref, why }) => `${formatSource(ref)}: ${why}`);
+    const none =
+      leftOut.length > 0
+        ? 'no ConfigMap or Secret it reads counts'
+        : 'reads no ConfigMap or Secret';
+    return answer('no-roll', [none, ...leftOut, ...discovery.notes]);
   }
   if (!context.cluster) {
     return answer('unknown', [
@@ -274,7 +280,7 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   const webhook = await askWebhook(context, target, live.value, discovery);
   const notes = [
     ...discovery.notes,
-    ...(await excludedChanges(context, namespace, discovery)),
+    ...(await leftOutChanges(context, namespace, discovery)),
     ...webhook.notes,
   ];
   if (changed.length === 0 && !webhook.stale) {
@@ -325,21 +331,31 @@ async function askWebhook(
 
 interface Discovery {
   readonly sources: readonly SourceRef[];
-  /** Sources the `exclude` annotation removes. */
-  readonly excluded: readonly SourceRef[];
+  /** Sources the `exclude` or `live-reload` annotation leaves out, and which of them does. */
+  readonly leftOut: readonly { readonly ref: SourceRef; readonly why: string }[];
   readonly notes: readonly string[];
 }
 
-/** The webhook's discovery, and once more without `exclude` to name what it removes. */
+/** The webhook's discovery, and once more without each annotation that drops sources, to name them. */
 function discover(workload: Workload): Discovery {
   const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
-  const { [EXCLUDE]: _exclude, ...withoutExclude } = workload.annotations;
   const kept = new Set(sources.map(formatSource));
-  const excluded = findSources(workload.template?.spec, withoutExclude).sources.filter(
-    (ref) => !kept.has(formatSource(ref)),
-  );
-  return { sources, excluded, notes: [...problems] };
+  const leftOut = LEAVING_OUT.flatMap(({ annotation, why }) => {
+    const { [annotation]: _dropped, ...without } = workload.annotations;
+    return findSources(workload.template?.spec, without)
+      .sources.filter((ref) => !kept.has(formatSource(ref)))
+      .map((ref) => ({ ref, why }));
+  });
+  return { sources, leftOut, notes: [...problems] };
 }
+
+const LEAVING_OUT = [
+  { annotation: EXCLUDE, why: `${EXCLUDE} leaves it out` },
+  {
+    annotation: LIVE_RELOAD,
+    why: `${LIVE_RELOAD}: mounted without subPath, the pods reload it without a restart`,
+  },
+] as const;
 
 /** One source, live now against as the manifests leave it; a string when it cannot be read. */
 async function compareSource(
@@ -359,17 +375,17 @@ async function compareSource(
   };
 }
 
-/** Excluded sources whose content changes: worth saying why they roll nothing. */
-async function excludedChanges(
+/** Left-out sources whose content changes: worth saying why they roll nothing. */
+async function leftOutChanges(
   context: Context,
   namespace: string,
   discovery: Discovery,
 ): Promise<string[]> {
   const notes: string[] = [];
-  for (const ref of discovery.excluded) {
+  for (const { ref, why } of discovery.leftOut) {
     const compared = await compareSource(context, namespace, ref);
     if (typeof compared !== 'string' && changesHash(compared.change)) {
-      notes.push(`${formatSource(ref)} changes, but ${EXCLUDE} leaves it out`);
+      notes.push(`${formatSource(ref)} changes, but ${why}`);
     }
   }
   return notes;

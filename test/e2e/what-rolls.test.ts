@@ -1,10 +1,17 @@
-// DESIGN.md §4, the two rollout rows, on a real kube-apiserver: when the hash
-// changes but the workload will not roll by itself (OnDelete, paused, a
-// StatefulSet partition), or when Recreate makes the change an outage, kubectl
-// prints confighash's warning. The deployment controller is real, so for the
-// Deployments the test also sees what the warning promised (no new ReplicaSet
-// while paused; a new one with Recreate). There is no StatefulSet or DaemonSet
-// controller in the local control plane: for those, the warning and the hash.
+// Whether the pods follow a config change, on a real kube-apiserver and
+// deployment controller (a rollout is a new ReplicaSet of the real controller).
+//
+// DESIGN.md §4, the two rollout rows: when the hash changes but the workload
+// will not roll by itself (OnDelete, paused, a StatefulSet partition), or when
+// Recreate makes the change an outage, kubectl prints confighash's warning. For
+// the Deployments the test also sees what the warning promised (no new
+// ReplicaSet while paused; a new one with Recreate). There is no StatefulSet or
+// DaemonSet controller in the local control plane: for those, the warning and the hash.
+//
+// DESIGN.md §3 "live reload": with `confighash.dev/live-reload: "true"` (an app
+// that reloads its mounted files, e.g. with a configmap-reload sidecar), a change
+// to a plainly mounted ConfigMap rolls nothing while a change to an env-consumed
+// one rolls; without the annotation, both roll.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -120,5 +127,79 @@ describe('a config change kubectl is warned about', () => {
     const change = await changeConfig('Deployment', {});
     expect(change.changed).not.toContain('confighash');
     expect(change.second).not.toBe(change.first);
+  });
+});
+
+/** `files` is mounted plainly and watched by a reload sidecar; `env` feeds envFrom; `conf` a subPath mount. */
+function reloadingApp(
+  ns: string,
+  annotations: Record<string, string>,
+  config: Record<string, string>,
+) {
+  const podSpec = {
+    volumes: [
+      { name: 'files', configMap: { name: 'files' } },
+      { name: 'conf', configMap: { name: 'conf' } },
+    ],
+    containers: [
+      {
+        name: 'app',
+        image: 'registry.example/app:1',
+        envFrom: [{ configMapRef: { name: 'env' } }],
+        volumeMounts: [
+          { name: 'files', mountPath: '/etc/app' },
+          { name: 'conf', mountPath: '/etc/app.conf', subPath: 'app.conf' },
+        ],
+      },
+      {
+        name: 'reload',
+        image: 'ghcr.io/jimmidyson/configmap-reload:v0.15.0',
+        args: ['--volume-dir=/etc/app', '--webhook-url=http://127.0.0.1:8080/-/reload'],
+        volumeMounts: [{ name: 'files', mountPath: '/etc/app', readOnly: true }],
+      },
+    ],
+  };
+  return [
+    configMap(ns, 'files', { 'app.yaml': config.files ?? 'v: 1' }),
+    configMap(ns, 'env', { LEVEL: config.env ?? 'info' }),
+    configMap(ns, 'conf', { 'app.conf': config.conf ?? 'a = 1' }),
+    workload(ns, 'web', { podSpec, annotations }),
+  ];
+}
+
+async function setUp(annotations: Record<string, string>) {
+  const ns = `live-reload-${++counter}`;
+  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+  const apply = async (config: Record<string, string> = {}) => {
+    await e2e.k(
+      ['apply', '--server-side', '-f', '-'],
+      yamlDocuments(...reloadingApp(ns, annotations, config)),
+    );
+    return api.revision(ns, 'web');
+  };
+  expect(await apply()).toBe(1);
+  return { ns, apply };
+}
+
+describe('confighash.dev/live-reload: "true"', () => {
+  it('a change to the plainly mounted ConfigMap rolls nothing; an env-consumed or subPath one rolls', async () => {
+    const { ns, apply } = await setUp({ 'confighash.dev/live-reload': 'true' });
+    expect((await api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources']).toBe(
+      'configmap/conf,configmap/env',
+    );
+    expect(await apply({ files: 'v: 2' })).toBe(1);
+    expect(await apply({ files: 'v: 2', env: 'debug' })).toBe(2);
+    expect(await apply({ files: 'v: 2', env: 'debug', conf: 'a = 2' })).toBe(3);
+  });
+});
+
+describe('without the annotation', () => {
+  it('a change to the plainly mounted ConfigMap rolls, and so does an env-consumed one', async () => {
+    const { ns, apply } = await setUp({});
+    expect((await api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources']).toBe(
+      'configmap/conf,configmap/env,configmap/files',
+    );
+    expect(await apply({ files: 'v: 2' })).toBe(2);
+    expect(await apply({ files: 'v: 2', env: 'debug' })).toBe(3);
   });
 });
