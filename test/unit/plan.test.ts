@@ -233,7 +233,8 @@ const ROWS: Row[] = [
       }),
     ],
     verdict: 'no-roll',
-    reason: /^no ConfigMap or Secret it reads counts\nconfigmap\/web-config: confighash\.dev\/live-reload: mounted/,
+    reason:
+      /^no ConfigMap or Secret it reads counts\nconfigmap\/web-config: confighash\.dev\/live-reload: mounted/,
   },
   {
     name: 'client-side apply of an unchanged workload in a `true` namespace never reaches the webhook',
