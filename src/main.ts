@@ -240,10 +240,20 @@ async function serve(config: ServeConfig): Promise<void> {
   const metrics = createAdmissionMetrics();
   const follow =
     config.follow &&
-    (await startFollow(config.follow, await kube(), hashKey, metrics.registry, logger));
+    (await startFollow(
+      { ...config.follow, kinds: config.kinds },
+      await kube(),
+      hashKey,
+      metrics.registry,
+      logger,
+    ));
   let ready = false;
   const app = buildApp({
-    mutator: createMutator({ configSource: createApiConfigSource(connection), hashKey }),
+    mutator: createMutator({
+      configSource: createApiConfigSource(connection),
+      hashKey,
+      kinds: config.kinds,
+    }),
     metrics,
     logger,
     readiness: { isReady: () => ready },
@@ -288,7 +298,7 @@ async function serve(config: ServeConfig): Promise<void> {
 
 /** Follow mode: leader election on its own connection (watches are long-lived streams). */
 async function startFollow(
-  config: FollowConfig,
+  config: FollowConfig & Pick<ServeConfig, 'kinds'>,
   credentials: ClusterCredentials,
   hashKey: Buffer,
   registry: Registry,
@@ -301,6 +311,7 @@ async function startFollow(
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,
+    kinds: config.kinds,
     leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
     identity: config.identity,
   });

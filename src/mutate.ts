@@ -14,23 +14,31 @@ import {
   findWorkloadKind,
   HASH,
   isObject,
+  objectAt,
   parseRolloutWindow,
   ROLLOUT_WINDOW,
   readWorkload,
+  rolloutNotice,
   SOURCES,
   templatesEqualIgnoringOurs,
   type Workload,
+  type WorkloadKind,
 } from './workload/index.js';
 
 export const MAX_WARNING_LENGTH = 120;
 const MAX_WARNINGS = 10;
 
-export function createMutator(dependencies: EvaluatorDependencies): Mutator {
+export interface MutatorDependencies extends EvaluatorDependencies {
+  /** The kinds handled (default: the apps/v1 ones; `--kind` adds more). */
+  readonly kinds?: readonly WorkloadKind[];
+}
+
+export function createMutator({ kinds, ...dependencies }: MutatorDependencies): Mutator {
   const evaluate = createEvaluator(dependencies);
   return {
     async review(request, signal) {
-      const target = selectTarget(request);
-      if ('skipReason' in target) return skipped(target.skipReason);
+      const target = selectTarget(request, kinds);
+      if ('skipReason' in target) return skipped(target.skipReason, target.warning);
       const evaluation = await evaluate(target.workload, target.namespace, signal);
       return decideAnnotations(target, evaluation);
     },
@@ -47,12 +55,17 @@ export interface Target {
   readonly old: Workload | undefined;
 }
 
-export function selectTarget(request: AdmissionRequest): Target | { skipReason: string } {
+export type Skip = { readonly skipReason: string; readonly warning?: string };
+
+export function selectTarget(
+  request: AdmissionRequest,
+  kinds?: readonly WorkloadKind[],
+): Target | Skip {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') {
     return { skipReason: `operation ${request.operation}` };
   }
   if (request.subResource) return { skipReason: `subresource ${request.subResource}` };
-  const kind = findWorkloadKind(request.kind);
+  const kind = findWorkloadKind(request.kind, kinds);
   if (!kind) {
     const { group, version, kind: name } = request.kind;
     return { skipReason: `kind ${group || 'core'}/${version} ${name} is not handled` };
@@ -63,6 +76,8 @@ export function selectTarget(request: AdmissionRequest): Target | { skipReason: 
   if (workload.annotations[ENABLED] === 'false') {
     return { skipReason: `opted out by ${ENABLED}: "false"` };
   }
+  const elsewhere = templateElsewhere(workload);
+  if (elsewhere) return elsewhere;
   if (!workload.template) return { skipReason: 'object has no pod template' };
   const namespace = request.namespace ?? objectNamespace(object);
   if (!namespace) return { skipReason: 'request has no namespace' };
@@ -70,6 +85,17 @@ export function selectTarget(request: AdmissionRequest): Target | { skipReason: 
   const old =
     isUpdate && isObject(request.oldObject) ? readWorkload(request.oldObject, kind) : undefined;
   return { workload, namespace, isUpdate, old };
+}
+
+/** A Rollout with `workloadRef` takes its pods from a Deployment: hashing that is the Deployment's write. */
+function templateElsewhere(workload: Workload): Skip | undefined {
+  const field = workload.kind.templateElsewhere;
+  if (!field || objectAt(workload.object, field) === undefined) return undefined;
+  const path = field.slice(1).join('.');
+  return {
+    skipReason: `${path}: the pod template is in another object`,
+    warning: `confighash: ${workload.kind.kind} with ${path} left alone; its pod template is not in it`,
+  };
 }
 
 function objectNamespace(object: unknown): string | undefined {
@@ -104,17 +130,19 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
     },
     { metadataPath: ['metadata'], desired: { [ADOPTED_HASH]: decision.desired.adoptedHash } },
   ]);
+  const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
     ...evaluation.problems.map((problem) => `confighash: ${problem}`),
     ...windowWarnings(target.workload),
     ...decision.warnings,
+    ...(hashChanged ? rolloutWarnings(target.workload) : []),
   ];
   return {
     outcome: patch.length === 0 && decision.outcome !== 'kept-old' ? 'unchanged' : decision.outcome,
     patch,
     warnings: limitWarnings(warnings),
     lookups: evaluation.lookups.map(toLookupRecord),
-    hashChanged: previous !== undefined && decision.desired.hash !== previous.hash,
+    hashChanged,
   };
 }
 
@@ -197,6 +225,12 @@ function windowWarnings(workload: Workload): string[] {
   return parsed && !parsed.ok ? [`confighash: ${parsed.error}`] : [];
 }
 
+/** A new hash that no pod will follow by itself, or that every pod follows at once (DESIGN.md §4). */
+function rolloutWarnings(workload: Workload): string[] {
+  const notice = rolloutNotice(workload.object, workload.kind);
+  return notice ? [`confighash: ${notice.text}`] : [];
+}
+
 function currentAnnotations(workload: Workload): Annotations {
   const template = annotationsAt(workload.template, ['metadata']);
   return {
@@ -220,11 +254,11 @@ export function limitWarnings(warnings: readonly string[]): string[] {
   return [...shortened.slice(0, MAX_WARNINGS - 1), `confighash: and ${rest} more problems`];
 }
 
-function skipped(skipReason: string): MutationResult {
+function skipped(skipReason: string, warning: string | undefined): MutationResult {
   return {
     outcome: 'skipped',
     patch: [],
-    warnings: [],
+    warnings: warning ? [warning] : [],
     lookups: [],
     hashChanged: false,
     skipReason,

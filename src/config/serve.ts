@@ -7,7 +7,13 @@ import { parseGoDuration } from '../admission/index.js';
 import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
 import { LOG_LEVELS, type LogLevel } from '../server/logger.js';
-import { FOLLOW_NAMESPACE_SELECTOR } from '../workload/index.js';
+import {
+  FOLLOW_NAMESPACE_SELECTOR,
+  KIND_OPTION_FORMAT,
+  parseKindOption,
+  type WorkloadKind,
+  withKinds,
+} from '../workload/index.js';
 import {
   type Environment,
   envOf,
@@ -33,6 +39,8 @@ export interface ServeConfig {
   readonly selfManaged: SelfManagedOptions | undefined;
   /** --follow: follow mode's settings; undefined when off. */
   readonly follow: FollowConfig | undefined;
+  /** The workload kinds handled: the apps/v1 ones plus every --kind. */
+  readonly kinds: readonly WorkloadKind[];
 }
 
 export interface FollowConfig {
@@ -237,9 +245,21 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   },
 ];
 
+// More workload kinds (DESIGN.md §7). The webhook's rules (and follow mode's RBAC) must name them too:
+// manifests/components/argo-rollouts and openkruise do both.
+export const KIND_OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'kind',
+    env: 'CONFIGHASH_KINDS',
+    value: KIND_OPTION_FORMAT,
+    help: 'also handle this kind (repeatable; env: comma-separated): argoproj.io/v1alpha1/Rollout, apps.kruise.io/v1alpha1/CloneSet, apps.kruise.io/v1beta1/StatefulSet, or any kind with the path of its pod template',
+  },
+];
+
 /** Every option of serve, in help order. */
 export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
   ...SERVE_OPTIONS,
+  ...KIND_OPTIONS,
   ...SELF_MANAGED_OPTIONS,
   ...FOLLOW_OPTIONS,
 ];
@@ -275,6 +295,8 @@ export function parseServeConfig(
   }
   const follow = parseFollowConfig(get);
   if (typeof follow === 'string') return fail(follow);
+  const kinds = parseKinds(values.all('kind'));
+  if (typeof kinds === 'string') return fail(kinds);
   return {
     ok: true,
     config: Object.freeze({
@@ -288,8 +310,19 @@ export function parseServeConfig(
       shutdownTimeoutMs: shutdown * 1000,
       selfManaged: selfManaged.options,
       follow,
+      kinds,
     }),
   };
+}
+
+function parseKinds(values: readonly string[]): readonly WorkloadKind[] | string {
+  const kinds: WorkloadKind[] = [];
+  for (const value of values) {
+    const parsed = parseKindOption(value);
+    if (!parsed.ok) return parsed.error;
+    kinds.push(parsed.kind);
+  }
+  return withKinds(kinds);
 }
 
 type Values = Extract<Parsed, { ok: true }>;

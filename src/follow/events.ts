@@ -10,6 +10,10 @@ export const EVENT_REASON = {
   deferred: 'RolloutDeferred',
   /** A change held because the rollout window cannot be read. */
   invalidWindow: 'InvalidRolloutWindow',
+  /** A touch after which no pod (or only some) follows the new config by itself (DESIGN.md §4). */
+  held: 'RolloutHeld',
+  /** A touch after which every pod stops before new ones start (Recreate). */
+  outage: 'RolloutOutage',
 } as const;
 
 export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer' } as const;

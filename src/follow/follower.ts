@@ -7,6 +7,7 @@
 
 import type { Evaluator } from '../evaluate.js';
 import { formatSource, sourceOfResource } from '../sources.js';
+import type { WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { ConfigChange, ConfigResource, FollowApi, NamespaceInfo } from './ports.js';
@@ -38,6 +39,8 @@ export interface FollowerDependencies {
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
   readonly options: FollowOptions;
+  /** The kinds listed and touched (default: the apps/v1 ones; `--kind` adds more). */
+  readonly kinds?: readonly WorkloadKind[];
 }
 
 /** Runs until `signal` aborts (leadership lost or shutdown); then stops at once. */
@@ -151,7 +154,12 @@ class Follower {
   /** Every workload with sources gets a touch request; the touch decides whether it rolls. */
   async #resync(namespace: string): Promise<void> {
     try {
-      const workloads = await listReferencing(this.deps.api, namespace, this.signal);
+      const workloads = await listReferencing(
+        this.deps.api,
+        namespace,
+        this.deps.kinds,
+        this.signal,
+      );
       for (const { ref } of workloads) this.#queue.request(ref, 'resync');
       this.deps.logger.debug({ namespace, workloads: workloads.length }, 'follow: resync');
     } catch (error) {
@@ -192,7 +200,7 @@ class Follower {
   ): Promise<void> {
     let workloads: Referencing[];
     try {
-      workloads = await listReferencing(this.deps.api, namespace, this.signal);
+      workloads = await listReferencing(this.deps.api, namespace, this.deps.kinds, this.signal);
     } catch (error) {
       if (this.signal.aborted) return;
       this.deps.metrics.reconcileError();

@@ -3,7 +3,13 @@
 // cache of workloads or of config content.
 
 import { formatSource } from '../sources.js';
-import { findSources, HANDLED_KINDS, isObject, readWorkload } from '../workload/index.js';
+import {
+  findSources,
+  HANDLED_KINDS,
+  isObject,
+  readWorkload,
+  type WorkloadKind,
+} from '../workload/index.js';
 import type { FollowApi } from './ports.js';
 import { refOf, type WorkloadRef } from './workload-ref.js';
 
@@ -17,10 +23,11 @@ export interface Referencing {
 export async function listReferencing(
   api: Pick<FollowApi, 'listWorkloads'>,
   namespace: string,
+  kinds: readonly WorkloadKind[] = HANDLED_KINDS,
   signal: AbortSignal,
 ): Promise<Referencing[]> {
   const found: Referencing[] = [];
-  for (const kind of HANDLED_KINDS) {
+  for (const kind of kinds) {
     for (const object of await api.listWorkloads(namespace, kind, signal)) {
       const ref = refOf(object, kind, namespace);
       if (!ref || !isObject(object)) continue;

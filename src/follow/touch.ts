@@ -3,7 +3,13 @@
 // empty merge patch and record an Event. Failures put the touch back.
 
 import type { Evaluation, Evaluator } from '../evaluate.js';
-import { isObject, ROLLOUT_WINDOW, readWorkload, type Workload } from '../workload/index.js';
+import {
+  isObject,
+  ROLLOUT_WINDOW,
+  readWorkload,
+  rolloutNotice,
+  type Workload,
+} from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
@@ -80,11 +86,31 @@ async function touchOnce(
   holds.forget(ref);
   metrics.touched(ref.kind.kind);
   deps.logger.info({ ...fields(touch), why: decision.why }, 'follow: touched');
-  await api
-    .recordEvent(touchEvent(touch, workload, decision, evaluation), signal)
-    .catch((error: Error) =>
-      deps.logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
-    );
+  const events = [
+    touchEvent(touch, workload, decision, evaluation),
+    ...rolloutEvent(touch, workload, decision),
+  ];
+  for (const event of events) {
+    await api
+      .recordEvent(event, signal)
+      .catch((error: Error) =>
+        deps.logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
+      );
+  }
+}
+
+/** The admission warning of DESIGN.md §4, as an Event: nobody reads a touch's warnings. */
+function rolloutEvent(
+  touch: QueuedTouch,
+  workload: Workload,
+  decision: Extract<ReconcileDecision, { touch: true }>,
+): WorkloadEvent[] {
+  if (decision.why !== 'config-changed') return [];
+  const notice = rolloutNotice(workload.object, workload.kind);
+  if (!notice) return [];
+  const reason = notice.effect === 'outage' ? EVENT_REASON.outage : EVENT_REASON.held;
+  const note = `confighash: ${notice.text}`;
+  return [workloadEvent(touch.ref, workload, 'Warning', reason, EVENT_ACTION.touch, note)];
 }
 
 /** No touch: nothing to roll, or the sources cannot be read now (then retry). */

@@ -25,7 +25,7 @@ import {
   type Discovery,
   describeChange,
   discover,
-  excludedChanges,
+  leftOutChanges,
   unchangedReasons,
 } from './source-changes.js';
 import { templateDifferences } from './template-change.js';
@@ -159,7 +159,12 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   }
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {
-    return answer('no-roll', ['reads no ConfigMap or Secret', ...discovery.notes]);
+    const leftOut = discovery.leftOut.map(({ ref, why }) => `${formatSource(ref)}: ${why}`);
+    const none =
+      leftOut.length > 0
+        ? 'no ConfigMap or Secret it reads counts'
+        : 'reads no ConfigMap or Secret';
+    return answer('no-roll', [none, ...leftOut, ...discovery.notes]);
   }
   if (!context.cluster) {
     return answer('unknown', [
@@ -200,7 +205,7 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   const templateWrite = decideTemplateWrite(context, target, live.value, template.differences);
   const notes = [
     ...discovery.notes,
-    ...(await excludedChanges(context, namespace, discovery)),
+    ...(await leftOutChanges(context, namespace, discovery)),
     ...webhook.notes,
     ...template.notes,
   ];

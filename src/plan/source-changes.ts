@@ -2,7 +2,7 @@
 // the selected content compared live now against as the manifests leave it.
 
 import { formatSource, type SourceRef } from '../sources.js';
-import { EXCLUDE, findSources, type Workload } from '../workload/index.js';
+import { EXCLUDE, findSources, LIVE_RELOAD, type Workload } from '../workload/index.js';
 import { changesHash, compareContent, type SourceChange } from './compare.js';
 import type { Context } from './context.js';
 import { sourceKey } from './manifests.js';
@@ -16,21 +16,31 @@ export interface Compared {
 
 export interface Discovery {
   readonly sources: readonly SourceRef[];
-  /** Sources the `exclude` annotation removes. */
-  readonly excluded: readonly SourceRef[];
+  /** Sources the `exclude` or `live-reload` annotation leaves out, and which of them does. */
+  readonly leftOut: readonly { readonly ref: SourceRef; readonly why: string }[];
   readonly notes: readonly string[];
 }
 
-/** The webhook's discovery, and once more without `exclude` to name what it removes. */
+/** The webhook's discovery, and once more without each annotation that drops sources, to name them. */
 export function discover(workload: Workload): Discovery {
   const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
-  const { [EXCLUDE]: _exclude, ...withoutExclude } = workload.annotations;
   const kept = new Set(sources.map(formatSource));
-  const excluded = findSources(workload.template?.spec, withoutExclude).sources.filter(
-    (ref) => !kept.has(formatSource(ref)),
-  );
-  return { sources, excluded, notes: [...problems] };
+  const leftOut = LEAVING_OUT.flatMap(({ annotation, why }) => {
+    const { [annotation]: _dropped, ...without } = workload.annotations;
+    return findSources(workload.template?.spec, without)
+      .sources.filter((ref) => !kept.has(formatSource(ref)))
+      .map((ref) => ({ ref, why }));
+  });
+  return { sources, leftOut, notes: [...problems] };
 }
+
+const LEAVING_OUT = [
+  { annotation: EXCLUDE, why: `${EXCLUDE} leaves it out` },
+  {
+    annotation: LIVE_RELOAD,
+    why: `${LIVE_RELOAD}: mounted without subPath, the pods reload it without a restart`,
+  },
+] as const;
 
 /** One source, live now against as the manifests leave it; a string when it cannot be read. */
 export async function compareSource(
@@ -50,17 +60,17 @@ export async function compareSource(
   };
 }
 
-/** Excluded sources whose content changes: worth saying why they roll nothing. */
-export async function excludedChanges(
+/** Left-out sources whose content changes: worth saying why they roll nothing. */
+export async function leftOutChanges(
   context: Context,
   namespace: string,
   discovery: Discovery,
 ): Promise<string[]> {
   const notes: string[] = [];
-  for (const ref of discovery.excluded) {
+  for (const { ref, why } of discovery.leftOut) {
     const compared = await compareSource(context, namespace, ref);
     if (typeof compared !== 'string' && changesHash(compared.change)) {
-      notes.push(`${formatSource(ref)} changes, but ${EXCLUDE} leaves it out`);
+      notes.push(`${formatSource(ref)} changes, but ${why}`);
     }
   }
   return notes;

@@ -9,6 +9,8 @@ export const HASH = 'confighash.dev/hash';
 export const SOURCES = 'confighash.dev/sources';
 export const ADOPTED_HASH = 'confighash.dev/adopted-hash';
 export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
+/** `"true"`: the app reloads its mounted files; only config a running pod cannot see change counts. */
+export const LIVE_RELOAD = 'confighash.dev/live-reload';
 
 /** The namespace label that opts a namespace in, and its values (DESIGN.md §2). */
 export const NAMESPACE_LABEL = 'confighash.dev/enabled';

@@ -4,7 +4,13 @@ export {
   findWorkloadKindByName,
   type GroupVersionKind,
   HANDLED_KINDS,
+  KIND_OPTION_FORMAT,
+  type KindParse,
+  KNOWN_KINDS,
+  parseKindOption,
+  type RolloutModel,
   type WorkloadKind,
+  withKinds,
 } from './kinds.js';
 export {
   annotationsAt,
@@ -18,7 +24,12 @@ export {
   type Workload,
   workloadAnnotations,
 } from './object.js';
-export { rolloutHeld } from './rollout-held.js';
+export {
+  type RolloutEffect,
+  type RolloutNotice,
+  rolloutHeld,
+  rolloutNotice,
+} from './rollout-held.js';
 export {
   isWindowOpen,
   nextWindowOpening,

@@ -2,7 +2,7 @@
 // ConfigMaps and Secrets a pod template reads, and which of their keys.
 
 import { type KeySelection, parseSourceList, type SourceKind, type SourceRef } from '../sources.js';
-import { EXCLUDE, INCLUDE } from './annotations.js';
+import { EXCLUDE, INCLUDE, LIVE_RELOAD } from './annotations.js';
 import { isObject, type JsonObject } from './object.js';
 
 export interface SourceDiscovery {
@@ -46,14 +46,19 @@ export function findSources(
     else for (const key of ref.keys) if (typeof key === 'string' && key !== '') entry.keys.add(key);
   };
 
+  const problems: string[] = [];
+  const liveReload = parseLiveReload(workloadAnnotations[LIVE_RELOAD], problems);
   if (isObject(podSpec)) {
-    for (const volume of arrayAt(podSpec, 'volumes')) collectVolume(volume, add);
-    for (const field of ['initContainers', 'containers']) {
-      for (const container of arrayAt(podSpec, field)) collectContainer(container, add);
+    const containers = CONTAINER_FIELDS.flatMap((field) => arrayAt(podSpec, field));
+    const counted = liveReload ? subPathVolumes(containers) : undefined;
+    for (const volume of arrayAt(podSpec, 'volumes')) {
+      if (!counted || (typeof volume.name === 'string' && counted.has(volume.name))) {
+        collectVolume(volume, add);
+      }
     }
+    for (const container of containers) collectContainer(container, add);
   }
 
-  const problems: string[] = [];
   const include = parseSourceList(workloadAnnotations[INCLUDE]);
   const exclude = parseSourceList(workloadAnnotations[EXCLUDE]);
   problems.push(...include.invalid.map((entry) => invalidEntry(INCLUDE, entry)));
@@ -63,6 +68,37 @@ export function findSources(
 
   const sources = [...found.values()].map(toSourceRef);
   return { sources, problems };
+}
+
+const CONTAINER_FIELDS = ['initContainers', 'containers'] as const;
+
+/** Absent or "false": every source counts. Anything else is a mistake, and ignored. */
+function parseLiveReload(value: string | undefined, problems: string[]): boolean {
+  if (value === 'true') return true;
+  if (value !== undefined && value !== 'false') {
+    problems.push(`${LIVE_RELOAD}: ignored '${value}' (expected "true" or "false")`);
+  }
+  return false;
+}
+
+/**
+ * Live reload (DESIGN.md §3): the volumes some container mounts with `subPath`
+ * or `subPathExpr`. The kubelet never updates such a mount in a running pod, so
+ * only these still need a restart; a plain mount the app reloads by itself.
+ */
+function subPathVolumes(containers: readonly JsonObject[]): Set<string> {
+  const names = new Set<string>();
+  for (const container of containers) {
+    for (const mount of arrayAt(container, 'volumeMounts')) {
+      const fixed = isNonEmptyString(mount.subPath) || isNonEmptyString(mount.subPathExpr);
+      if (fixed && typeof mount.name === 'string') names.add(mount.name);
+    }
+  }
+  return names;
+}
+
+function isNonEmptyString(value: unknown): boolean {
+  return typeof value === 'string' && value !== '';
 }
 
 function toSourceRef(entry: Accumulated): SourceRef {

@@ -118,11 +118,16 @@ async function waitForNoRollVerdict(
   );
 }
 
-async function events(
-  ns: string,
-): Promise<{ reason: string; note: string; regarding: { name: string } }[]> {
+interface EventItem {
+  type: string;
+  reason: string;
+  note: string;
+  regarding: { name: string; kind: string };
+}
+
+async function events(ns: string): Promise<EventItem[]> {
   const list = JSON.parse(await e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
-    items: { reason: string; note: string; regarding: { name: string } }[];
+    items: EventItem[];
   };
   return list.items;
 }
@@ -161,6 +166,31 @@ describe('out-of-band config changes roll', () => {
       changed[0]!.note,
     );
     expect(explain.output.stdout).not.toContain('secret-ish-value');
+  });
+
+  it('a paused Deployment: the touch writes the new hash and a RolloutHeld Warning Event says its pods keep the old config', async () => {
+    const ns = await followNamespace();
+    const paused = workload(ns, 'web') as { spec: Record<string, unknown> };
+    await applyClientSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      secret(ns, 'web-secret', { password: 'p' }),
+      { ...paused, spec: { ...paused.spec, paused: true } },
+    );
+    const before = await api.hash(ns, 'deployment', 'web');
+    await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }));
+    await waitUntil(
+      async () => (await events(ns)).some((event) => event.reason === 'RolloutHeld'),
+      'the RolloutHeld Event',
+    );
+    expect(await api.hash(ns, 'deployment', 'web')).not.toBe(before);
+    const held = (await events(ns)).filter((event) => event.reason === 'RolloutHeld');
+    expect(held).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        note: 'confighash: paused: pods keep the old config until it is resumed',
+        regarding: expect.objectContaining({ name: 'web', kind: 'Deployment' }),
+      }),
+    ]);
   });
 
   it('a Secret used only by an init container', async () => {

@@ -6,11 +6,13 @@
 // rest of it, and the default overlay, to a real apiserver).
 
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { optionEnvironmentVariables, usage } from '../../src/config/index.js';
+import { optionEnvironmentVariables, parseServeConfig, usage } from '../../src/config/index.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
 const OVERLAYS = ['default', 'cert-manager'] as const;
@@ -256,6 +258,87 @@ describe('the cert-manager overlay', () => {
     expect(names).not.toContain('ClusterRole/confighash-webhook-ca');
     expect(names).not.toContain('Role/confighash-certs');
     expect(JSON.stringify(objects.filter((o) => /Role/.test(o.kind)))).not.toContain('update');
+  });
+});
+
+describe('the opt-in kinds components (argo-rollouts, openkruise), together on the follow overlay', () => {
+  let objects: Obj[];
+  beforeAll(async () => {
+    // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
+    const dir = await mkdtemp(join(MANIFESTS, '.kinds-test-'));
+    const up = (path: string) => relative(dir, join(MANIFESTS, path));
+    await writeFile(
+      join(dir, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        `  - ${up('overlays/follow')}`,
+        'components:',
+        `  - ${up('components/argo-rollouts')}`,
+        `  - ${up('components/openkruise')}`,
+        '',
+      ].join('\n'),
+    );
+    try {
+      const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
+      objects = loadAllYaml(stdout) as Obj[];
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('add webhook rules for their kinds after the apps/v1 one', () => {
+    const { rules } = find(objects, 'MutatingWebhookConfiguration', 'confighash').webhooks[0];
+    expect(
+      rules.map((rule: Obj) => `${rule.apiGroups}/${rule.apiVersions}/${rule.resources}`),
+    ).toEqual([
+      'apps/v1/deployments,statefulsets,daemonsets',
+      'argoproj.io/v1alpha1/rollouts',
+      'apps.kruise.io/v1alpha1/clonesets',
+      'apps.kruise.io/v1beta1/statefulsets',
+    ]);
+    for (const rule of rules) expect(rule.operations).toEqual(['CREATE', 'UPDATE']);
+  });
+
+  it('pass --kind flags that serve accepts, one per kind the rules name', () => {
+    const { args } = container(objects);
+    expect(args).toEqual([
+      '--kind=argoproj.io/v1alpha1/Rollout',
+      '--kind=apps.kruise.io/v1alpha1/CloneSet',
+      '--kind=apps.kruise.io/v1beta1/StatefulSet',
+    ]);
+    const files = ['--tls-cert-file=a', '--tls-key-file=b', '--hash-key-file=c'];
+    const parsed = parseServeConfig([...files, ...args], {});
+    expect(parsed.ok && parsed.config.kinds.map((k) => `${k.group}/${k.resource}`)).toEqual([
+      'apps/deployments',
+      'apps/statefulsets',
+      'apps/daemonsets',
+      'argoproj.io/rollouts',
+      'apps.kruise.io/clonesets',
+      'apps.kruise.io/statefulsets',
+    ]);
+  });
+
+  it('grant follow mode get/list/patch on those kinds and nothing more', () => {
+    const rules = ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise'].map(
+      (name) => find(objects, 'ClusterRole', name).rules,
+    );
+    expect(rules).toEqual([
+      [{ apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['get', 'list', 'patch'] }],
+      [
+        {
+          apiGroups: ['apps.kruise.io'],
+          resources: ['clonesets', 'statefulsets'],
+          verbs: ['get', 'list', 'patch'],
+        },
+      ],
+    ]);
+    for (const name of ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise']) {
+      expect(find(objects, 'ClusterRoleBinding', name).subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
+      ]);
+    }
   });
 });
 

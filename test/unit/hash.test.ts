@@ -20,6 +20,7 @@ import {
   type KeySelection,
   type SourceKind,
 } from '../../src/sources.js';
+import { findSources } from '../../src/workload/index.js';
 import { named } from '../support/named.js';
 
 interface VectorSource {
@@ -70,6 +71,45 @@ describe('golden vectors', () => {
 
   it.each(named(vectors))('%s: hash', (_name, { keyHex, sources, hash }) => {
     expect(computeHash(Buffer.from(keyHex, 'hex'), sources.map(toInput))).toBe(hash);
+  });
+});
+
+interface DiscoveryVector {
+  name: string;
+  keyHex: string;
+  podSpec: unknown;
+  annotations: Record<string, string>;
+  objects: Record<string, VectorSource['object'] & object>;
+  sources: string;
+  hash: string;
+}
+
+const discoveryVectors = JSON.parse(
+  readFileSync(new URL('../fixtures/discovery-vectors.json', import.meta.url), 'utf8'),
+) as DiscoveryVector[];
+
+// Which sources count (include, exclude, live reload) read from the same spec by both implementations.
+describe('golden discovery vectors', () => {
+  it('cover live reload', () => {
+    const live = discoveryVectors.filter((v) => v.annotations['confighash.dev/live-reload']);
+    expect(live.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it.each(named(discoveryVectors))('%s', (_name, vector) => {
+    const { sources, problems } = findSources(vector.podSpec, vector.annotations);
+    expect(problems).toEqual([]);
+    expect(formatSourceList(sources)).toBe(vector.sources);
+    const inputs = sources.map((ref) => {
+      const object = vector.objects[`${ref.kind}/${ref.name}`];
+      const content =
+        object === undefined
+          ? undefined
+          : ref.kind === 'ConfigMap'
+            ? contentOfConfigMap(object)
+            : contentOfSecret(object as SecretData);
+      return { kind: ref.kind, name: ref.name, selection: ref.selection, content };
+    });
+    expect(computeHash(Buffer.from(vector.keyHex, 'hex'), inputs)).toBe(vector.hash);
   });
 });
 

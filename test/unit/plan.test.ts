@@ -218,6 +218,32 @@ const ROWS: Row[] = [
     reason: /secret\/web-secret changes, but confighash\.dev\/exclude leaves it out/,
   },
   {
+    name: 'live reload: a plainly mounted ConfigMap that changes rolls nothing, and says why',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', { annotations: { 'confighash.dev/live-reload': 'true' } }),
+    ],
+    verdict: 'no-roll',
+    reason:
+      /configmap\/web-config changes, but confighash\.dev\/live-reload: mounted without subPath, the pods reload it/,
+  },
+  {
+    name: 'live reload with only plain mounts: nothing it reads counts',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', {
+        annotations: { 'confighash.dev/live-reload': 'true' },
+        podSpec: {
+          volumes: [{ name: 'config', configMap: { name: 'web-config' } }],
+          containers: [{ name: 'app', image: 'app:1' }],
+        },
+      }),
+    ],
+    verdict: 'no-roll',
+    reason:
+      /^no ConfigMap or Secret it reads counts\nconfigmap\/web-config: confighash\.dev\/live-reload: mounted/,
+  },
+  {
     name: 'client-side apply of an unchanged workload in a `true` namespace never reaches the webhook',
     objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
     cluster: () => {

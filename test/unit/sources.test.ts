@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { compareSources, parseSourceList, type SourceKind } from '../../src/sources.js';
-import { EXCLUDE, findSources, INCLUDE } from '../../src/workload/index.js';
+import { EXCLUDE, findSources, INCLUDE, LIVE_RELOAD } from '../../src/workload/index.js';
 import { named } from '../support/named.js';
 
 /** A found source as a plain value: selection sorted so rows can be compared. */
@@ -524,8 +524,84 @@ const malformedRows: Row[] = [
   },
 ];
 
+const LIVE = { [LIVE_RELOAD]: 'true' };
+/** Volume `files` mounted plainly, `fixed` with subPath, `expr` with subPathExpr; envFrom Secret `env`. */
+const liveSpec = {
+  volumes: [
+    { name: 'files', configMap: { name: 'plain' } },
+    {
+      name: 'fixed',
+      configMap: { name: 'sub', items: [{ key: 'nginx.conf', path: 'nginx.conf' }] },
+    },
+    { name: 'expr', secret: { secretName: 'per-pod' } },
+    { name: 'unmounted', configMap: { name: 'nobody' } },
+    {
+      name: 'proj',
+      projected: {
+        sources: [{ configMap: { name: 'proj-plain' } }, { secret: { name: 'proj-s' } }],
+      },
+    },
+  ],
+  initContainers: [
+    { name: 'init', volumeMounts: [{ name: 'expr', mountPath: '/x', subPathExpr: '$(POD)' }] },
+  ],
+  containers: [
+    {
+      name: 'app',
+      envFrom: [{ secretRef: { name: 'env' } }],
+      env: [{ name: 'K', valueFrom: { configMapKeyRef: { name: 'plain', key: 'mode' } } }],
+      volumeMounts: [
+        { name: 'files', mountPath: '/etc/app' },
+        { name: 'fixed', mountPath: '/etc/nginx/nginx.conf', subPath: 'nginx.conf' },
+        { name: 'proj', mountPath: '/etc/proj', subPath: '' },
+      ],
+    },
+  ],
+};
+
+const liveReloadRows: Row[] = [
+  {
+    name: 'without the annotation every volume counts',
+    spec: liveSpec,
+    expected: [
+      cm('nobody'),
+      cm('plain'),
+      cm('proj-plain'),
+      cm('sub', ['nginx.conf']),
+      secret('env'),
+      secret('per-pod'),
+      secret('proj-s'),
+    ],
+  },
+  {
+    name: 'live reload: subPath and subPathExpr volumes (init containers too) and env sources count; a plain mount only through its env key',
+    spec: liveSpec,
+    annotations: LIVE,
+    expected: [cm('plain', ['mode']), cm('sub', ['nginx.conf']), secret('env'), secret('per-pod')],
+  },
+  {
+    name: 'live reload: include still counts',
+    spec: liveSpec,
+    annotations: { ...LIVE, [INCLUDE]: 'configmap/nobody' },
+    expected: [
+      cm('nobody'),
+      cm('plain', ['mode']),
+      cm('sub', ['nginx.conf']),
+      secret('env'),
+      secret('per-pod'),
+    ],
+  },
+  {
+    name: 'live reload "false" is the default',
+    spec: { volumes: [{ name: 'v', configMap: { name: 'app' } }] },
+    annotations: { [LIVE_RELOAD]: 'false' },
+    expected: [cm('app')],
+  },
+];
+
 describe('findSources', () => {
   describe.each([
+    ['live reload', liveReloadRows],
     ['volumes', volumeRows],
     ['containers', containerRows],
     ['empty names', emptyNameRows],
@@ -576,6 +652,13 @@ describe('findSources', () => {
           `${EXCLUDE}: ignored 'app' (expected configmap/NAME or secret/NAME)`,
           `${EXCLUDE}: ignored 'secret/a/b' (expected configmap/NAME or secret/NAME)`,
         ],
+      },
+      {
+        name: 'a live-reload value other than "true"/"false" is reported and every source counts',
+        spec: { volumes: [{ name: 'v', configMap: { name: 'app' } }] },
+        annotations: { [LIVE_RELOAD]: 'yes' },
+        expected: [cm('app')],
+        problems: [`${LIVE_RELOAD}: ignored 'yes' (expected "true" or "false")`],
       },
     ]),
   )('%s', (_name, { spec, annotations, expected, problems }) => {

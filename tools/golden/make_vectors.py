@@ -5,8 +5,13 @@ An independent implementation of the encoding and digest, written from the
 spec text (not from the TypeScript), so that test/unit/hash.test.ts compares
 two readings of the contract rather than the code with itself.
 
+It also writes discovery vectors: pod specs and workload annotations (include,
+exclude, live reload), the objects they read, and the `sources` annotation and
+hash that section 3 gives for them, so that which sources count is pinned too.
+
 Usage: python3 tools/golden/make_vectors.py [OUTPUT]
-Default OUTPUT: test/fixtures/hash-vectors.json (relative to the repo root).
+Default OUTPUT: test/fixtures/hash-vectors.json (relative to the repo root);
+the discovery vectors go beside it, as discovery-vectors.json.
 Standard library only. The output is deterministic: re-running it must leave
 the fixture unchanged; a changed fixture means the hash changed, which makes
 every workload in every cluster roll once.
@@ -227,14 +232,211 @@ VECTORS = [
 ]
 
 
+# --- discovery (section 3 "Sources", "Selected keys" and "Live reload") ----------
+
+INCLUDE = "confighash.dev/include"
+EXCLUDE = "confighash.dev/exclude"
+LIVE_RELOAD = "confighash.dev/live-reload"
+PREFIXES = {"configmap": "ConfigMap", "secret": "Secret"}
+
+
+def listed(obj, field):
+    value = obj.get(field) if isinstance(obj, dict) else None
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def parse_source_list(text):
+    refs = []
+    for entry in (text or "").split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        prefix, _, name = entry.partition("/")
+        kind = PREFIXES.get(prefix.lower())
+        if kind and name and "/" not in name and not any(c.isspace() for c in name):
+            refs.append((kind, name))
+    return refs
+
+
+def discover(pod_spec, annotations):
+    """(kind, name) -> "all" or a sorted key list, for the sources that count."""
+    found = {}
+
+    def add(kind, name, keys):
+        if not isinstance(name, str) or name == "":
+            return
+        entry = found.setdefault((kind, name), set())
+        if keys == "all":
+            found[(kind, name)] = "all"
+        elif entry != "all":
+            entry.update(k for k in keys if isinstance(k, str) and k)
+
+    def by_items(kind, name, volume_source):
+        items = volume_source.get("items")
+        add(kind, name, [i.get("key") for i in items if isinstance(i, dict)] if isinstance(items, list) else "all")
+
+    containers = listed(pod_spec, "initContainers") + listed(pod_spec, "containers")
+    live_reload = annotations.get(LIVE_RELOAD) == "true"
+    # A subPath mount never updates in a running pod: with live reload only those volumes count.
+    fixed = {
+        mount.get("name")
+        for container in containers
+        for mount in listed(container, "volumeMounts")
+        if mount.get("subPath") or mount.get("subPathExpr")
+    }
+    for volume in listed(pod_spec, "volumes"):
+        if live_reload and volume.get("name") not in fixed:
+            continue
+        if isinstance(volume.get("configMap"), dict):
+            by_items("ConfigMap", volume["configMap"].get("name"), volume["configMap"])
+        if isinstance(volume.get("secret"), dict):
+            by_items("Secret", volume["secret"].get("secretName"), volume["secret"])
+        for projection in listed(volume.get("projected") or {}, "sources"):
+            if isinstance(projection.get("configMap"), dict):
+                by_items("ConfigMap", projection["configMap"].get("name"), projection["configMap"])
+            if isinstance(projection.get("secret"), dict):
+                by_items("Secret", projection["secret"].get("name"), projection["secret"])
+    for container in containers:
+        for env_from in listed(container, "envFrom"):
+            if isinstance(env_from.get("configMapRef"), dict):
+                add("ConfigMap", env_from["configMapRef"].get("name"), "all")
+            if isinstance(env_from.get("secretRef"), dict):
+                add("Secret", env_from["secretRef"].get("name"), "all")
+        for env in listed(container, "env"):
+            value_from = env.get("valueFrom") if isinstance(env.get("valueFrom"), dict) else {}
+            for field, kind in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")):
+                ref = value_from.get(field)
+                if isinstance(ref, dict):
+                    add(kind, ref.get("name"), [ref.get("key")])
+    for kind, name in parse_source_list(annotations.get(INCLUDE)):
+        add(kind, name, "all")
+    for kind, name in parse_source_list(annotations.get(EXCLUDE)):
+        found.pop((kind, name), None)
+    return {ref: keys if keys == "all" else sorted(keys, key=utf8) for ref, keys in found.items()}
+
+
+def discovery_vector(name, pod_spec, objects, annotations=None, key=KEY_A):
+    """`objects`: "ConfigMap/NAME" -> the object as the API returns it; a source not in it is absent."""
+    annotations = annotations or {}
+    selected = discover(pod_spec, annotations)
+    sources = [
+        source(kind, obj_name, keys, objects.get(f"{kind}/{obj_name}"))
+        for (kind, obj_name), keys in selected.items()
+    ]
+    ordered = sorted(sources, key=lambda s: (KIND_ORDER[s["kind"]], utf8(s["name"])))
+    return {
+        "name": name,
+        "keyHex": key.hex(),
+        "podSpec": pod_spec,
+        "annotations": annotations,
+        "objects": objects,
+        "sources": ",".join(f"{s['kind'].lower()}/{s['name']}" for s in ordered),
+        "hash": digest(key, encode(sources)),
+    }
+
+
+def reloading_app(mounts):
+    """An app with a configmap-reload sidecar: config volume `files`, env from Secret `env` and key `mode`."""
+    return {
+        "volumes": [
+            {"name": "files", "configMap": {"name": "app-files"}},
+            {"name": "conf", "configMap": {"name": "nginx", "items": [{"key": "nginx.conf", "path": "nginx.conf"}]}},
+            {"name": "certs", "projected": {"sources": [{"secret": {"name": "tls"}}, {"configMap": {"name": "ca"}}]}},
+        ],
+        "initContainers": [
+            {"name": "reload", "restartPolicy": "Always", "volumeMounts": [{"name": "files", "mountPath": "/watch"}]}
+        ],
+        "containers": [
+            {
+                "name": "app",
+                "envFrom": [{"secretRef": {"name": "env"}}],
+                "env": [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "app-files", "key": "mode"}}}],
+                "volumeMounts": mounts,
+            }
+        ],
+    }
+
+
+RELOAD_OBJECTS = {
+    "ConfigMap/app-files": {"data": {"mode": "fast", "app.yaml": "v: 1"}},
+    "ConfigMap/nginx": {"data": {"nginx.conf": "worker_processes 2;", "other": "x"}},
+    "ConfigMap/ca": {"data": {"ca.crt": "CA"}},
+    "Secret/tls": {"data": {"tls.crt": b64("CRT"), "tls.key": b64("KEY")}},
+    "Secret/env": {"data": {"TOKEN": b64("t0k3n")}},
+    "ConfigMap/extra": {"data": {"read-by-api": "1"}},
+}
+PLAIN_MOUNTS = [
+    {"name": "files", "mountPath": "/etc/app"},
+    {"name": "conf", "mountPath": "/etc/nginx"},
+    {"name": "certs", "mountPath": "/etc/tls"},
+]
+SUBPATH_MOUNTS = [
+    {"name": "files", "mountPath": "/etc/app"},
+    {"name": "conf", "mountPath": "/etc/nginx/nginx.conf", "subPath": "nginx.conf"},
+    {"name": "certs", "mountPath": "/etc/tls/$(POD)", "subPathExpr": "$(POD)"},
+]
+LIVE = {LIVE_RELOAD: "true"}
+
+DISCOVERY_VECTORS = [
+    discovery_vector("every mount counts without live reload", reloading_app(PLAIN_MOUNTS), RELOAD_OBJECTS),
+    discovery_vector(
+        "live reload: plain mounts drop out, env sources stay (app-files only through its env key)",
+        reloading_app(PLAIN_MOUNTS),
+        RELOAD_OBJECTS,
+        LIVE,
+    ),
+    discovery_vector(
+        "live reload: subPath and subPathExpr mounts still count",
+        reloading_app(SUBPATH_MOUNTS),
+        RELOAD_OBJECTS,
+        LIVE,
+    ),
+    discovery_vector(
+        "live reload: include still counts, exclude still removes",
+        reloading_app(PLAIN_MOUNTS),
+        RELOAD_OBJECTS,
+        {**LIVE, INCLUDE: "configmap/extra", EXCLUDE: "secret/env"},
+    ),
+    discovery_vector(
+        "live reload false is the default",
+        reloading_app(PLAIN_MOUNTS),
+        RELOAD_OBJECTS,
+        {LIVE_RELOAD: "false"},
+    ),
+    discovery_vector(
+        "live reload: a subPath mount in an init container counts; absent sources hashed as absent",
+        {
+            "volumes": [{"name": "seed", "secret": {"secretName": "seed"}}, {"name": "cfg", "configMap": {"name": "gone"}}],
+            "initContainers": [{"name": "init", "volumeMounts": [{"name": "seed", "mountPath": "/s", "subPath": "k"}]}],
+            "containers": [{"name": "app", "volumeMounts": [{"name": "cfg", "mountPath": "/c", "subPath": "x"}]}],
+        },
+        {"Secret/seed": {"data": {"k": b64("v")}}},
+        LIVE,
+    ),
+    discovery_vector(
+        "live reload: only plain mounts leaves no source",
+        {
+            "volumes": [{"name": "cfg", "configMap": {"name": "app-files"}}],
+            "containers": [{"name": "app", "volumeMounts": [{"name": "cfg", "mountPath": "/c", "subPath": ""}]}],
+        },
+        RELOAD_OBJECTS,
+        LIVE,
+    ),
+]
+
+
 def self_check():
     # RFC 4231 test case 2: the digest step is plain HMAC-SHA256.
     assert digest(b"Jefe", b"what do ya want for nothing?") == (
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     )
     assert encode([]) == HEADER
-    names = [v["name"] for v in VECTORS]
-    assert len(names) == len(set(names)), "vector names must be unique"
+    for vectors in (VECTORS, DISCOVERY_VECTORS):
+        names = [v["name"] for v in vectors]
+        assert len(names) == len(set(names)), "vector names must be unique"
+    # Live reload changes which sources count, and so the hash.
+    plain, live = DISCOVERY_VECTORS[0], DISCOVERY_VECTORS[1]
+    assert plain["hash"] != live["hash"] and live["sources"] == "configmap/app-files,secret/env"
     # The spec's hand-checkable example: one ConfigMap with one key.
     assert encode([source("ConfigMap", "a", ["k"], {"data": {"k": "é"}})]) == (
         b"confighash/v1\nConfigMap\na\npresent\nk\n2\n\xc3\xa9\n"
@@ -273,9 +475,11 @@ def main(argv):
     root = Path(__file__).resolve().parents[2]
     output = Path(argv[1]) if len(argv) > 1 else root / "test" / "fixtures" / "hash-vectors.json"
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(dump(VECTORS) + "\n", encoding="utf-8")
-    assert json.loads(output.read_text(encoding="utf-8")) == VECTORS
-    print(f"wrote {len(VECTORS)} vectors to {output}")
+    discovery = output.parent / "discovery-vectors.json"
+    for path, vectors in ((output, VECTORS), (discovery, DISCOVERY_VECTORS)):
+        path.write_text(dump(vectors) + "\n", encoding="utf-8")
+        assert json.loads(path.read_text(encoding="utf-8")) == vectors
+        print(f"wrote {len(vectors)} vectors to {path}")
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ function kindOf(kind: string) {
     resource: 'deployments',
     templatePath: ['spec', 'template'],
     shortNames: [],
+    rollout: 'deployment' as const,
   };
 }
 
@@ -271,6 +272,37 @@ describe('telling people', () => {
     await h.stop();
   });
 });
+
+it.each([
+  ['paused', { paused: true }, 'RolloutHeld', /^confighash: paused: pods keep the old config/],
+  [
+    'Recreate',
+    { strategy: { type: 'Recreate' } },
+    'RolloutOutage',
+    /this config change is an outage$/,
+  ],
+])(
+  'a touch of a %s Deployment also records a Warning Event saying what the pods will do',
+  async (_n, spec, reason, note) => {
+    const h = await start({ debounceMs: 1000 });
+    const object = h.api.workload('Deployment', NAMESPACE, 'web-0')!;
+    Object.assign(object.spec as Record<string, unknown>, spec);
+    h.source.configMap('app', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.events).toEqual([
+      expect.objectContaining({ type: 'Normal', reason: 'ConfigChanged' }),
+      expect.objectContaining({
+        type: 'Warning',
+        reason,
+        action: 'Touch',
+        note: expect.stringMatching(note),
+      }),
+    ]);
+    await h.stop();
+  },
+);
 
 describe('what the Event says happened', () => {
   it('a ConfigMap created in the same debounce window is reported as created, not changed', async () => {

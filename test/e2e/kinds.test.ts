@@ -1,0 +1,317 @@
+// More workload kinds (DESIGN.md §7) on a real kube-apiserver, with each
+// project's own CRD from its pinned Go module (tools/crds.sh): Argo Rollouts'
+// Rollout, OpenKruise's CloneSet and Advanced StatefulSet, and a kind named by
+// its template path only (a CRD of the test's own). The webhook runs with the
+// --kind flags and the webhook rules of manifests/components/argo-rollouts and
+// openkruise; follow mode lists and touches the same kinds. There are no Argo
+// or Kruise controllers here: what is proven is the template the apiserver
+// stores, kubectl's warnings and follow mode's touches and Events.
+
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { loadYaml } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cluster,
+  configMap,
+  type E2eCluster,
+  namespace,
+  startE2eCluster,
+  waitUntil,
+  yamlDocuments,
+} from '../support/e2e.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const WORKER_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'workers.e2e.confighash.dev' },
+  spec: {
+    group: 'e2e.confighash.dev',
+    scope: 'Namespaced',
+    names: { plural: 'workers', singular: 'worker', kind: 'Worker' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        },
+      },
+    ],
+  },
+};
+const KIND_ARGS = [
+  '--kind=argoproj.io/v1alpha1/Rollout',
+  '--kind=apps.kruise.io/v1alpha1/CloneSet',
+  '--kind=apps.kruise.io/v1beta1/StatefulSet',
+  '--kind=e2e.confighash.dev/v1/Worker=spec.pod.template',
+];
+const FOLLOW_ARGS = [
+  '--follow',
+  '--lease-namespace=default',
+  '--follow-debounce=1s',
+  '--follow-min-interval=1s',
+];
+
+let e2e: E2eCluster;
+let api: ReturnType<typeof cluster>;
+let counter = 0;
+
+beforeAll(async () => {
+  const { stdout } = await promisify(execFile)('bash', [join(REPO, 'tools/crds.sh')]);
+  const crds = stdout.trim();
+  e2e = await startE2eCluster([...KIND_ARGS, ...FOLLOW_ARGS]);
+  api = cluster(e2e);
+  for (const file of ['rollouts.yaml', 'clonesets.yaml', 'statefulsets.yaml']) {
+    await e2e.k(['apply', '--server-side', '-f', join(crds, file)]);
+  }
+  // JSON, not yamlDocuments: client-node's dumpYaml serializes a CRD through its model, which drops
+  // the raw `x-kubernetes-preserve-unknown-fields` key.
+  await e2e.k(['apply', '--server-side', '-f', '-'], JSON.stringify(WORKER_CRD));
+  await e2e.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  // The components' own rule patches, plus a rule for the test's kind.
+  const ops: object[] = [];
+  for (const component of ['argo-rollouts', 'openkruise']) {
+    const text = await readFile(
+      join(REPO, 'manifests/components', component, 'webhook-rules.yaml'),
+    );
+    ops.push(...loadYaml<object[]>(text.toString('utf8')));
+  }
+  ops.push({
+    op: 'add',
+    path: '/webhooks/0/rules/-',
+    value: {
+      apiGroups: ['e2e.confighash.dev'],
+      apiVersions: ['v1'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['workers'],
+      scope: 'Namespaced',
+    },
+  });
+  await e2e.k([
+    'patch',
+    'mutatingwebhookconfiguration',
+    'confighash',
+    '--type=json',
+    '-p',
+    JSON.stringify(ops),
+  ]);
+}, 300_000);
+
+afterAll(async () => {
+  await e2e?.stop();
+});
+
+const POD_TEMPLATE = {
+  metadata: { labels: { app: 'web' } },
+  spec: {
+    volumes: [{ name: 'config', configMap: { name: 'web-config' } }],
+    containers: [
+      {
+        name: 'app',
+        image: 'registry.example/app:1',
+        volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+      },
+    ],
+  },
+};
+const SELECTOR = { matchLabels: { app: 'web' } };
+
+interface KindRow {
+  /** As kubectl names the resource. */
+  resource: string;
+  object(ns: string, spec?: Record<string, unknown>): Record<string, unknown>;
+  templateAnnotations(object: Record<string, unknown>): Record<string, string> | undefined;
+}
+
+function customResource(apiVersion: string, kind: string, spec: object) {
+  return (ns: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion,
+    kind,
+    metadata: { name: 'web', namespace: ns },
+    spec: { ...spec, ...extra },
+  });
+}
+
+const atSpecTemplate = (object: Record<string, unknown>) =>
+  (object as { spec: { template: { metadata?: { annotations?: Record<string, string> } } } }).spec
+    .template.metadata?.annotations;
+
+const KINDS: Record<string, KindRow> = {
+  'Argo Rollout': {
+    resource: 'rollouts.argoproj.io',
+    object: customResource('argoproj.io/v1alpha1', 'Rollout', {
+      replicas: 1,
+      selector: SELECTOR,
+      template: POD_TEMPLATE,
+      strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }] } },
+    }),
+    templateAnnotations: atSpecTemplate,
+  },
+  'OpenKruise CloneSet': {
+    resource: 'clonesets.apps.kruise.io',
+    object: customResource('apps.kruise.io/v1alpha1', 'CloneSet', {
+      replicas: 2,
+      selector: SELECTOR,
+      template: POD_TEMPLATE,
+    }),
+    templateAnnotations: atSpecTemplate,
+  },
+  'OpenKruise Advanced StatefulSet': {
+    resource: 'statefulsets.apps.kruise.io',
+    object: customResource('apps.kruise.io/v1beta1', 'StatefulSet', {
+      replicas: 2,
+      serviceName: 'web',
+      selector: SELECTOR,
+      template: POD_TEMPLATE,
+    }),
+    templateAnnotations: atSpecTemplate,
+  },
+  'a kind named by --kind with its template path': {
+    resource: 'workers.e2e.confighash.dev',
+    object: customResource('e2e.confighash.dev/v1', 'Worker', { pod: { template: POD_TEMPLATE } }),
+    templateAnnotations: (object) =>
+      (
+        object as {
+          spec: { pod: { template: { metadata?: { annotations?: Record<string, string> } } } };
+        }
+      ).spec.pod.template.metadata?.annotations,
+  },
+};
+
+async function freshNamespace(label: string): Promise<string> {
+  const ns = `kinds-${++counter}`;
+  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  return ns;
+}
+
+async function applyServerSide(...objects: object[]) {
+  const result = await e2e.kubectl(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(...objects),
+  );
+  expect(result.code, result.stderr).toBe(0);
+  return result.stderr;
+}
+
+async function annotationsOf(ns: string, row: KindRow) {
+  const object = JSON.parse(await e2e.k(['get', '-n', ns, row.resource, 'web', '-o', 'json']));
+  return row.templateAnnotations(object) ?? {};
+}
+
+describe.each(Object.entries(KINDS))('%s', (_name, row) => {
+  it('admission hashes its pod template, and a config change changes the hash', async () => {
+    const ns = await freshNamespace('true');
+    await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
+    const first = await annotationsOf(ns, row);
+    expect(first['confighash.dev/hash']).toMatch(/^[0-9a-f]{64}$/);
+    expect(first['confighash.dev/sources']).toBe('configmap/web-config');
+    await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
+    expect((await annotationsOf(ns, row))['confighash.dev/hash']).toBe(
+      first['confighash.dev/hash'],
+    );
+    await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }), row.object(ns));
+    const second = await annotationsOf(ns, row);
+    expect(second['confighash.dev/hash']).toMatch(/^[0-9a-f]{64}$/);
+    expect(second['confighash.dev/hash']).not.toBe(first['confighash.dev/hash']);
+  });
+
+  it('follow mode lists it and touches it when its config changes out of band, with an Event', async () => {
+    const ns = await freshNamespace('follow');
+    await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
+    const first = (await annotationsOf(ns, row))['confighash.dev/hash'];
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    await e2e.k(
+      ['replace', '-f', '-'],
+      yamlDocuments(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' })),
+    );
+    await waitUntil(
+      async () => (await annotationsOf(ns, row))['confighash.dev/hash'] !== first,
+      `follow mode to touch ${row.resource}`,
+      60_000,
+    );
+    const events = JSON.parse(
+      await e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+    ) as { items: { reason: string; regarding: { kind: string; name: string } }[] };
+    expect(events.items.filter((e) => e.reason === 'ConfigChanged')).toEqual([
+      expect.objectContaining({ regarding: expect.objectContaining({ name: 'web' }) }),
+    ]);
+  });
+});
+
+describe('what each kind will do with a new hash', () => {
+  it.each([
+    [
+      'Argo Rollout',
+      { paused: true },
+      'Warning: confighash: paused: pods keep the old config until it is resumed',
+    ],
+    [
+      'OpenKruise CloneSet',
+      { updateStrategy: { partition: '50%' } },
+      'Warning: confighash: updateStrategy.partition 50%: 1 of 2 pods keep the old config until it is lowered',
+    ],
+    [
+      'OpenKruise Advanced StatefulSet',
+      { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { paused: true } } },
+      'Warning: confighash: rollingUpdate.paused: pods keep the old config until it is resumed',
+    ],
+  ] as const)('%s %j: kubectl prints the warning', async (name, spec, warning) => {
+    const row = KINDS[name]!;
+    const ns = await freshNamespace('true');
+    const created = await applyServerSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      row.object(ns, spec),
+    );
+    expect(created).not.toContain('confighash');
+    const changed = await applyServerSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }),
+      row.object(ns, spec),
+    );
+    expect(changed).toContain(warning);
+  });
+});
+
+describe('a Rollout with workloadRef', () => {
+  it('is left alone, with a warning; the Deployment it references is hashed', async () => {
+    const ns = await freshNamespace('true');
+    const rollout = {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Rollout',
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: SELECTOR,
+        workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        strategy: { canary: { steps: [{ setWeight: 50 }] } },
+      },
+    };
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: ns },
+      spec: { replicas: 0, selector: SELECTOR, template: POD_TEMPLATE },
+    };
+    const stderr = await applyServerSide(
+      configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }),
+      deployment,
+      rollout,
+    );
+    expect(stderr).toContain(
+      'Warning: confighash: Rollout with workloadRef left alone; its pod template is not in it',
+    );
+    const stored = JSON.parse(
+      await e2e.k(['get', '-n', ns, 'rollouts.argoproj.io', 'web', '-o', 'json']),
+    );
+    expect(stored.spec.template).toBeUndefined();
+    expect(await api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
