@@ -88,13 +88,16 @@ const EXPECTED: Record<`${HelmMajor}/${Mode}`, Record<string, number>> = {
   '4/follow': { configOnly: 1, unchanged: 0, rollback: 1, configAndImage: 1, rotatedSecret: 1 },
 };
 
-describe.skipIf(!helm).each([
+// The four releases live in namespaces of their own, so they run side by side.
+describe.skipIf(!helm).concurrent.each([
   [3, 'true'],
   [3, 'follow'],
   [4, 'true'],
   [4, 'follow'],
 ] as const)('Helm %i, namespace mode %s', (major, mode) => {
-  it('rolls as DESIGN.md §5 says: config-only, unchanged, rollback, config + image, rotated existingSecret', async () => {
+  it('rolls as DESIGN.md §5 says: config-only, unchanged, rollback, config + image, rotated existingSecret', async ({
+    expect,
+  }) => {
     const expected = EXPECTED[`${major}/${mode}`];
     const release = releaseIn(`helm${major}-${mode}`, mode);
     await release.create();

@@ -8,6 +8,7 @@
 // bindings are gone), so a reinstall into the same namespace within that time gets
 // unhashed writes (measured: answered 200, no patch) until those connections close.
 
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestImage } from '../../tools/cluster/images.js';
@@ -24,12 +25,10 @@ import {
   webhookCounters,
   webhookPods,
 } from '../support/node.js';
-import { REPO_ROOT } from '../support/process.js';
+import { REPO_ROOT, runConfighash } from '../support/process.js';
 
 const HASH = 'confighash.dev/hash';
 const RELEASE = 'confighash';
-/** Where each Helm installs the chart. */
-const RELEASE_NAMESPACE: Record<HelmMajor, string> = { 3: SYSTEM_NAMESPACE, 4: 'confighash-helm4' };
 const helm = helmOrSkip('Helm node tests');
 let fixture: NodeFixture;
 
@@ -42,10 +41,10 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-const run = (major: HelmMajor, args: readonly string[]) =>
+const run = (major: HelmMajor, releaseNamespace: string, args: readonly string[]) =>
   helmAgainst(helm!, fixture.cluster.kubeconfig, fixture.cluster.dir)(
     major,
-    RELEASE_NAMESPACE[major],
+    releaseNamespace,
     args,
   );
 
@@ -83,9 +82,8 @@ async function chartObjectsLeft(releaseNamespace: string): Promise<string> {
   return `${clusterWide}${namespaced}`.trim();
 }
 
-/** Into a namespace enforcing Pod Security `restricted`, as docs/install.md says. */
-async function install(major: HelmMajor): Promise<void> {
-  const ns = RELEASE_NAMESPACE[major];
+/** manifests/base/namespace.yaml under another name: Pod Security `restricted` enforced. */
+async function createReleaseNamespace(ns: string): Promise<void> {
   const manifest = await fixture.k([
     'create',
     '--dry-run=client',
@@ -97,21 +95,34 @@ async function install(major: HelmMajor): Promise<void> {
   const object = JSON.parse(manifest);
   object.metadata.name = ns;
   await fixture.k(['apply', '--server-side', '-f', '-'], JSON.stringify(object));
-  await run(major, ['install', RELEASE, CHART]);
+}
+
+/** Into a namespace enforcing Pod Security `restricted`, as docs/install.md says. */
+async function install(
+  major: HelmMajor,
+  ns: string,
+  values: readonly string[] = [],
+): Promise<void> {
+  await createReleaseNamespace(ns);
+  await run(major, ns, ['install', RELEASE, CHART, ...values.flatMap((v) => ['--set', v])]);
   await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
   await waitForReadyWebhookPods(fixture, 2, ns);
 }
 
-async function uninstallLeavesWritesWorking(major: HelmMajor, ns: string): Promise<void> {
-  await run(major, ['uninstall', RELEASE]);
-  expect(await chartObjectsLeft(RELEASE_NAMESPACE[major])).toBe('');
+async function uninstallLeavesWritesWorking(
+  major: HelmMajor,
+  releaseNamespace: string,
+  ns: string,
+): Promise<void> {
+  await run(major, releaseNamespace, ['uninstall', RELEASE]);
+  expect(await chartObjectsLeft(releaseNamespace)).toBe('');
   // Writes to an opted-in namespace still succeed, unhashed: nothing is registered.
   expect(await hashOf(ns, 'after-uninstall', 'info')).toBeUndefined();
 }
 
 describe.skipIf(!helm)('the chart on a real node', () => {
   it('Helm 3: install → the webhook hashes through its Service → uninstall leaves nothing', async () => {
-    await install(3);
+    await install(3, SYSTEM_NAMESPACE);
     const before = await webhookCounters(fixture);
     const first = await hashOf('helm3-app', 'app', 'info');
     expect(first).toMatch(/^[0-9a-f]{64}$/);
@@ -119,12 +130,12 @@ describe.skipIf(!helm)('the chart on a real node', () => {
     const after = await webhookCounters(fixture);
     expect(after.requests).toBeGreaterThan(before.requests);
     expect(after.errors - before.errors).toBe(0);
-    await uninstallLeavesWritesWorking(3, 'helm3-app');
+    await uninstallLeavesWritesWorking(3, SYSTEM_NAMESPACE, 'helm3-app');
   });
 
   it('Helm 4: install, upgrade to a new image under continuous applies with 0 failed admissions, uninstall', async () => {
-    const ns = RELEASE_NAMESPACE[4];
-    await install(4);
+    const ns = 'confighash-helm4';
+    await install(4, ns);
     expect(await hashOf('helm4-app', 'app', 'info')).toMatch(/^[0-9a-f]{64}$/);
     // The same build under a second tag: a new image as far as the Deployment knows.
     const image = await manifestImage();
@@ -134,7 +145,7 @@ describe.skipIf(!helm)('the chart on a real node', () => {
     const oldPods = (await webhookPods(fixture, ns)).map((p) => p.metadata.name);
 
     const result = await underLoad(fixture, 'helm4-upgrade', async () => {
-      await run(4, ['upgrade', RELEASE, CHART, '--set', `image.tag=${newTag}`]);
+      await run(4, ns, ['upgrade', RELEASE, CHART, '--set', `image.tag=${newTag}`]);
     });
     expectNothingDropped(result);
     await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
@@ -150,6 +161,34 @@ describe.skipIf(!helm)('the chart on a real node', () => {
       'jsonpath={.spec.template.spec.containers[0].image}',
     ]);
     expect(running).toBe(`${repository}:${newTag}`);
-    await uninstallLeavesWritesWorking(4, 'helm4-app');
+    await uninstallLeavesWritesWorking(4, ns, 'helm4-app');
+  });
+
+  it('Helm 4, certificates.mode=existingSecret: serves the given Secret, trusted through the given caBundle', async () => {
+    const ns = 'confighash-tls';
+    const certs = join(fixture.cluster.dir, 'existing-certs');
+    const made = runConfighash(['dev-certs', '--dir', certs, '--host', `confighash.${ns}.svc`]);
+    expect(await made.exited).toBe(0);
+    await createReleaseNamespace(ns);
+    await fixture.k([
+      'create',
+      'secret',
+      'tls',
+      'webhook-tls',
+      '-n',
+      ns,
+      '--cert',
+      join(certs, 'tls.crt'),
+      '--key',
+      join(certs, 'tls.key'),
+    ]);
+    const caBundle = (await readFile(join(certs, 'ca.crt'))).toString('base64');
+    await install(4, ns, [
+      'certificates.mode=existingSecret',
+      'certificates.existingSecret.name=webhook-tls',
+      `certificates.existingSecret.caBundle=${caBundle}`,
+    ]);
+    expect(await hashOf('tls-app', 'app', 'info')).toMatch(/^[0-9a-f]{64}$/);
+    await uninstallLeavesWritesWorking(4, ns, 'tls-app');
   });
 });
