@@ -29,6 +29,7 @@ import {
   measureMemory,
   memoryScenario,
 } from './lib/memory.js';
+import { buildPeers, measurePeers, peersScenario } from './lib/peers.js';
 import {
   type BenchReport,
   formatBytes,
@@ -115,6 +116,8 @@ interface Options {
   readonly only: ReadonlySet<string> | undefined;
   /** A previous build's compiled main.js, measured next to this one (scenarios 2 and 8). */
   readonly baseline: string | undefined;
+  /** Also measure wave and Reloader (opt-in: needs WAVE_SRC and RELOADER_SRC). */
+  readonly peers: boolean;
 }
 
 interface Context {
@@ -136,8 +139,10 @@ function parseOptions(argv: readonly string[]): Options {
   let profile = false;
   let only: Set<string> | undefined;
   let baseline: string | undefined;
+  let peers = false;
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
+    else if (arg === '--peers') peers = true;
     else if (arg.startsWith('--baseline=')) baseline = resolve(arg.slice('--baseline='.length));
     else if (arg === '--profile') profile = true;
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
@@ -147,12 +152,13 @@ function parseOptions(argv: readonly string[]): Options {
           '  --quick     under a minute: shorter runs, fewer points\n' +
           '  --only      run these scenarios (1 and 2 always run together)\n' +
           '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
-          '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n',
+          '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n' +
+          '  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh)\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (see --help)`);
   }
-  return { quick, profile, only, baseline };
+  return { quick, profile, only, baseline, peers };
 }
 
 /** Scenario ids: 1–8; 5 stands for 5a, 5b and 5c. */
@@ -513,6 +519,37 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
     scenarios.push(await soakScenario(context, kubeconfig, stubConnections));
   }
   await stub.stop();
+}
+
+async function peersRun(context: Context): Promise<Scenario> {
+  log(
+    'peers: building wave and Reloader (bench/build-peers.sh), then RSS at 0 / 1,000 / 10,000 objects',
+  );
+  const binaries = await buildPeers();
+  const controlPlane = await startControlPlane({ log: (line) => log(`  ${line}`) });
+  const api = await connectApi(controlPlane.kubeconfig);
+  try {
+    const namespace = 'bench-peers';
+    await api.expect(
+      [201],
+      'POST',
+      '/api/v1/namespaces',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+    );
+    const rows = await measurePeers({
+      binaries,
+      api,
+      kubeconfig: controlPlane.kubeconfig,
+      work: context.work,
+      namespace,
+      startConfighash: (name) => startConfighash(context, name, controlPlane.kubeconfig),
+      log,
+    });
+    return peersScenario(rows);
+  } finally {
+    api.close();
+    await controlPlane.stop();
+  }
 }
 
 async function memoryScenarioRun(context: Context, kubeconfig: string): Promise<Scenario> {
@@ -1326,6 +1363,7 @@ async function main(): Promise<void> {
     if (wants(options, '1', '2', '5a', '5b', '7', '8')) await stubScenarios(context, scenarios);
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
+    if (options.peers) scenarios.push(await peersRun(context));
   } finally {
     for (const webhook of context.webhooks) await webhook.stop();
     for (const helper of context.helpers) await helper.stop();
@@ -1333,7 +1371,7 @@ async function main(): Promise<void> {
     if (process.env.CONFIGHASH_BENCH_KEEP) log(`work directory kept: ${work}`);
     else await rm(work, { recursive: true, force: true });
   }
-  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8'];
+  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', 'peers'];
   scenarios.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   const stamp = startedAt
     .toISOString()

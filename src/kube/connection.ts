@@ -119,7 +119,8 @@ export function connectToCluster(
   let generation = credentials.generation;
   let agent = createAgent(access, maxSockets);
   let headers = requestHeaders(access);
-  const follow = () => {
+  // Switches to the latest access once it changes: new headers, a new pool if the TLS material did.
+  const adoptLatest = () => {
     const latest = credentials.current();
     if (latest === access) return;
     if (tlsDiffers(latest, access)) {
@@ -135,22 +136,22 @@ export function connectToCluster(
     server,
     basePath: server.pathname.replace(/\/$/, ''),
     get agent() {
-      follow();
+      adoptLatest();
       return agent;
     },
     get headers() {
-      follow();
+      adoptLatest();
       return headers;
     },
     get generation() {
-      follow();
+      adoptLatest();
       return generation;
     },
     async renewAfterUnauthorized(sentWith) {
-      follow();
+      adoptLatest();
       if (generation === sentWith) {
         await credentials.renew();
-        follow();
+        adoptLatest();
       }
       return generation !== sentWith;
     },

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the peers of `npm run bench -- --peers` (issue 14): wave's manager and
+# Reloader, from source directories you bring (the Go module proxy serves their
+# dependencies but not wave or Reloader themselves):
+#
+#   WAVE_SRC=/path/to/wave RELOADER_SRC=/path/to/Reloader bench/build-peers.sh
+#
+# WAVE_SRC     a checkout of github.com/wave-k8s/wave at tag wave-4.5.0
+# RELOADER_SRC a checkout of github.com/stakater/Reloader at tag v1.4.21
+#
+# Binaries go to ${XDG_CACHE_HOME:-$HOME/.cache}/confighash/{wave-4.5.0,reloader-v1.4.21}/
+# and are kept; the only stdout lines are `wave=PATH` and `reloader=PATH`.
+# The source directories are never modified: Reloader is built from a copy,
+# because its pinned github.com/openshift/api version is refused by the module
+# proxy and is replaced (with GONOSUMDB for that module, whose replacement is
+# then not in the checksum database's go.sum lines).
+set -euo pipefail
+
+readonly WAVE_VERSION=wave-4.5.0
+readonly RELOADER_VERSION=v1.4.21
+readonly OPENSHIFT_API_REPLACEMENT=v0.0.0-20260109135506-3920bba77f16
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+TOOLS_DIR=$(cd "$BENCH_DIR/../tools" && pwd -P)
+readonly BENCH_DIR TOOLS_DIR
+log() { printf '[build-peers] %s\n' "$*" >&2; }
+# shellcheck source=../tools/lib/go-build.sh
+source "$TOOLS_DIR/lib/go-build.sh"
+
+[[ -n "${WAVE_SRC:-}" && -f "${WAVE_SRC}/go.mod" ]] ||
+  die "set WAVE_SRC to a checkout of github.com/wave-k8s/wave at $WAVE_VERSION (fetch it; the module proxy does not serve it)"
+[[ -n "${RELOADER_SRC:-}" && -f "${RELOADER_SRC}/go.mod" ]] ||
+  die "set RELOADER_SRC to a checkout of github.com/stakater/Reloader at $RELOADER_VERSION"
+grep -q '^module github.com/wave-k8s/wave$' "$WAVE_SRC/go.mod" || die "$WAVE_SRC is not wave"
+grep -q '^module github.com/stakater/Reloader$' "$RELOADER_SRC/go.mod" || die "$RELOADER_SRC is not Reloader"
+check_go "the peers"
+
+# --- wave: its committed go.sum, as is ------------------------------------------
+OUT_DIR=$(cache_dir "$WAVE_VERSION")
+build_one wave "$WAVE_SRC" ./cmd/manager "-s -w" "" --version
+printf 'wave=%s\n' "$OUT_DIR/wave"
+
+# --- Reloader: a copy with github.com/openshift/api replaced --------------------
+OUT_DIR=$(cache_dir "reloader-$RELOADER_VERSION")
+if [[ ! -x "$OUT_DIR/reloader" ]]; then
+  copy=$(mktemp -d)
+  trap 'rm -rf "$copy"; cleanup' EXIT
+  cp -a "$RELOADER_SRC/." "$copy/"
+  (cd "$copy" && go mod edit -replace "github.com/openshift/api=github.com/openshift/api@$OPENSHIFT_API_REPLACEMENT")
+  export GONOSUMDB=github.com/openshift/api
+  # go.sum gains the replacement's lines: the one place the build may write it.
+  GOFLAGS="-mod=mod -buildvcs=false" build_one reloader "$copy" . "-s -w" "" --help
+fi
+printf 'reloader=%s\n' "$OUT_DIR/reloader"
