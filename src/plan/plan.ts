@@ -11,9 +11,9 @@ import {
   annotationsAt,
   deepEqual,
   ENABLED,
+  EVERY_KNOWN_KIND,
   EXCLUDE,
   findSources,
-  HANDLED_KINDS,
   HASH,
   isObject,
   type JsonObject,
@@ -173,7 +173,7 @@ async function findLiveReaders(context: Context, problems: string[]): Promise<Ta
       continue;
     }
     if (mode.value === 'none') continue;
-    for (const kind of HANDLED_KINDS) {
+    for (const kind of EVERY_KNOWN_KIND) {
       const listed = await cluster!.listWorkloads(kind, namespace, signal);
       if (listed.status !== 'found') {
         if (listed.status === 'failed') {
