@@ -1,7 +1,7 @@
 // `confighash explain KIND/NAME -n NS`: which workload, as kubectl names it
 // (`deploy/web`, `sts/db`, `ds/agent`), and the output format.
 
-import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
+import { EVERY_KNOWN_KIND, findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 import { NAMESPACE_OPTION, OUTPUT_OPTION, type OutputFormat, parseOutput } from './plan.js';
 
@@ -23,9 +23,10 @@ export function parseExplainConfig(argv: readonly string[]): ParseResult<Explain
   const target = values.positionals[0]!;
   const match = /^([^/\s]+)\/([^/\s]+)$/.exec(target);
   if (!match) return fail(`'${target}' is not KIND/NAME, e.g. deploy/web, sts/db, ds/agent`);
-  const kind = findWorkloadKindByName(match[1]!);
+  const kind = findWorkloadKindByName(match[1]!, EVERY_KNOWN_KIND);
   if (!kind) {
-    return fail(`'${match[1]}' is not a kind confighash handles (deploy, sts, ds)`);
+    const names = EVERY_KNOWN_KIND.map((known) => known.shortNames[0]).join(', ');
+    return fail(`'${match[1]}' is not a kind confighash handles (${names})`);
   }
   const output = parseOutput(values.get('output'));
   if (output !== 'text' && output !== 'json') return fail(output);

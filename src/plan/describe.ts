@@ -4,9 +4,13 @@
 import { compareBytewise, formatSource, type KeySelection, type SourceRef } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
 
-/** `deployment/web`, as kubectl names it. */
-export function formatWorkload(kind: Pick<WorkloadKind, 'kind'>, name: string): string {
-  return `${kind.kind.toLowerCase()}/${name}`;
+/**
+ * `deployment/web`, as kubectl names it; other groups' kinds with their group
+ * (`rollout.argoproj.io/web`), so that Kruise's StatefulSet is not read as apps/v1's.
+ */
+export function formatWorkload(kind: Pick<WorkloadKind, 'kind' | 'group'>, name: string): string {
+  const qualified = kind.group === 'apps' ? '' : `.${kind.group}`;
+  return `${kind.kind.toLowerCase()}${qualified}/${name}`;
 }
 
 /** The selected keys: `all`, or the list in byte order. */

@@ -7,6 +7,7 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import { contentOfConfigMap, contentOfSecret, type SourceContent } from '../hash/index.js';
 import { formatSource, type NamedSource, type SourceKind } from '../sources.js';
 import {
+  EVERY_KNOWN_KIND,
   findWorkloadKind,
   isObject,
   type JsonObject,
@@ -69,7 +70,7 @@ export function parseManifests(text: string, defaultNamespace: string): Manifest
       sources.set(key, contentOf(source, object));
       continue;
     }
-    const workloadKind = findWorkloadKind({ group, version, kind });
+    const workloadKind = findWorkloadKind({ group, version, kind }, EVERY_KNOWN_KIND);
     if (workloadKind) {
       workloads.push({ workload: readWorkload(object, workloadKind), namespace, name });
     }

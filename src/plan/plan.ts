@@ -7,8 +7,8 @@
 import { formatSource } from '../sources.js';
 import {
   ENABLED,
+  EVERY_KNOWN_KIND,
   findSources,
-  HANDLED_KINDS,
   isObject,
   type JsonObject,
   NAMESPACE_LABEL,
@@ -103,7 +103,7 @@ async function findLiveReaders(context: Context, problems: string[]): Promise<Ta
       continue;
     }
     if (mode.value === 'none') continue;
-    for (const kind of HANDLED_KINDS) {
+    for (const kind of EVERY_KNOWN_KIND) {
       const listed = await cluster!.listWorkloads(kind, namespace, signal);
       if (listed.status !== 'found') {
         if (listed.status === 'failed') {

@@ -1,5 +1,6 @@
 export * from './annotations.js';
 export {
+  EVERY_KNOWN_KIND,
   findWorkloadKind,
   findWorkloadKindByName,
   type GroupVersionKind,

@@ -99,6 +99,12 @@ export const KNOWN_KINDS: readonly WorkloadKind[] = [
   },
 ];
 
+/**
+ * What the CLI (plan, explain) reads: every kind confighash knows, since it cannot
+ * see the webhook's flags. Listing a kind the cluster lacks finds nothing (404).
+ */
+export const EVERY_KNOWN_KIND: readonly WorkloadKind[] = [...HANDLED_KINDS, ...KNOWN_KINDS];
+
 function sameKind(a: GroupVersionKind, b: GroupVersionKind): boolean {
   return a.group === b.group && a.version === b.version && a.kind === b.kind;
 }
@@ -162,7 +168,7 @@ export function parseKindOption(text: string): KindParse {
   if (resource !== undefined && !RESOURCE.test(resource))
     return bad(`'${resource}' is not a resource name`);
   const gvk = { group, version, kind };
-  const known = findWorkloadKind(gvk, [...HANDLED_KINDS, ...KNOWN_KINDS]);
+  const known = findWorkloadKind(gvk, EVERY_KNOWN_KIND);
   if (path === undefined) {
     return known
       ? { ok: true, kind: known }

@@ -8,7 +8,8 @@
 // stores, kubectl's warnings and follow mode's touches and Events.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -23,6 +24,7 @@ import {
   waitUntil,
   yamlDocuments,
 } from '../support/e2e.js';
+import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const WORKER_CRD = {
@@ -107,6 +109,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await stopStartedProcesses();
   await e2e?.stop();
 });
 
@@ -314,4 +317,51 @@ describe('a Rollout with workloadRef', () => {
     expect(stored.spec.template).toBeUndefined();
     expect(await api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
   });
+});
+
+describe('plan and explain know the kinds of other projects', () => {
+  async function confighash(args: readonly string[]) {
+    const running = runConfighash(args, {
+      KUBECONFIG: e2e.controlPlane.kubeconfig,
+      NO_COLOR: '1',
+    });
+    const code = await running.exited;
+    return { code, ...running.output };
+  }
+
+  it.each([
+    ['Argo Rollout', 'rollout.argoproj.io/web'],
+    ['OpenKruise Advanced StatefulSet', 'statefulset.apps.kruise.io/web'],
+  ] as const)(
+    '%s: plan says it rolls; explain %s shows the hash the webhook would write',
+    async (name, target) => {
+      const row = KINDS[name]!;
+      const ns = await freshNamespace('true');
+      await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
+      const dir = await mkdtemp(join(tmpdir(), 'confighash-kinds-'));
+      const file = join(dir, 'manifests.yaml');
+      await writeFile(
+        file,
+        yamlDocuments(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }), row.object(ns)),
+      );
+      const plan = await confighash(['plan', '-f', file, '-o', 'json']);
+      expect(plan.code, plan.stderr).toBe(1);
+      expect(JSON.parse(plan.stdout)).toEqual([
+        expect.objectContaining({
+          kind: row.object(ns).kind,
+          name: 'web',
+          verdict: 'roll',
+          changedSources: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+        }),
+      ]);
+      const explain = await confighash(['explain', target, '-n', ns, '-o', 'json']);
+      expect(explain.code, explain.stderr).toBe(0);
+      const explained = JSON.parse(explain.stdout) as {
+        templateHash: string;
+        nextWriteRolls: boolean;
+      };
+      expect(explained.templateHash).toBe((await annotationsOf(ns, row))['confighash.dev/hash']);
+      expect(explained.nextWriteRolls).toBe(false);
+    },
+  );
 });

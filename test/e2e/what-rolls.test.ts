@@ -153,7 +153,7 @@ function reloadingApp(
       },
       {
         name: 'reload',
-        image: 'ghcr.io/jimmidyson/configmap-reload:v0.15.0',
+        image: 'jimmidyson/configmap-reload:v0.15.0',
         args: ['--volume-dir=/etc/app', '--webhook-url=http://127.0.0.1:8080/-/reload'],
         volumeMounts: [{ name: 'files', mountPath: '/etc/app', readOnly: true }],
       },
