@@ -100,17 +100,44 @@ export async function runLeaderElection(
   timing: ElectionTiming = DEFAULT_TIMING,
   clock: Clock = systemClock,
 ): Promise<void> {
-  const election = new Election(store, identity, callbacks, timing, clock.now());
+  const election = new Election(store, identity, callbacks, timing, clock);
   while (!signal.aborted) {
     try {
-      await election.step(clock.now(), signal);
+      await election.step(signal);
     } catch (error) {
-      callbacks.onError?.(error);
+      if (!signal.aborted) callbacks.onError?.(error);
     }
-    election.checkRenewDeadline(clock.now());
+    election.checkRenewDeadline();
     await clock.sleep(timing.retryPeriodMs, signal);
   }
-  await election.release(new Date(clock.now()));
+  await election.release();
+}
+
+/**
+ * Runs `request` with a signal that aborts when `parent` does or `ms` pass. A request
+ * to the apiserver can hang (a dead keep-alive socket, a stalled apiserver): without a
+ * bound, a leader would neither notice its renew deadline nor release on shutdown.
+ */
+export async function withDeadline<T>(
+  clock: Clock,
+  parent: AbortSignal | undefined,
+  ms: number,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const bounded = new AbortController();
+  const finished = new AbortController();
+  const abortWithParent = () => bounded.abort(parent?.reason);
+  if (parent?.aborted) abortWithParent();
+  parent?.addEventListener('abort', abortWithParent, { once: true });
+  void clock.sleep(ms, finished.signal).then(() => {
+    if (!finished.signal.aborted) bounded.abort(new Error(`no answer within ${ms} ms`));
+  });
+  try {
+    return await request(bounded.signal);
+  } finally {
+    finished.abort();
+    parent?.removeEventListener('abort', abortWithParent);
+  }
 }
 
 /** One replica's view of the election: what it last observed, and whether it leads. */
@@ -125,50 +152,69 @@ class Election {
     private readonly identity: string,
     private readonly callbacks: LeaderCallbacks,
     private readonly timing: ElectionTiming,
-    now: number,
+    private readonly clock: Clock,
   ) {
-    this.#observedAt = now;
+    this.#observedAt = clock.now();
   }
 
-  /** Reads the lease, then creates, acquires or renews it, or waits. */
-  async step(now: number, signal: AbortSignal): Promise<void> {
-    const stored = await this.store.get();
-    this.#observe(recordFingerprint(stored?.record), now);
-    const action = decideLeaseAction(stored?.record, this.identity, this.#observedAt, now);
-    if (this.#leading && action !== 'renew') return this.#stopLeading(); // Someone else holds it now.
-    if (action === 'wait') return;
-    const next = nextLeaseRecord(
-      stored?.record,
-      this.identity,
-      new Date(now),
-      this.timing.leaseDurationMs,
-    );
-    const written = stored
-      ? await this.store.update(next, stored.resourceVersion)
-      : await this.store.create(next);
-    if (!written) return;
-    this.#observe(recordFingerprint(next), now, true);
-    this.#lastRenew = now;
-    if (!this.#leading && !signal.aborted) this.#startLeading();
+  /**
+   * Reads the lease, then creates, acquires or renews it, or waits. Gives up when
+   * `shutdown` aborts, and, while leading, at the renew deadline.
+   */
+  async step(shutdown: AbortSignal): Promise<void> {
+    await withDeadline(this.clock, shutdown, this.#stepBudgetMs(), async (signal) => {
+      const stored = await this.store.get(signal);
+      const now = this.clock.now();
+      this.#observe(recordFingerprint(stored?.record), now);
+      const action = decideLeaseAction(stored?.record, this.identity, this.#observedAt, now);
+      if (this.#leading && action !== 'renew') return this.#stopLeading(); // Someone else holds it now.
+      if (action === 'wait') return;
+      const next = nextLeaseRecord(
+        stored?.record,
+        this.identity,
+        new Date(now),
+        this.timing.leaseDurationMs,
+      );
+      const written = stored
+        ? await this.store.update(next, stored.resourceVersion, signal)
+        : await this.store.create(next, signal);
+      if (!written) return;
+      this.#observe(recordFingerprint(next), now, true);
+      this.#lastRenew = now;
+      if (!this.#leading && !shutdown.aborted) this.#startLeading();
+    });
   }
 
   /** Leadership ends at once when the lease could not be renewed in time. */
-  checkRenewDeadline(now: number): void {
-    if (this.#leading && now - this.#lastRenew > this.timing.renewDeadlineMs) this.#stopLeading();
+  checkRenewDeadline(): void {
+    if (this.#leading && this.clock.now() - this.#lastRenew >= this.timing.renewDeadlineMs) {
+      this.#stopLeading();
+    }
   }
 
-  /** On shutdown: stop leading, and release the lease so another replica need not wait it out. */
-  async release(now: Date): Promise<void> {
+  /**
+   * On shutdown: stop leading, and release the lease so another replica need not
+   * wait it out. Bounded by a retry period: past that, the lease simply expires.
+   */
+  async release(): Promise<void> {
     if (!this.#leading) return;
     this.#stopLeading();
     try {
-      const stored = await this.store.get();
-      if (stored?.record.holderIdentity === this.identity) {
-        await this.store.update(releasedLeaseRecord(stored.record, now), stored.resourceVersion);
-      }
+      await withDeadline(this.clock, undefined, this.timing.retryPeriodMs, async (signal) => {
+        const stored = await this.store.get(signal);
+        if (stored?.record.holderIdentity !== this.identity) return;
+        const released = releasedLeaseRecord(stored.record, new Date(this.clock.now()));
+        await this.store.update(released, stored.resourceVersion, signal);
+      });
     } catch (error) {
       this.callbacks.onError?.(error);
     }
+  }
+
+  /** A leader's step may take until its renew deadline; a candidate's, one renew deadline. */
+  #stepBudgetMs(): number {
+    if (!this.#leading) return this.timing.renewDeadlineMs;
+    return Math.max(1, this.#lastRenew + this.timing.renewDeadlineMs - this.clock.now());
   }
 
   #observe(fingerprint: string, now: number, always = false): void {

@@ -92,10 +92,11 @@ export interface StoredLease {
   readonly resourceVersion: string;
 }
 
+/** Every call gives up (rejects) when `signal` aborts. */
 export interface LeaseStore {
-  get(): Promise<StoredLease | undefined>;
+  get(signal: AbortSignal): Promise<StoredLease | undefined>;
   /** false when someone else created it first. */
-  create(record: LeaseRecord): Promise<boolean>;
+  create(record: LeaseRecord, signal: AbortSignal): Promise<boolean>;
   /** false on a resourceVersion conflict. */
-  update(record: LeaseRecord, resourceVersion: string): Promise<boolean>;
+  update(record: LeaseRecord, resourceVersion: string, signal: AbortSignal): Promise<boolean>;
 }

@@ -21,6 +21,9 @@ export interface ApiRequest {
 /** The field manager of every write confighash makes (managedFields, `kubectl … --show-managed-fields`). */
 export const FIELD_MANAGER = 'confighash';
 
+/** The field manager of `confighash plan`'s dry-run applies: never a real write's. */
+export const PLAN_FIELD_MANAGER = 'confighash-plan';
+
 /** `?fieldManager=confighash`, to append to a write's path. */
 export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
 

@@ -24,9 +24,9 @@ export function createLeaseStore(
   });
   const conflict = (error: unknown) => isStatus(error, 409, 404);
   return {
-    async get(): Promise<StoredLease | undefined> {
+    async get(signal): Promise<StoredLease | undefined> {
       try {
-        const lease = await requestJson<Lease>(connection, { method: 'GET', path: item });
+        const lease = await requestJson<Lease>(connection, { method: 'GET', path: item, signal });
         const spec = lease.spec ?? {};
         return {
           resourceVersion: lease.metadata.resourceVersion,
@@ -43,21 +43,27 @@ export function createLeaseStore(
         throw error;
       }
     },
-    async create(record) {
+    async create(record, signal) {
       try {
-        await requestJson(connection, { method: 'POST', path: collection, body: body(record) });
+        await requestJson(connection, {
+          method: 'POST',
+          path: collection,
+          body: body(record),
+          signal,
+        });
         return true;
       } catch (error) {
         if (conflict(error)) return false;
         throw error;
       }
     },
-    async update(record, resourceVersion) {
+    async update(record, resourceVersion, signal) {
       try {
         await requestJson(connection, {
           method: 'PUT',
           path: item,
           body: body(record, resourceVersion),
+          signal,
         });
         return true;
       } catch (error) {

@@ -20,6 +20,7 @@ import {
   FIELD_MANAGER_QUERY,
   isStatus,
   METADATA_ONLY_OBJECT,
+  PLAN_FIELD_MANAGER,
   readBody,
   requestJson,
   sendRequest,
@@ -82,6 +83,23 @@ export function createExplainCluster(connection: ApiConnection): ExplainCluster 
     },
     dryRunTouch(kind, namespace, name, signal) {
       return dryRunTouch(connection, kind, namespace, name, signal);
+    },
+    async dryRunApply(kind, namespace, manifest, signal) {
+      const body = applicable(manifest, namespace);
+      const name = String((body.metadata as JsonObject).name);
+      const query = `dryRun=All&force=true&fieldManager=${encodeURIComponent(PLAN_FIELD_MANAGER)}`;
+      try {
+        const applied = await requestJson<JsonObject>(connection, {
+          method: 'PATCH',
+          path: `${workloadPath(namespace, kind, name)}?${query}`,
+          body,
+          contentType: 'application/apply-patch+yaml',
+          signal,
+        });
+        return { status: 'found', value: applied };
+      } catch (error) {
+        return failedRead(error, 'dry-run an apply');
+      }
     },
     async confighashEvents(kind, namespace, name, signal) {
       const selector = encodeURIComponent(
@@ -152,6 +170,23 @@ async function dryRunTouch(
   } catch (error) {
     return failedRead(error, 'dry-run a patch');
   }
+}
+
+/**
+ * The manifest as an apply body: in the namespace planned, without what a
+ * `kubectl get -o yaml` leaves in it that an apply refuses (managedFields) or
+ * that would make it conditional (resourceVersion).
+ */
+function applicable(manifest: JsonObject, namespace: string): JsonObject {
+  const { status: _status, ...object } = manifest;
+  const {
+    managedFields: _managedFields,
+    resourceVersion: _resourceVersion,
+    uid: _uid,
+    creationTimestamp: _creationTimestamp,
+    ...metadata
+  } = isObject(object.metadata) ? object.metadata : {};
+  return { ...object, metadata: { ...metadata, namespace } };
 }
 
 /** `299 - "confighash: …"` headers, as the text of each warning. */

@@ -1,36 +1,38 @@
 // `confighash plan` (DESIGN.md §9): for every workload in the manifests, and every
 // live workload of an opted-in namespace that reads a ConfigMap or Secret of the
 // manifests, whether applying them rolls it, and why. The same discovery code
-// as the webhook decides which sources and keys count; the selected content is
-// compared directly, live now against as the manifests leave it.
+// as the webhook decides which sources and keys count (source-changes.ts); whether
+// the write reaches the pods is write-path.ts's.
 
-import type { LookupResult } from '../evaluate.js';
-import { formatSource, type NamedSource, type SourceRef } from '../sources.js';
+import { formatSource } from '../sources.js';
 import {
-  ADOPTED_HASH,
-  annotationsAt,
-  deepEqual,
   ENABLED,
   EVERY_KNOWN_KIND,
-  EXCLUDE,
   findSources,
-  HASH,
   isObject,
   type JsonObject,
-  LAST_APPLIED,
-  LIVE_RELOAD,
   NAMESPACE_LABEL,
-  type NamespaceMode,
-  namespaceModeOf,
   readWorkload,
-  rolloutHeld,
-  type Workload,
 } from '../workload/index.js';
-import { changesHash, compareContent, type SourceChange } from './compare.js';
+import { changesHash } from './compare.js';
+import { type Context, createContext, type PlanOptions, type Target } from './context.js';
 import { describeSelection, formatWorkload } from './describe.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
+import {
+  type Compared,
+  compareSource,
+  type Discovery,
+  describeChange,
+  discover,
+  leftOutChanges,
+  unchangedReasons,
+} from './source-changes.js';
+import { templateDifferences } from './template-change.js';
 import { readTouchAnswer } from './touch-answer.js';
+import { decideTemplateWrite, decideWrite } from './write-path.js';
+
+export type { PlanOptions } from './context.js';
 
 export type Verdict = 'roll' | 'no-roll' | 'unknown';
 
@@ -54,11 +56,6 @@ export interface Plan {
   readonly workloads: readonly WorkloadPlan[];
   /** What could not be looked at at all (a namespace whose workloads cannot be listed). */
   readonly problems: readonly string[];
-}
-
-export interface PlanOptions {
-  /** The manifests are applied client-side (kubectl apply, Helm 3), not server-side. */
-  readonly clientSide: boolean;
 }
 
 /** 0 nothing rolls, 1 something rolls or may (an unknown verdict or a problem), as `kubectl diff`. */
@@ -87,74 +84,7 @@ export async function planChanges(
   return { workloads, problems };
 }
 
-// --- what the run reads once ----------------------------------------------------
-
-type ModeRead =
-  | { readonly status: 'found'; readonly value: NamespaceMode }
-  | { readonly status: 'failed'; readonly detail: string };
-
-interface Context {
-  readonly manifests: Manifests;
-  readonly cluster: PlanCluster | undefined;
-  readonly options: PlanOptions;
-  readonly signal: AbortSignal;
-  mode(namespace: string): Promise<ModeRead>;
-  liveSource(namespace: string, source: NamedSource): Promise<LookupResult>;
-}
-
-function createContext(
-  manifests: Manifests,
-  cluster: PlanCluster | undefined,
-  options: PlanOptions,
-  signal: AbortSignal,
-): Context {
-  const modes = new Map<string, Promise<ModeRead>>();
-  const sources = new Map<string, Promise<LookupResult>>();
-  const readMode = async (namespace: string): Promise<ModeRead> => {
-    const labels = manifests.namespaceLabels.get(namespace);
-    if (labels) return { status: 'found', value: namespaceModeOf(labels) };
-    if (!cluster) return { status: 'failed', detail: 'offline, and not in the manifests' };
-    const read = await cluster.namespace(namespace, signal);
-    if (read.status === 'failed') return read;
-    const mode = read.status === 'found' ? namespaceModeOf(read.value.labels) : 'none';
-    return { status: 'found', value: mode };
-  };
-  return {
-    manifests,
-    cluster,
-    options,
-    signal,
-    mode(namespace) {
-      let mode = modes.get(namespace);
-      if (!mode) {
-        mode = readMode(namespace);
-        modes.set(namespace, mode);
-      }
-      return mode;
-    },
-    liveSource(namespace, source) {
-      const key = sourceKey(namespace, source);
-      let read = sources.get(key);
-      if (!read) {
-        read = cluster
-          ? cluster.configSource.get(source.kind, namespace, source.name, signal)
-          : Promise.resolve({ status: 'failed', failure: 'network', detail: 'offline' });
-        sources.set(key, read);
-      }
-      return read;
-    },
-  };
-}
-
 // --- which workloads -------------------------------------------------------------
-
-interface Target {
-  readonly workload: Workload;
-  readonly namespace: string;
-  readonly name: string;
-  /** The live object of a workload found only in the cluster; undefined for one in the manifests. */
-  readonly live: JsonObject | undefined;
-}
 
 /** Live workloads, not in the manifests, of opted-in namespaces, that read a source of the manifests. */
 async function findLiveReaders(context: Context, problems: string[]): Promise<Target[]> {
@@ -201,13 +131,6 @@ function nameOf(object: JsonObject): string | undefined {
 }
 
 // --- one workload ----------------------------------------------------------------
-
-interface Compared {
-  readonly ref: SourceRef;
-  readonly change: SourceChange;
-  /** Absent after the apply although required. */
-  readonly missingRequired: boolean;
-}
 
 async function planWorkload(context: Context, target: Target): Promise<WorkloadPlan> {
   const { workload, namespace, name } = target;
@@ -278,15 +201,18 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
   }
   const changed = results.filter(({ change }) => changesHash(change));
   const webhook = await askWebhook(context, target, live.value, discovery);
+  const template = await compareTemplate(context, target, live.value);
+  const templateWrite = decideTemplateWrite(context, target, live.value, template.differences);
   const notes = [
     ...discovery.notes,
     ...(await leftOutChanges(context, namespace, discovery)),
     ...webhook.notes,
+    ...template.notes,
   ];
-  if (changed.length === 0 && !webhook.stale) {
+  if (changed.length === 0 && !webhook.stale && !templateWrite) {
     return answer('no-roll', [...unchangedReasons(results), ...notes]);
   }
-  const decision = decideWrite(context, target, live.value, mode.value);
+  const decision = templateWrite ?? decideWrite(context, target, live.value, mode.value);
   const reasons = [
     ...decision.reasons,
     ...changed.map(describeChange),
@@ -294,6 +220,39 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
     ...notes,
   ];
   return answer(decision.rolls ? 'roll' : 'no-roll', reasons, changed);
+}
+
+/**
+ * The template as the apply would store it against the live one. A live reader
+ * (not in the manifests) is not written, so its template cannot change.
+ */
+async function compareTemplate(
+  context: Context,
+  target: Target,
+  live: JsonObject,
+): Promise<{ differences: string[]; notes: string[] }> {
+  if (target.live) return { differences: [], notes: [] };
+  const { workload, namespace } = target;
+  const applied = await context.cluster!.dryRunApply(
+    workload.kind,
+    namespace,
+    workload.object,
+    context.signal,
+  );
+  if (applied.status !== 'found') {
+    const why = applied.status === 'failed' ? applied.detail : 'gone';
+    return {
+      differences: [],
+      notes: [
+        `could not dry-run the apply (${why}): a change to the pod template itself is not seen`,
+      ],
+    };
+  }
+  const templateOf = (object: JsonObject) => readWorkload(object, workload.kind).template;
+  return {
+    differences: templateDifferences(templateOf(live), templateOf(applied.value)),
+    notes: [],
+  };
 }
 
 const STALE =
@@ -327,158 +286,4 @@ async function askWebhook(
     return { stale: false, notes: ['the webhook did not answer a dry-run: is it registered?'] };
   }
   return { stale: answer.rolls, notes: [] };
-}
-
-interface Discovery {
-  readonly sources: readonly SourceRef[];
-  /** Sources the `exclude` or `live-reload` annotation leaves out, and which of them does. */
-  readonly leftOut: readonly { readonly ref: SourceRef; readonly why: string }[];
-  readonly notes: readonly string[];
-}
-
-/** The webhook's discovery, and once more without each annotation that drops sources, to name them. */
-function discover(workload: Workload): Discovery {
-  const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
-  const kept = new Set(sources.map(formatSource));
-  const leftOut = LEAVING_OUT.flatMap(({ annotation, why }) => {
-    const { [annotation]: _dropped, ...without } = workload.annotations;
-    return findSources(workload.template?.spec, without)
-      .sources.filter((ref) => !kept.has(formatSource(ref)))
-      .map((ref) => ({ ref, why }));
-  });
-  return { sources, leftOut, notes: [...problems] };
-}
-
-const LEAVING_OUT = [
-  { annotation: EXCLUDE, why: `${EXCLUDE} leaves it out` },
-  {
-    annotation: LIVE_RELOAD,
-    why: `${LIVE_RELOAD}: mounted without subPath, the pods reload it without a restart`,
-  },
-] as const;
-
-/** One source, live now against as the manifests leave it; a string when it cannot be read. */
-async function compareSource(
-  context: Context,
-  namespace: string,
-  ref: SourceRef,
-): Promise<Compared | string> {
-  const before = await context.liveSource(namespace, ref);
-  if (before.status === 'failed') return `cannot read ${formatSource(ref)}: ${before.detail}`;
-  const beforeContent = before.status === 'found' ? before.content : undefined;
-  const fromManifests = context.manifests.sources.get(sourceKey(namespace, ref));
-  const after = fromManifests ?? beforeContent;
-  return {
-    ref,
-    change: compareContent(ref.selection, beforeContent, after),
-    missingRequired: after === undefined && !ref.optional,
-  };
-}
-
-/** Left-out sources whose content changes: worth saying why they roll nothing. */
-async function leftOutChanges(
-  context: Context,
-  namespace: string,
-  discovery: Discovery,
-): Promise<string[]> {
-  const notes: string[] = [];
-  for (const { ref, why } of discovery.leftOut) {
-    const compared = await compareSource(context, namespace, ref);
-    if (typeof compared !== 'string' && changesHash(compared.change)) {
-      notes.push(`${formatSource(ref)} changes, but ${why}`);
-    }
-  }
-  return notes;
-}
-
-function unchangedReasons(results: readonly Compared[]): string[] {
-  const unselected = results.filter(({ change }) => change.unselected.length > 0);
-  if (unselected.length === 0) return ['no selected key changes'];
-  return unselected.map(
-    ({ ref, change }) =>
-      `only unselected keys of ${formatSource(ref)} change (${change.unselected.join(', ')})`,
-  );
-}
-
-function describeChange({ ref, change }: Compared): string {
-  if (change.presenceChanged) return `${formatSource(ref)} is created`;
-  return `${formatSource(ref)} changes: ${change.selected.join(', ')}`;
-}
-
-// --- does the write roll it --------------------------------------------------------
-
-interface WriteDecision {
-  readonly rolls: boolean;
-  readonly reasons: readonly string[];
-}
-
-/** The selected content changes; whether that reaches the pods. */
-function decideWrite(
-  context: Context,
-  target: Target,
-  live: JsonObject,
-  mode: Exclude<NamespaceMode, 'none'>,
-): WriteDecision {
-  const liveWorkload = readWorkload(live, target.workload.kind);
-  const templateHash = annotationsAt(liveWorkload.template, ['metadata'])[HASH];
-  if (templateHash === undefined && liveWorkload.annotations[ADOPTED_HASH] === undefined) {
-    return {
-      rolls: false,
-      reasons: ['never hashed yet: the next write adopts it without a restart'],
-    };
-  }
-  const written = writtenBy(context, target, live);
-  if (written !== 'webhook') {
-    if (mode === 'true') {
-      const why = target.live
-        ? `nothing writes it: ${written}, and namespace ${target.namespace} is "true" (touch it or apply it server-side)`
-        : `the write will not reach the webhook: ${written}`;
-      return { rolls: false, reasons: [why] };
-    }
-    const follow = `follow mode touches it: ${written}, and namespace ${target.namespace} is "follow"`;
-    return held(target, live) ?? { rolls: true, reasons: [follow] };
-  }
-  return held(target, live) ?? { rolls: true, reasons: [] };
-}
-
-/** 'webhook' when the apply writes the workload, else why nothing reaches the webhook. */
-function writtenBy(context: Context, target: Target, live: JsonObject): string {
-  if (target.live) return 'it is not in the manifests';
-  if (context.options.clientSide && unchangedSinceLastApply(target.workload.object, live)) {
-    return 'a client-side apply of an unchanged workload sends nothing';
-  }
-  return 'webhook';
-}
-
-function held(target: Target, live: JsonObject): WriteDecision | undefined {
-  const reason = rolloutHeld(target.live ? live : target.workload.object, target.workload.kind);
-  return reason ? { rolls: false, reasons: [reason] } : undefined;
-}
-
-/** kubectl sends no patch when the manifest equals the last-applied configuration it recorded. */
-function unchangedSinceLastApply(manifest: JsonObject, live: JsonObject): boolean {
-  const recorded = annotationsAt(live, ['metadata'])[LAST_APPLIED];
-  if (recorded === undefined) return false;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(recorded);
-  } catch {
-    return false;
-  }
-  return deepEqual(comparable(parsed), comparable(manifest));
-}
-
-/** kubectl records the namespace it applied to, and never itself. */
-function comparable(object: unknown): unknown {
-  if (!isObject(object) || !isObject(object.metadata)) return object;
-  const { namespace: _namespace, ...metadata }: Record<string, unknown> = object.metadata;
-  const annotations: Record<string, unknown> | undefined = isObject(metadata.annotations)
-    ? { ...metadata.annotations }
-    : undefined;
-  if (annotations) {
-    delete annotations[LAST_APPLIED];
-    if (Object.keys(annotations).length === 0) delete metadata.annotations;
-    else metadata.annotations = annotations;
-  }
-  return { ...object, metadata };
 }

@@ -50,6 +50,16 @@ export interface PlanCluster {
     namespace: string,
     signal: AbortSignal,
   ): Promise<Read<JsonObject[]>>;
+  /**
+   * A forced server-side apply of `manifest` as a dry run: the workload as the
+   * apiserver would store it, defaults filled in (and the webhook's answer to it).
+   */
+  dryRunApply(
+    kind: WorkloadKind,
+    namespace: string,
+    manifest: JsonObject,
+    signal: AbortSignal,
+  ): Promise<Read<JsonObject>>;
 }
 
 export interface ExplainCluster extends PlanCluster {

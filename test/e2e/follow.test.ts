@@ -17,6 +17,7 @@ import {
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
+import { runConfighash } from '../support/process.js';
 
 let e2e: E2eCluster;
 let api: ReturnType<typeof cluster>;
@@ -151,6 +152,20 @@ describe('out-of-band config changes roll', () => {
     expect(changed[0]!.regarding.name).toBe('web');
     expect(changed[0]!.note).toContain('configmap/web-config');
     expect(changed[0]!.note).not.toContain('secret-ish-value');
+
+    // `confighash explain` shows the same Event to whoever asks why the pods rolled.
+    const explain = runConfighash(['explain', 'deploy/web', '-n', ns, '-o', 'json'], {
+      KUBECONFIG: e2e.controlPlane.kubeconfig,
+    });
+    expect(await explain.exited).toBe(0);
+    const explanation = JSON.parse(explain.output.stdout) as {
+      events: { reason: string; note: string }[];
+    };
+    expect(explanation.events.map(({ reason }) => reason)).toContain('ConfigChanged');
+    expect(explanation.events.find(({ reason }) => reason === 'ConfigChanged')?.note).toBe(
+      changed[0]!.note,
+    );
+    expect(explain.output.stdout).not.toContain('secret-ish-value');
   });
 
   it('a paused Deployment: the touch writes the new hash and a RolloutHeld Warning Event says its pods keep the old config', async () => {

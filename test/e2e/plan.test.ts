@@ -106,6 +106,40 @@ async function planJson(args: readonly string[], objects: object[], kubeconfig?:
   return { code: run.code, plans: JSON.parse(run.stdout) as JsonPlan[], stderr: run.stderr };
 }
 
+describe('plan before a change of the pod template itself', () => {
+  it('a new image with the same config: roll, naming the field; with new config too: one roll naming both', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const withImage = (config: string, image: string) => [
+      ...appObjects(ns, config).slice(0, 2),
+      workload(ns, 'web', { image }),
+    ];
+
+    const imageOnly = await planJson([], withImage('v: 1', 'registry.example/app:2'));
+    expect(imageOnly.code).toBe(1);
+    expect(imageOnly.plans[0]).toMatchObject({
+      verdict: 'roll',
+      reasons: [
+        'the pod template itself changes (template.spec.containers[0].image): it rolls whatever the config',
+      ],
+      changedSources: [],
+    });
+    await apply(['--server-side'], withImage('v: 1', 'registry.example/app:2'));
+    expect(await api.revision(ns, 'web')).toBe(2);
+
+    const both = await planJson([], withImage('v: 2', 'registry.example/app:3'));
+    expect(both.plans[0]).toMatchObject({
+      verdict: 'roll',
+      reasons: [
+        'the pod template itself changes (template.spec.containers[0].image): it rolls whatever the config',
+        'configmap/web-config changes: app.yaml',
+      ],
+    });
+    await apply(['--server-side'], withImage('v: 2', 'registry.example/app:3'));
+    expect(await api.revision(ns, 'web')).toBe(3);
+  });
+});
+
 describe('plan before a config-only change', () => {
   it.each(['true', 'follow'])(
     'in a `%s` namespace: roll, exit 1, and the apply then rolls',

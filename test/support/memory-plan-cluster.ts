@@ -23,6 +23,11 @@ export class MemoryPlanCluster implements ExplainCluster {
     status: 'found',
     value: { object, warnings: [] },
   });
+  /** A dry-run apply stores the manifest as it is: no defaults to fill in here. */
+  applied: (manifest: JsonObject) => Read<JsonObject> = (manifest) => ({
+    status: 'found',
+    value: structuredClone(manifest) as JsonObject,
+  });
   events: Read<ClusterEvent[]> = { status: 'found', value: [] };
   /** Last-write times of ConfigMaps and Secrets, by `Kind/name`. */
   readonly writtenAt = new Map<string, string>();
@@ -86,6 +91,15 @@ export class MemoryPlanCluster implements ExplainCluster {
   ): Promise<Read<DryRunTouch>> {
     const live = await this.getWorkload(kind, namespace, name);
     return live.status === 'found' ? this.dryRun(live.value) : live;
+  }
+
+  async dryRunApply(
+    kind: WorkloadKind,
+    namespace: string,
+    manifest: JsonObject,
+  ): Promise<Read<JsonObject>> {
+    this.calls.push(`dry-run apply ${kind.kind} ${namespace}`);
+    return this.applied(manifest);
   }
 
   async sourceWrittenAt(kind: SourceKind, _namespace: string, name: string): Promise<Read<string>> {

@@ -20,6 +20,14 @@ const NS = 'app';
 const HASH = 'a'.repeat(64);
 const VALUES = ['v: live', 'v: next', 'hunter2-live', 'hunter2-next', 'debug-live', 'debug-next'];
 
+/** Mounts NAME-config, reads NAME-secret as env. */
+function podSpecOf(name: string, image: string): object {
+  return {
+    volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
+    containers: [{ name: 'app', image, envFrom: [{ secretRef: { name: `${name}-secret` } }] }],
+  };
+}
+
 function deployment(
   name: string,
   options: {
@@ -30,12 +38,7 @@ function deployment(
     kind?: string;
   } = {},
 ): JsonObject {
-  const podSpec = options.podSpec ?? {
-    volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
-    containers: [
-      { name: 'app', image: 'app:1', envFrom: [{ secretRef: { name: `${name}-secret` } }] },
-    ],
-  };
+  const podSpec = options.podSpec ?? podSpecOf(name, 'app:1');
   return {
     apiVersion: 'apps/v1',
     kind: options.kind ?? 'Deployment',
@@ -106,6 +109,24 @@ interface Row {
   changed?: { ref: string; changedKeys: string[] }[];
 }
 
+const withImage = (image: string) => deployment('web', { podSpec: podSpecOf('web', image) });
+
+/** web, reading one key of web-config through an env var. */
+const selectingAppYaml = () =>
+  deployment('web', {
+    podSpec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'app:1',
+          env: [
+            { name: 'A', valueFrom: { configMapKeyRef: { name: 'web-config', key: 'app.yaml' } } },
+          ],
+        },
+      ],
+    },
+  });
+
 const lastApplied = (object: JsonObject): JsonObject => {
   const copy = structuredClone(object) as { metadata: { annotations?: Record<string, string> } };
   copy.metadata.annotations = {
@@ -133,23 +154,9 @@ const ROWS: Row[] = [
     name: 'a change of a key the workload does not select rolls nothing, and says so',
     objects: () => [
       configMap('web-config', { 'app.yaml': 'v: live', debug: 'debug-next' }),
-      deployment('web', {
-        podSpec: {
-          containers: [
-            {
-              name: 'app',
-              image: 'app:1',
-              env: [
-                {
-                  name: 'A',
-                  valueFrom: { configMapKeyRef: { name: 'web-config', key: 'app.yaml' } },
-                },
-              ],
-            },
-          ],
-        },
-      }),
+      selectingAppYaml(),
     ],
+    cluster: () => liveCluster().workload(NS, selectingAppYaml()),
     verdict: 'no-roll',
     reason: /only unselected keys of configmap\/web-config change \(debug\)/,
   },
@@ -342,6 +349,52 @@ const ROWS: Row[] = [
     },
     verdict: 'no-roll',
     reason: /could not ask the webhook \(forbidden\): a config change before this plan is not seen/,
+  },
+  {
+    name: 'an image change alone rolls: the pod template itself changes, whatever the config',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), withImage('app:2')],
+    verdict: 'roll',
+    reason:
+      /the pod template itself changes \(template\.spec\.containers\[0\]\.image\): it rolls whatever the config/,
+    changed: [],
+  },
+  {
+    name: 'config and image in one apply: one roll, naming both',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), withImage('app:2')],
+    verdict: 'roll',
+    reason:
+      /pod template itself changes \(template\.spec\.containers\[0\]\.image\)[\s\S]*configmap\/web-config changes: app\.yaml/,
+    changed: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+  },
+  {
+    name: 'an image change of a paused Deployment keeps its pods too',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: live' }),
+      deployment('web', { spec: { paused: true }, podSpec: podSpecOf('web', 'app:2') }),
+    ],
+    verdict: 'no-roll',
+    reason: /paused: pods keep the old config until it is resumed/,
+  },
+  {
+    name: "a manifest without the webhook's annotations has the same template: nothing rolls",
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: live' }),
+      deployment('web', { hashed: false }),
+    ],
+    verdict: 'no-roll',
+    reason: /no selected key changes/,
+  },
+  {
+    name: 'a dry-run apply the user may not make: the config decides, and a note says what is not seen',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: live' }), withImage('app:2')],
+    cluster: () => {
+      const cluster = liveCluster();
+      cluster.applied = () => ({ status: 'failed', detail: 'forbidden' });
+      return cluster;
+    },
+    verdict: 'no-roll',
+    reason:
+      /could not dry-run the apply \(forbidden\): a change to the pod template itself is not seen/,
   },
   {
     name: 'a workload reading no config',

@@ -60,12 +60,21 @@ class MemoryLeaseStore {
   #version = 0;
   readonly writes: string[] = [];
 
+  /** Identities whose next request gets no answer until its signal aborts (a dead socket). */
+  readonly stallNext = new Set<string>();
+
   client(identity: string, reachable: () => boolean = () => true): LeaseStore {
     const check = () => {
       if (!reachable()) throw new Error(`${identity}: apiserver unreachable`);
     };
+    const stall = (signal: AbortSignal) =>
+      new Promise<never>((_resolve, reject) => {
+        this.stallNext.delete(identity);
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
     return {
-      get: async () => {
+      get: async (signal) => {
+        if (this.stallNext.has(identity)) await stall(signal);
         check();
         return this.lease;
       },
@@ -151,9 +160,9 @@ describe('runLeaderElection', () => {
     expect(b.state.leading).toBe(false);
 
     aReachable = false;
-    await vi.advanceTimersByTimeAsync(9000);
-    expect(a.state.leading).toBe(true); // within the renew deadline
-    await vi.advanceTimersByTimeAsync(4000);
+    await vi.advanceTimersByTimeAsync(8000);
+    expect(a.state.leading).toBe(true); // within the renew deadline (10 s after its last renewal at 0)
+    await vi.advanceTimersByTimeAsync(2000);
     expect(a.state.leading).toBe(false);
     expect(a.state.stopped).toBe(1);
     // b saw the record stop changing and takes the lease once it is a lease duration old.
@@ -186,5 +195,50 @@ describe('runLeaderElection', () => {
     expect(b.state.leading).toBe(true);
     b.stop();
     await vi.runAllTimersAsync();
+  });
+
+  it('a renewal that never answers is abandoned at the renew deadline: the leader steps down', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(a.state.leading).toBe(true);
+    store.stallNext.add('a');
+    await vi.advanceTimersByTimeAsync(9000);
+    expect(a.state.leading).toBe(true); // within the renew deadline
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(a.state.leading).toBe(false);
+    a.stop();
+    await vi.runAllTimersAsync();
+  });
+
+  it('shutting down while a renewal hangs still releases the lease at once', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    store.stallNext.add('a');
+    await vi.advanceTimersByTimeAsync(2000); // the next renewal is now in flight, unanswered
+    expect(store.stallNext.has('a')).toBe(false);
+    a.stop();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(a.state.stopped).toBe(1);
+    expect(store.lease?.record.holderIdentity).toBe('');
+    await a.done;
+  });
+
+  it('a release that never answers gives up after a retry period; the lease then just expires', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    a.stop();
+    store.stallNext.add('a');
+    let finished = false;
+    void a.done.then(() => {
+      finished = true;
+    });
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(finished).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(finished).toBe(true);
+    expect(store.lease?.record.holderIdentity).toBe('a');
   });
 });

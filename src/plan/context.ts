@@ -1,0 +1,84 @@
+// What one plan run reads once and shares: namespace modes and live sources, each
+// read at most once however many workloads need it.
+
+import type { LookupResult } from '../evaluate.js';
+import type { NamedSource } from '../sources.js';
+import {
+  type JsonObject,
+  type NamespaceMode,
+  namespaceModeOf,
+  type Workload,
+} from '../workload/index.js';
+import { type Manifests, sourceKey } from './manifests.js';
+import type { PlanCluster } from './ports.js';
+
+export interface PlanOptions {
+  /** The manifests are applied client-side (kubectl apply, Helm 3), not server-side. */
+  readonly clientSide: boolean;
+}
+
+/** A workload to plan: one of the manifests', or a live one that reads their config. */
+export interface Target {
+  readonly workload: Workload;
+  readonly namespace: string;
+  readonly name: string;
+  /** The live object of a workload found only in the cluster; undefined for one in the manifests. */
+  readonly live: JsonObject | undefined;
+}
+
+export type ModeRead =
+  | { readonly status: 'found'; readonly value: NamespaceMode }
+  | { readonly status: 'failed'; readonly detail: string };
+
+export interface Context {
+  readonly manifests: Manifests;
+  readonly cluster: PlanCluster | undefined;
+  readonly options: PlanOptions;
+  readonly signal: AbortSignal;
+  mode(namespace: string): Promise<ModeRead>;
+  liveSource(namespace: string, source: NamedSource): Promise<LookupResult>;
+}
+
+export function createContext(
+  manifests: Manifests,
+  cluster: PlanCluster | undefined,
+  options: PlanOptions,
+  signal: AbortSignal,
+): Context {
+  const modes = new Map<string, Promise<ModeRead>>();
+  const sources = new Map<string, Promise<LookupResult>>();
+  const readMode = async (namespace: string): Promise<ModeRead> => {
+    const labels = manifests.namespaceLabels.get(namespace);
+    if (labels) return { status: 'found', value: namespaceModeOf(labels) };
+    if (!cluster) return { status: 'failed', detail: 'offline, and not in the manifests' };
+    const read = await cluster.namespace(namespace, signal);
+    if (read.status === 'failed') return read;
+    const mode = read.status === 'found' ? namespaceModeOf(read.value.labels) : 'none';
+    return { status: 'found', value: mode };
+  };
+  return {
+    manifests,
+    cluster,
+    options,
+    signal,
+    mode(namespace) {
+      let mode = modes.get(namespace);
+      if (!mode) {
+        mode = readMode(namespace);
+        modes.set(namespace, mode);
+      }
+      return mode;
+    },
+    liveSource(namespace, source) {
+      const key = sourceKey(namespace, source);
+      let read = sources.get(key);
+      if (!read) {
+        read = cluster
+          ? cluster.configSource.get(source.kind, namespace, source.name, signal)
+          : Promise.resolve({ status: 'failed', failure: 'network', detail: 'offline' });
+        sources.set(key, read);
+      }
+      return read;
+    },
+  };
+}
