@@ -16,7 +16,7 @@ import {
   namespaceModeOf,
   ROLLOUT_WINDOW,
   readWorkload,
-  rolloutHeld,
+  rolloutNotice,
   type Workload,
   type WorkloadKind,
 } from '../workload/index.js';
@@ -271,7 +271,8 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
       `this namespace is "true", so nothing writes it until you apply it server-side or touch it: kubectl patch ${target} -n ${facts.namespace} --type=merge -p '{}'`,
     );
   }
-  const held = rolloutHeld(workload.object, workload.kind);
-  if (held) lines.push(held);
+  // Held, partial or an outage: what the roll will do to the pods (DESIGN.md §4).
+  const notice = rolloutNotice(workload.object, workload.kind);
+  if (notice) lines.push(notice.text);
   return lines;
 }

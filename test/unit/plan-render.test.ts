@@ -204,6 +204,19 @@ describe('explain output', () => {
     await expectGolden('explain-rolls.txt', renderExplanation(explanation, { color: false }));
   });
 
+  it('a Recreate Deployment whose next write rolls: explain says it will be an outage', async () => {
+    const explanation = await explained((cluster) => {
+      cluster.dryRun = answersWith(NEW);
+      const recreate = web(OLD);
+      (recreate.spec as Record<string, unknown>).strategy = { type: 'Recreate' };
+      cluster.workload('shop', recreate);
+    });
+    expect(explanation.nextWriteRolls).toBe(true);
+    expect(explanation.explanation).toContain(
+      'strategy Recreate: every pod stops before new ones start; this config change is an outage',
+    );
+  });
+
   it('up to date, with a Secret the user may not read', async () => {
     const explanation = await explained((cluster) => {
       cluster.dryRun = answersWith(OLD);
