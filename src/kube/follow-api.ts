@@ -107,12 +107,18 @@ class ApiFollowApi implements FollowApi {
   }
 
   async listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal) {
-    const list = await requestJson<ObjectList<unknown>>(this.connection, {
-      method: 'GET',
-      path: workloadPath(namespace, kind),
-      signal,
-    });
-    return list.items;
+    try {
+      const list = await requestJson<ObjectList<unknown>>(this.connection, {
+        method: 'GET',
+        path: workloadPath(namespace, kind),
+        signal,
+      });
+      return list.items;
+    } catch (error) {
+      // A kind turned on whose CRD is not installed (yet): there are none of it to follow.
+      if (isStatus(error, 404)) return [];
+      throw error;
+    }
   }
 
   async getWorkload(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {

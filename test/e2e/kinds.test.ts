@@ -55,6 +55,8 @@ const KIND_ARGS = [
   '--kind=apps.kruise.io/v1alpha1/CloneSet',
   '--kind=apps.kruise.io/v1beta1/StatefulSet',
   '--kind=e2e.confighash.dev/v1/Worker=spec.pod.template',
+  // Turned on, its CRD never installed: follow mode must still serve every other kind.
+  '--kind=e2e.confighash.dev/v1/Absent=spec.template',
 ];
 const FOLLOW_ARGS = [
   '--follow',

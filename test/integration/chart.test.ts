@@ -17,7 +17,9 @@ import { LOG_LEVELS } from '../../src/server/logger.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { CHART, type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';
 
-const MANIFESTS = fileURLToPath(new URL('../../manifests/overlays', import.meta.url));
+const OVERLAYS = fileURLToPath(new URL('../../manifests/overlays', import.meta.url));
+/** Overlays that only tests need: the opt-in components on top of a shipped overlay. */
+const TEST_OVERLAYS = fileURLToPath(new URL('../fixtures/kustomize', import.meta.url));
 const NAMESPACE = 'confighash-system';
 const helm = helmOrSkip('chart tests');
 
@@ -38,9 +40,18 @@ const HELM_LABELS = [
 
 /** The same settings, as a kustomize overlay and as chart values. */
 const PAIRS = [
-  { overlay: 'default', values: [] },
-  { overlay: 'follow', values: ['follow.enabled=true'] },
-  { overlay: 'cert-manager', values: ['certificates.mode=certManager'] },
+  { overlay: 'default', dir: `${OVERLAYS}/default`, values: [] },
+  { overlay: 'follow', dir: `${OVERLAYS}/follow`, values: ['follow.enabled=true'] },
+  {
+    overlay: 'cert-manager',
+    dir: `${OVERLAYS}/cert-manager`,
+    values: ['certificates.mode=certManager'],
+  },
+  {
+    overlay: 'follow + components argo-rollouts, openkruise',
+    dir: `${TEST_OVERLAYS}/kinds`,
+    values: ['follow.enabled=true', 'kinds.argoRollouts=true', 'kinds.openKruise=true'],
+  },
 ] as const;
 
 const MAJORS: readonly HelmMajor[] = [3, 4];
@@ -56,8 +67,8 @@ async function template(
   return (loadAllYaml(await runHelm(helm![major], args)) as Obj[]).filter(Boolean);
 }
 
-async function kustomize(overlay: string): Promise<Obj[]> {
-  const { stdout } = await promisify(execFile)('kubectl', ['kustomize', `${MANIFESTS}/${overlay}`]);
+async function kustomize(dir: string): Promise<Obj[]> {
+  const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
   return loadAllYaml(stdout) as Obj[];
 }
 
@@ -83,11 +94,11 @@ const webhook = (objects: Obj[]) =>
   find(objects, 'MutatingWebhookConfiguration', 'confighash').webhooks[0];
 
 describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
-  describe.each(PAIRS)('chart with $values ≡ overlay $overlay', ({ overlay, values }) => {
+  describe.each(PAIRS)('chart with $values ≡ overlay $overlay', ({ dir, values }) => {
     let chart: Obj[];
     let manifests: Obj[];
     beforeAll(async () => {
-      [chart, manifests] = await Promise.all([template(major, values), kustomize(overlay)]);
+      [chart, manifests] = await Promise.all([template(major, values), kustomize(dir)]);
     });
 
     it('labels every object with the four Helm labels, on top of the overlay’s', () => {
@@ -116,6 +127,7 @@ describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
   it.each([
     ['an unknown value (a typo)', 'replica=3', /replica/],
     ['an unknown certificates mode', 'certificates.mode=vault', /mode/],
+    ['a kind the chart does not know', 'kinds.crossplane=true', /crossplane/],
     ['a log level the server rejects', 'logLevel=verbose', /logLevel/],
     ['existingSecret without the Secret', 'certificates.mode=existingSecret', /existingSecret/],
   ])('rejects %s with an error that names it', async (_, value, message) => {
@@ -126,6 +138,8 @@ describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
 /** Every optional part of the chart on, and every value the overlays lack, set. */
 const everythingOn = [
   'follow.enabled=true',
+  'kinds.argoRollouts=true',
+  'kinds.openKruise=true',
   'metrics.serviceMonitor.enabled=true',
   'metrics.prometheusRule.enabled=true',
   'metrics.grafanaDashboard.enabled=true',
@@ -158,8 +172,13 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(schema.properties.logLevel.enum).toEqual([...LOG_LEVELS]);
   });
 
-  it('passes extra args, the priority class, the timeout and the extra namespace rules', () => {
-    expect(container(all).args).toEqual(['--follow-debounce=30s']);
+  it('passes the kinds’ flags then extra args, the priority class, the timeout and the extra namespace rules', () => {
+    expect(container(all).args).toEqual([
+      '--kind=argoproj.io/v1alpha1/Rollout',
+      '--kind=apps.kruise.io/v1alpha1/CloneSet',
+      '--kind=apps.kruise.io/v1beta1/StatefulSet',
+      '--follow-debounce=30s',
+    ]);
     expect(deployment(all).spec.template.spec.priorityClassName).toBe('system-cluster-critical');
     expect(webhook(all).timeoutSeconds).toBe(8);
     expect(webhook(all).namespaceSelector.matchExpressions).toEqual([

@@ -38,3 +38,31 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- else -}}{{ required "certificates.existingSecret.name is required with certificates.mode=existingSecret" .Values.certificates.existingSecret.name }}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The opt-in workload kinds turned on (kinds.*), each as the kustomize component of the
+same name adds it: the --kind flag, a webhook rule, and follow mode's RBAC for it.
+*/}}
+{{- define "confighash.kinds" -}}
+{{- $kinds := list -}}
+{{- if .Values.kinds.argoRollouts -}}
+{{- $kinds = append $kinds (dict "component" "argo-rollouts" "group" "argoproj.io" "versions" (list (dict "version" "v1alpha1" "kind" "Rollout" "resource" "rollouts"))) -}}
+{{- end -}}
+{{- if .Values.kinds.openKruise -}}
+{{- $kinds = append $kinds (dict "component" "openkruise" "group" "apps.kruise.io" "versions" (list (dict "version" "v1alpha1" "kind" "CloneSet" "resource" "clonesets") (dict "version" "v1beta1" "kind" "StatefulSet" "resource" "statefulsets"))) -}}
+{{- end -}}
+{{- toJson $kinds -}}
+{{- end }}
+
+{{/* The container's args: a --kind flag per opt-in kind, then extraArgs. */}}
+{{- define "confighash.args" -}}
+{{- $args := list -}}
+{{- range (include "confighash.kinds" . | fromJsonArray) -}}
+{{- $group := .group -}}
+{{- range .versions -}}
+{{- $args = append $args (printf "--kind=%s/%s/%s" $group .version .kind) -}}
+{{- end -}}
+{{- end -}}
+{{- $all := concat $args .Values.extraArgs -}}
+{{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
+{{- end }}
