@@ -48,7 +48,13 @@ if [[ ! -x "$OUT_DIR/reloader" ]]; then
   cp -a "$RELOADER_SRC/." "$copy/"
   (cd "$copy" && go mod edit -replace "github.com/openshift/api=github.com/openshift/api@$OPENSHIFT_API_REPLACEMENT")
   export GONOSUMDB=github.com/openshift/api
+  # Reloader makes its Kubernetes client while its packages initialise, before it
+  # parses --help: the check that the binary runs needs a kubeconfig (never dialled).
+  printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]' \
+    'users: [{name: u, user: {}}]' 'contexts: [{name: c, context: {cluster: c, user: u}}]' 'current-context: c' \
+    >"$copy/check.kubeconfig"
   # go.sum gains the replacement's lines: the one place the build may write it.
-  GOFLAGS="-mod=mod -buildvcs=false" build_one reloader "$copy" . "-s -w" "" --help
+  KUBECONFIG="$copy/check.kubeconfig" GOFLAGS="-mod=mod -buildvcs=false" \
+    build_one reloader "$copy" . "-s -w" "" --help
 fi
 printf 'reloader=%s\n' "$OUT_DIR/reloader"
