@@ -13,7 +13,7 @@ import { connectToCluster } from '../../src/kube/connection.js';
 import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { credentialsFromFile } from '../support/credentials.js';
-import { waitUntil } from '../support/e2e.js';
+import { localKubeconfig, waitUntil } from '../support/e2e.js';
 
 const NS = 'credentials';
 const PROBE = `/api/v1/namespaces/${NS}/configmaps/probe`;
@@ -52,22 +52,7 @@ async function serviceAccountToken(name: string): Promise<string> {
 }
 
 function kubeconfig(user: object): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      {
-        name: 'local',
-        cluster: {
-          server: controlPlane.server,
-          'certificate-authority-data': Buffer.from(controlPlane.caCert).toString('base64'),
-        },
-      },
-    ],
-    users: [{ name: 'rotating', user }],
-    contexts: [{ name: 'local', context: { cluster: 'local', user: 'rotating', namespace: NS } }],
-    'current-context': 'local',
-  });
+  return localKubeconfig(controlPlane, 'rotating', user, NS);
 }
 
 /** The status the apiserver answers a GET of the probe with this token (no retry, no client-node). */

@@ -162,17 +162,14 @@ export async function waitUntil(
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** A kubeconfig with the control plane's address and CA and a token of a ServiceAccount. */
-export async function serviceAccountKubeconfig(
-  controlPlane: ControlPlane,
-  k: (args: readonly string[]) => Promise<string>,
-  dir: string,
-  namespace: string,
+/** A kubeconfig for the control plane (its address and CA) with one user, as JSON. */
+export function localKubeconfig(
+  controlPlane: Pick<ControlPlane, 'server' | 'caCert'>,
   name: string,
-): Promise<string> {
-  const token = (await k(['create', 'token', name, '-n', namespace, '--duration=2h'])).trim();
-  const path = join(dir, `${name}.kubeconfig`);
-  const kubeconfig = {
+  user: object,
+  namespace?: string,
+): string {
+  return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [
@@ -184,10 +181,27 @@ export async function serviceAccountKubeconfig(
         },
       },
     ],
-    users: [{ name, user: { token } }],
-    contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
+    users: [{ name, user }],
+    contexts: [
+      {
+        name: 'local',
+        context: { cluster: 'local', user: name, ...(namespace ? { namespace } : {}) },
+      },
+    ],
     'current-context': 'local',
-  };
-  await writeFile(path, JSON.stringify(kubeconfig), { mode: 0o600 });
+  });
+}
+
+/** A kubeconfig file with the control plane's address and CA and a token of a ServiceAccount. */
+export async function serviceAccountKubeconfig(
+  controlPlane: ControlPlane,
+  k: (args: readonly string[]) => Promise<string>,
+  dir: string,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = (await k(['create', 'token', name, '-n', namespace, '--duration=2h'])).trim();
+  const path = join(dir, `${name}.kubeconfig`);
+  await writeFile(path, localKubeconfig(controlPlane, name, { token }), { mode: 0o600 });
   return path;
 }
