@@ -53,6 +53,20 @@ function appObjects(ns: string, config: string, extra: Record<string, string> = 
   ];
 }
 
+/** web-config's app.yaml to `v: 2` by a patch of the ConfigMap alone: no workload write carries it. */
+async function changeConfigOutOfBand(ns: string): Promise<void> {
+  await e2e.k([
+    'patch',
+    'configmap',
+    'web-config',
+    '-n',
+    ns,
+    '--type=merge',
+    '-p',
+    '{"data":{"app.yaml":"v: 2"}}',
+  ]);
+}
+
 async function apply(args: readonly string[], objects: object[]): Promise<void> {
   await e2e.k(['apply', ...args, '-f', '-'], yamlDocuments(...objects));
 }
@@ -220,16 +234,7 @@ describe('plan after an out-of-band change', () => {
   it('the manifests bring nothing new, but the hash is stale: the webhook says any write rolls it', async () => {
     const ns = await appNamespace('true');
     await apply(['--server-side'], appObjects(ns, 'v: 1'));
-    await e2e.k([
-      'patch',
-      'configmap',
-      'web-config',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"data":{"app.yaml":"v: 2"}}',
-    ]);
+    await changeConfigOutOfBand(ns);
     const { code, plans } = await planJson([], appObjects(ns, 'v: 2'));
     expect(code).toBe(1);
     expect(plans[0]).toMatchObject({ verdict: 'roll', changedSources: [] });
@@ -384,16 +389,7 @@ describe('explain', () => {
     // managedFields times have seconds: the out-of-band change lands in a later second.
     await new Promise((resolve) => setTimeout(resolve, 1100));
 
-    await e2e.k([
-      'patch',
-      'configmap',
-      'web-config',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"data":{"app.yaml":"v: 2"}}',
-    ]);
+    await changeConfigOutOfBand(ns);
     const stale = await explainJson(ns);
     expect(stale.nextWriteRolls).toBe(true);
     expect(stale.templateHash).toBe(hash);
