@@ -105,7 +105,7 @@ async function plan(argv: readonly string[]): Promise<number> {
   const text = await readManifests(config.input);
   const credentials = config.offline ? undefined : await loadClusterCredentials();
   const namespace = config.namespace ?? credentials?.current().namespace ?? 'default';
-  const parsed = parseManifests(text, namespace);
+  const parsed = parseManifests(text, namespace, config.kinds);
   if (!parsed.ok) throw new UsageError(parsed.error);
   const connection = credentials && connectToCluster(credentials);
   try {
@@ -114,7 +114,7 @@ async function plan(argv: readonly string[]): Promise<number> {
     const result = await planChanges(
       parsed.manifests,
       cluster,
-      { clientSide: config.clientSide },
+      { clientSide: config.clientSide, kinds: config.kinds },
       AbortSignal.timeout(CLI_TIMEOUT_MS),
     );
     if (config.output === 'json') {

@@ -2,6 +2,7 @@
 // (`deploy/web`, `sts/db`, `ds/agent`), and the output format.
 
 import { EVERY_KNOWN_KIND, findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
+import { CLI_KIND_OPTION, parseKinds } from './kinds.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 import { NAMESPACE_OPTION, OUTPUT_OPTION, type OutputFormat, parseOutput } from './plan.js';
 
@@ -10,9 +11,15 @@ export interface ExplainConfig {
   readonly name: string;
   readonly namespace: string | undefined;
   readonly output: OutputFormat;
+  /** Every kind confighash knows, plus those of --kind: KIND is looked up among these. */
+  readonly kinds: readonly WorkloadKind[];
 }
 
-export const EXPLAIN_OPTIONS: readonly OptionSpec[] = [NAMESPACE_OPTION, OUTPUT_OPTION];
+export const EXPLAIN_OPTIONS: readonly OptionSpec[] = [
+  NAMESPACE_OPTION,
+  OUTPUT_OPTION,
+  CLI_KIND_OPTION,
+];
 
 export function parseExplainConfig(argv: readonly string[]): ParseResult<ExplainConfig> {
   const values = parseOptions('explain', EXPLAIN_OPTIONS, argv, {}, { positionals: true });
@@ -23,15 +30,23 @@ export function parseExplainConfig(argv: readonly string[]): ParseResult<Explain
   const target = values.positionals[0]!;
   const match = /^([^/\s]+)\/([^/\s]+)$/.exec(target);
   if (!match) return fail(`'${target}' is not KIND/NAME, e.g. deploy/web, sts/db, ds/agent`);
-  const kind = findWorkloadKindByName(match[1]!, EVERY_KNOWN_KIND);
+  const kinds = parseKinds(values.all('kind'), EVERY_KNOWN_KIND);
+  if (typeof kinds === 'string') return fail(kinds);
+  const kind = findWorkloadKindByName(match[1]!, kinds);
   if (!kind) {
-    const names = EVERY_KNOWN_KIND.map((known) => known.shortNames[0]).join(', ');
+    const names = kinds.map((known) => known.shortNames[0] ?? known.resource).join(', ');
     return fail(`'${match[1]}' is not a kind confighash handles (${names})`);
   }
   const output = parseOutput(values.get('output'));
   if (output !== 'text' && output !== 'json') return fail(output);
   return {
     ok: true,
-    config: Object.freeze({ kind, name: match[2]!, namespace: values.get('namespace'), output }),
+    config: Object.freeze({
+      kind,
+      name: match[2]!,
+      namespace: values.get('namespace'),
+      output,
+      kinds,
+    }),
   };
 }

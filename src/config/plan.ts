@@ -2,6 +2,8 @@
 // the output format and how the manifests will be applied. Flags only: a
 // preview takes no environment variables.
 
+import { EVERY_KNOWN_KIND, type WorkloadKind } from '../workload/index.js';
+import { CLI_KIND_OPTION, parseKinds } from './kinds.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 export type ManifestInput =
@@ -17,6 +19,8 @@ export interface PlanConfig {
   readonly output: OutputFormat;
   readonly clientSide: boolean;
   readonly offline: boolean;
+  /** Every kind confighash knows, plus those of --kind: the manifests' workloads of these kinds are planned. */
+  readonly kinds: readonly WorkloadKind[];
 }
 
 export const NAMESPACE_OPTION: OptionSpec = {
@@ -50,6 +54,7 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
     help: 'the manifests are applied client-side (kubectl apply, Helm 3), not server-side',
   },
   { flag: 'offline', value: '', boolean: true, help: 'use the manifests alone; read no cluster' },
+  CLI_KIND_OPTION,
 ];
 
 export function parseOutput(value: string | undefined): OutputFormat | string {
@@ -71,6 +76,8 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   if (files.filter((path) => path === '-').length > 1) return fail('-f - can be given once');
   const output = parseOutput(get('output'));
   if (output !== 'text' && output !== 'json') return fail(output);
+  const kinds = parseKinds(all('kind'), EVERY_KNOWN_KIND);
+  if (typeof kinds === 'string') return fail(kinds);
   const input: ManifestInput =
     dir === undefined ? { from: 'files', paths: files } : { from: 'kustomize', dir };
   return {
@@ -81,6 +88,7 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
       output,
       clientSide: get('client-side') === 'true',
       offline: get('offline') === 'true',
+      kinds,
     }),
   };
 }

@@ -7,13 +7,8 @@ import { parseGoDuration } from '../admission/index.js';
 import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
 import { LOG_LEVELS, type LogLevel } from '../server/logger.js';
-import {
-  FOLLOW_NAMESPACE_SELECTOR,
-  KIND_OPTION_FORMAT,
-  parseKindOption,
-  type WorkloadKind,
-  withKinds,
-} from '../workload/index.js';
+import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
+import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
 import {
   type Environment,
   envOf,
@@ -245,21 +240,10 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   },
 ];
 
-// More workload kinds (DESIGN.md §7). The webhook's rules (and follow mode's RBAC) must name them too:
-// manifests/components/argo-rollouts and openkruise do both.
-export const KIND_OPTIONS: readonly OptionSpec[] = [
-  {
-    flag: 'kind',
-    env: 'CONFIGHASH_KINDS',
-    value: KIND_OPTION_FORMAT,
-    help: 'also handle this kind (repeatable; env: comma-separated): argoproj.io/v1alpha1/Rollout, apps.kruise.io/v1alpha1/CloneSet, apps.kruise.io/v1beta1/StatefulSet, or any kind with the path of its pod template',
-  },
-];
-
 /** Every option of serve, in help order. */
 export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
   ...SERVE_OPTIONS,
-  ...KIND_OPTIONS,
+  SERVE_KIND_OPTION,
   ...SELF_MANAGED_OPTIONS,
   ...FOLLOW_OPTIONS,
 ];
@@ -313,16 +297,6 @@ export function parseServeConfig(
       kinds,
     }),
   };
-}
-
-function parseKinds(values: readonly string[]): readonly WorkloadKind[] | string {
-  const kinds: WorkloadKind[] = [];
-  for (const value of values) {
-    const parsed = parseKindOption(value);
-    if (!parsed.ok) return parsed.error;
-    kinds.push(parsed.kind);
-  }
-  return withKinds(kinds);
 }
 
 type Values = Extract<Parsed, { ok: true }>;

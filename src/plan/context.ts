@@ -8,6 +8,7 @@ import {
   type NamespaceMode,
   namespaceModeOf,
   type Workload,
+  type WorkloadKind,
 } from '../workload/index.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
@@ -15,6 +16,8 @@ import type { PlanCluster } from './ports.js';
 export interface PlanOptions {
   /** The manifests are applied client-side (kubectl apply, Helm 3), not server-side. */
   readonly clientSide: boolean;
+  /** The kinds whose live workloads may read the manifests' config (every kind known, plus --kind). */
+  readonly kinds: readonly WorkloadKind[];
 }
 
 /** A workload to plan: one of the manifests', or a live one that reads their config. */

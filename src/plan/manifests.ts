@@ -13,6 +13,7 @@ import {
   type JsonObject,
   readWorkload,
   type Workload,
+  type WorkloadKind,
 } from '../workload/index.js';
 
 export interface ManifestWorkload {
@@ -38,7 +39,12 @@ export function sourceKey(namespace: string, source: NamedSource): string {
   return `${namespace}/${formatSource(source)}`;
 }
 
-export function parseManifests(text: string, defaultNamespace: string): ManifestParse {
+/** `kinds`: the workload kinds to take apart (default: every kind confighash knows). */
+export function parseManifests(
+  text: string,
+  defaultNamespace: string,
+  kinds: readonly WorkloadKind[] = EVERY_KNOWN_KIND,
+): ManifestParse {
   let documents: unknown[];
   try {
     documents = loadAllYaml(text);
@@ -70,7 +76,7 @@ export function parseManifests(text: string, defaultNamespace: string): Manifest
       sources.set(key, contentOf(source, object));
       continue;
     }
-    const workloadKind = findWorkloadKind({ group, version, kind }, EVERY_KNOWN_KIND);
+    const workloadKind = findWorkloadKind({ group, version, kind }, kinds);
     if (workloadKind) {
       workloads.push({ workload: readWorkload(object, workloadKind), namespace, name });
     }

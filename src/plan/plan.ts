@@ -7,7 +7,6 @@
 import { formatSource } from '../sources.js';
 import {
   ENABLED,
-  EVERY_KNOWN_KIND,
   findSources,
   isObject,
   type JsonObject,
@@ -103,7 +102,7 @@ async function findLiveReaders(context: Context, problems: string[]): Promise<Ta
       continue;
     }
     if (mode.value === 'none') continue;
-    for (const kind of EVERY_KNOWN_KIND) {
+    for (const kind of context.options.kinds) {
       const listed = await cluster!.listWorkloads(kind, namespace, signal);
       if (listed.status !== 'found') {
         if (listed.status === 'failed') {

@@ -190,9 +190,12 @@ export function parseKindOption(text: string): KindParse {
   };
 }
 
-/** The default kinds plus those of `--kind` values; a later value for the same kind wins. */
-export function withKinds(extra: readonly WorkloadKind[]): readonly WorkloadKind[] {
-  const kinds = [...HANDLED_KINDS];
+/** `base` (the default kinds) plus those of `--kind` values; a later value for the same kind wins. */
+export function withKinds(
+  extra: readonly WorkloadKind[],
+  base: readonly WorkloadKind[] = HANDLED_KINDS,
+): readonly WorkloadKind[] {
+  const kinds = [...base];
   for (const kind of extra) {
     const index = kinds.findIndex((k) => sameKind(k, kind));
     if (index >= 0) kinds[index] = kind;

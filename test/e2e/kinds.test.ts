@@ -332,11 +332,17 @@ describe('plan and explain know the kinds of other projects', () => {
   }
 
   it.each([
-    ['Argo Rollout', 'rollout.argoproj.io/web'],
-    ['OpenKruise Advanced StatefulSet', 'statefulset.apps.kruise.io/web'],
+    ['Argo Rollout', 'rollout.argoproj.io/web', []],
+    ['OpenKruise Advanced StatefulSet', 'statefulset.apps.kruise.io/web', []],
+    // A kind of your own: plan and explain take the --kind serve was given.
+    [
+      'a kind named by --kind with its template path',
+      'worker.e2e.confighash.dev/web',
+      ['--kind', 'e2e.confighash.dev/v1/Worker=spec.pod.template'],
+    ],
   ] as const)(
     '%s: plan says it rolls; explain %s shows the hash the webhook would write',
-    async (name, target) => {
+    async (name, target, kindFlags) => {
       const row = KINDS[name]!;
       const ns = await freshNamespace('true');
       await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
@@ -346,7 +352,7 @@ describe('plan and explain know the kinds of other projects', () => {
         file,
         yamlDocuments(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }), row.object(ns)),
       );
-      const plan = await confighash(['plan', '-f', file, '-o', 'json']);
+      const plan = await confighash(['plan', '-f', file, '-o', 'json', ...kindFlags]);
       expect(plan.code, plan.stderr).toBe(1);
       expect(JSON.parse(plan.stdout)).toEqual([
         expect.objectContaining({
@@ -356,7 +362,7 @@ describe('plan and explain know the kinds of other projects', () => {
           changedSources: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
         }),
       ]);
-      const explain = await confighash(['explain', target, '-n', ns, '-o', 'json']);
+      const explain = await confighash(['explain', target, '-n', ns, '-o', 'json', ...kindFlags]);
       expect(explain.code, explain.stderr).toBe(0);
       const explained = JSON.parse(explain.stdout) as {
         templateHash: string;

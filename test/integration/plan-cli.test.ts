@@ -77,6 +77,22 @@ describe('mistakes: one line, exit 2', () => {
       /^confighash: 'cm' is not a kind confighash handles/,
     ],
     [
+      'a bad --kind',
+      ['plan', '-f', 'a', '--kind', 'Worker'],
+      /^confighash: --kind Worker: 'Worker' is not an API group/,
+    ],
+    [
+      'explain of a kind of your own without --kind',
+      ['explain', 'worker/web'],
+      /^confighash: 'worker' is not a kind confighash handles/,
+    ],
+    [
+      // Past the kind (which --kind made known), the next mistake is the missing cluster.
+      'explain of a kind of your own, without a cluster',
+      ['explain', 'worker.example.com/web', '--kind', 'example.com/v1/Worker=spec.pod.template'],
+      /^confighash: (cannot load the kubeconfig|no Kubernetes cluster found)/,
+    ],
+    [
       'explain without a cluster',
       ['explain', 'deploy/web'],
       /^confighash: (cannot load the kubeconfig|no Kubernetes cluster found)/,
@@ -125,6 +141,34 @@ describe('--offline', () => {
         changedSources: [],
       },
     ]);
+  });
+});
+
+describe('--kind', () => {
+  // A kind of your own, as serve --kind takes it: without the flag plan does not see it.
+  const worker = [
+    'apiVersion: example.com/v1',
+    'kind: Worker',
+    'metadata: {name: crunch, namespace: app, annotations: {confighash.dev/enabled: "false"}}',
+    'spec: {pod: {template: {spec: {containers: [{name: a, image: a}]}}}}',
+  ].join('\n');
+
+  it('plans the workloads of a kind given with its template path', async () => {
+    const kind = ['--kind', 'example.com/v1/Worker=spec.pod.template'];
+    const { code, stdout } = await run(
+      ['plan', '-f', '-', '--offline', '-o', 'json', ...kind],
+      worker,
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject([
+      { kind: 'Worker', namespace: 'app', name: 'crunch', verdict: 'no-roll' },
+    ]);
+  });
+
+  it('without it, the kind is no workload', async () => {
+    const { code, stdout } = await run(['plan', '-f', '-', '--offline', '-o', 'json'], worker);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 });
 

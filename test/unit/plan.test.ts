@@ -12,7 +12,7 @@ import {
   renderPlan,
   renderPlanJson,
 } from '../../src/plan/index.js';
-import type { JsonObject } from '../../src/workload/index.js';
+import { EVERY_KNOWN_KIND, type JsonObject } from '../../src/workload/index.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
 import { named } from '../support/named.js';
 
@@ -96,7 +96,12 @@ function manifests(...objects: object[]): Manifests {
 }
 
 async function plan(objects: object[], cluster: MemoryPlanCluster | undefined, clientSide = false) {
-  return planChanges(manifests(...objects), cluster, { clientSide }, new AbortController().signal);
+  return planChanges(
+    manifests(...objects),
+    cluster,
+    { clientSide, kinds: EVERY_KNOWN_KIND },
+    new AbortController().signal,
+  );
 }
 
 interface Row {
