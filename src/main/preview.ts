@@ -1,0 +1,113 @@
+// `confighash plan` and `confighash explain`: the previews. They read manifests
+// (files, stdin, `kubectl kustomize`) and the cluster, and print for people or
+// as JSON. Every failure is a one-line mistake (errors.ts).
+
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../config/index.js';
+import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
+import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
+
+const CLI_TIMEOUT_MS = 60_000;
+
+/** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
+export async function plan(argv: readonly string[]): Promise<number> {
+  const config = unwrap(parsePlanConfig(argv));
+  const { parseManifests, planChanges, planExitCode, renderPlan, renderPlanJson } = await import(
+    '../plan/index.js'
+  );
+  const text = await readManifests(config.input);
+  const credentials = config.offline ? undefined : await loadClusterCredentials();
+  const namespace = config.namespace ?? credentials?.current().namespace ?? 'default';
+  const parsed = parseManifests(text, namespace, config.kinds);
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  const connection = credentials && connectToCluster(credentials);
+  try {
+    if (connection) await checkReachable(connection);
+    const cluster = connection && createExplainCluster(connection);
+    const result = await planChanges(
+      parsed.manifests,
+      cluster,
+      { clientSide: config.clientSide, kinds: config.kinds },
+      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    );
+    if (config.output === 'json') {
+      process.stdout.write(renderPlanJson(result));
+      for (const problem of result.problems) process.stderr.write(`confighash: ${problem}\n`);
+    } else {
+      process.stdout.write(renderPlan(result, { color: useColor() }));
+    }
+    return planExitCode(result);
+  } finally {
+    connection?.close();
+  }
+}
+
+/** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
+export async function explain(argv: readonly string[]): Promise<number> {
+  const config = unwrap(parseExplainConfig(argv));
+  const { explainWorkload, renderExplanation, renderExplanationJson } = await import(
+    '../plan/index.js'
+  );
+  const credentials = await loadClusterCredentials();
+  const namespace = config.namespace ?? credentials.current().namespace ?? 'default';
+  const connection = connectToCluster(credentials);
+  try {
+    await checkReachable(connection);
+    const result = await explainWorkload(
+      createExplainCluster(connection),
+      config.kind,
+      namespace,
+      config.name,
+      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    );
+    if (!result.ok) throw new UsageError(result.error);
+    process.stdout.write(
+      config.output === 'json'
+        ? renderExplanationJson(result.explanation)
+        : renderExplanation(result.explanation, { color: useColor() }),
+    );
+    return 0;
+  } finally {
+    connection.close();
+  }
+}
+
+function useColor(): boolean {
+  return process.stdout.isTTY === true && !process.env.NO_COLOR;
+}
+
+async function readManifests(input: ManifestInput): Promise<string> {
+  if (input.from === 'kustomize') return kustomize(input.dir);
+  const texts = await Promise.all(
+    input.paths.map((path) =>
+      (path === '-' ? readStdin() : readFile(path, 'utf8')).catch(
+        (error: NodeJS.ErrnoException) => {
+          throw new UsageError(`cannot read -f ${path}: ${error.code ?? error.message}`);
+        },
+      ),
+    ),
+  );
+  return texts.join('\n---\n');
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function kustomize(dir: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'kubectl',
+      ['kustomize', dir],
+      { maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const reason = (stderr.trim().split('\n').pop() || error.message).trim();
+        reject(new UsageError(`kubectl kustomize ${dir} failed: ${reason}`));
+      },
+    );
+  });
+}

@@ -1,0 +1,186 @@
+// `confighash serve`: wires the webhook (and follow mode) from a ServeConfig —
+// cluster access, certificates, the hash key, the app — then listens, and
+// drains on a signal.
+
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:https';
+import closeWithGrace from 'close-with-grace';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { SelfManagedOptions } from '../certs/self-managed.js';
+import type { FollowConfig, ServeConfig } from '../config/index.js';
+import { createEvaluator } from '../evaluate.js';
+import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
+import {
+  type ApiConnection,
+  type ClusterCredentials,
+  connectToCluster,
+  createApiConfigSource,
+  createCaBundleTarget,
+  createFollowApi,
+  createLeaseStore,
+  createSecretStore,
+} from '../kube/index.js';
+import { createMutator } from '../mutate.js';
+import { buildApp } from '../server/app.js';
+import { waitForConnectionsToClose } from '../server/drain.js';
+import { createLogger } from '../server/logger.js';
+import { createAdmissionMetrics } from '../server/metrics.js';
+import { readTlsMaterial, watchTlsFiles } from '../server/tls.js';
+import { loadClusterCredentials, UsageError } from './errors.js';
+
+export const MIN_HASH_KEY_BYTES = 32;
+
+export async function serve(config: ServeConfig): Promise<void> {
+  const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  const cluster = lazyCluster(logger);
+  const selfManaged =
+    config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
+  const hashKey = await readHashKey(config.hashKeyFile);
+  const tlsFiles = { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile };
+  const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+  const connection = await cluster.connection();
+  const metrics = createAdmissionMetrics();
+  const follow =
+    config.follow &&
+    (await startFollow(
+      { ...config.follow, kinds: config.kinds },
+      await cluster.credentials(),
+      hashKey,
+      metrics.registry,
+      logger,
+    ));
+  let ready = false;
+  const app = buildApp({
+    mutator: createMutator({
+      configSource: createApiConfigSource(connection),
+      hashKey,
+      kinds: config.kinds,
+    }),
+    metrics,
+    logger,
+    readiness: { isReady: () => ready },
+    tls,
+  });
+  await app.listen({ port: config.port, host: config.host });
+  const stopTlsWatch = watchTlsFiles(
+    app.server as unknown as Server,
+    tlsFiles,
+    tls,
+    config.tlsReloadIntervalMs,
+    {
+      onReload: () => logger.info({ certFile: config.tlsCertFile }, 'serving certificate reloaded'),
+      onError: (error) =>
+        logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
+    },
+  );
+  ready = true;
+  logger.info(
+    { port: config.port, host: config.host, apiServer: connection.server.origin },
+    'ready',
+  );
+
+  // The drain takes up to the shutdown timeout; closing after it gets a moment more.
+  closeWithGrace({ delay: config.shutdownTimeoutMs + 5_000 }, async ({ signal, err }) => {
+    ready = false;
+    if (err) logger.error({ err }, 'shutting down after an unexpected error');
+    else
+      logger.info({ signal }, 'shutting down: answering until the clients close their connections');
+    stopTlsWatch();
+    selfManaged?.stop();
+    const [drained] = await Promise.all([
+      waitForConnectionsToClose(app.server, config.shutdownTimeoutMs),
+      follow?.stop(),
+    ]);
+    logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
+    await app.close();
+    connection.close();
+  });
+}
+
+interface LazyCluster {
+  credentials(): Promise<ClusterCredentials>;
+  /** The webhook's own connection (follow mode opens another). */
+  connection(): Promise<ApiConnection>;
+}
+
+/** Cluster access loaded when first needed, so that mistakes in files are reported before cluster ones. */
+function lazyCluster(logger: Logger): LazyCluster {
+  let loading: Promise<ClusterCredentials> | undefined;
+  let connected: ApiConnection | undefined;
+  const credentials = () => {
+    loading ??= loadClusterCredentials((error) =>
+      logger.warn(
+        { reason: error.message },
+        'cluster credentials not refreshed; kept the previous',
+      ),
+    );
+    return loading;
+  };
+  return {
+    credentials,
+    async connection() {
+      connected ??= connectToCluster(await credentials());
+      return connected;
+    },
+  };
+}
+
+/** --self-managed-certs / --hash-key-secret: the files serve reads come from Secrets, renewed in place. */
+async function startCertificates(
+  options: SelfManagedOptions,
+  cluster: LazyCluster,
+  logger: Logger,
+): Promise<{ stop(): void }> {
+  const api = await cluster.connection();
+  // selfsigned and the renewal loop load only here: most installs bring their own certificates.
+  const { startSelfManaged } = await import('../certs/self-managed.js');
+  return startSelfManaged(options, {
+    secrets: createSecretStore(api, options.namespace),
+    webhooks: createCaBundleTarget(api),
+    log: logger,
+  }).catch((error: Error) => {
+    throw new UsageError(`self-managed certificates: ${error.message}`);
+  });
+}
+
+/** Follow mode: leader election on its own connection (watches are long-lived streams). */
+async function startFollow(
+  config: FollowConfig & Pick<ServeConfig, 'kinds'>,
+  credentials: ClusterCredentials,
+  hashKey: Buffer,
+  registry: Registry,
+  logger: Logger,
+): Promise<FollowMode> {
+  const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
+  const mode = startFollowMode({
+    api: createFollowApi(connection),
+    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    metrics: createFollowMetrics(registry),
+    logger: logger.child({ component: 'follow' }),
+    options: config.options,
+    kinds: config.kinds,
+    leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
+    identity: config.identity,
+  });
+  return {
+    async stop() {
+      await mode.stop();
+      connection.close();
+    },
+  };
+}
+
+async function readHashKey(path: string): Promise<Buffer> {
+  const key = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read --hash-key-file ${path}: ${error.code ?? error.message}`);
+  });
+  if (key.length < MIN_HASH_KEY_BYTES) {
+    throw new UsageError(
+      `--hash-key-file ${path} has ${key.length} bytes; at least ${MIN_HASH_KEY_BYTES} are required`,
+    );
+  }
+  return key;
+}
