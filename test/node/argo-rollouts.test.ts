@@ -2,10 +2,11 @@
 // tools/build-argo-rollouts.sh): confighash installed with follow mode and the
 // argo-rollouts component hashes a canary Rollout's pod template; Argo Rollouts
 // turns that template into ReplicaSets. Re-applying the same Rollout rolls
-// nothing (forced: Argo's controller owns the containers after its first write); a change of the ConfigMap its pods read through env (no write of the
-// Rollout: follow mode touches it) makes exactly one new ReplicaSet, whose pods
-// print the new value, while the old one scales to 0 — and follow's next resync
-// of the namespace rolls nothing more.
+// nothing (forced: Argo's controller owns the containers after its first write);
+// a change of the ConfigMap its pods read through env (no write of the Rollout:
+// follow mode touches it) makes exactly one new ReplicaSet, whose pods print the
+// new value, while the old one scales to 0 — and follow's next resync of the
+// namespace rolls nothing more.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HASH } from '../../src/workload/annotations.js';
