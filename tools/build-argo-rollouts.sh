@@ -30,10 +30,7 @@ bash "$TOOLS_DIR/crds.sh" >/dev/null
 # The main is this repository's code: a binary built from another version of it
 # is removed, so that the build below makes it anew.
 readonly STAMP="$OUT_DIR/sources.sha256"
-sources_sum() {
-  (cd "$MODULE_DIR" && find . -name '*.go' -o -name 'go.*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1
-}
-if [[ "$(cat "$STAMP" 2>/dev/null)" != "$(sources_sum)" ]]; then
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "$(sources_sum "$MODULE_DIR")" ]]; then
   rm -f "$STAMP" "$OUT_DIR/$BINARY"
 fi
 
@@ -46,7 +43,7 @@ check_go "Argo Rollouts $ARGO_ROLLOUTS_VERSION"
 total_start=$SECONDS
 build_one "$BINARY" "$MODULE_DIR" . "-s -w -X main.Version=$ARGO_ROLLOUTS_VERSION"
 has_all_binaries "$OUT_DIR" "$BINARY" || die "$BINARY missing from $OUT_DIR after build"
-sources_sum >"$STAMP"
+sources_sum "$MODULE_DIR" >"$STAMP"
 if (( ${#TIMINGS[@]} > 0 )); then
   log "build durations: ${TIMINGS[*]} (total $((SECONDS - total_start))s; Argo Rollouts $ARGO_ROLLOUTS_VERSION)"
 fi
