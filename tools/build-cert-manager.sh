@@ -45,10 +45,7 @@ write_crds() {
 # The two mains (and what they share) are this repository's code: binaries built from another version
 # of them are removed, so that the build below makes them anew.
 readonly STAMP="$OUT_DIR/sources.sha256"
-sources_sum() {
-  (cd "$MODULE_DIR" && find . -name '*.go' -o -name 'go.*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1
-}
-if [[ "$(cat "$STAMP" 2>/dev/null)" != "$(sources_sum)" ]]; then
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "$(sources_sum "$MODULE_DIR")" ]]; then
   rm -f "$STAMP"
   for b in "${BINARIES[@]}"; do rm -f "$OUT_DIR/$b"; done
 fi
@@ -67,7 +64,7 @@ build_one cert-manager-controller "$MODULE_DIR" ./controller "$ldflags"
 build_one cert-manager-cainjector "$MODULE_DIR" ./cainjector "$ldflags"
 
 has_all_binaries "$OUT_DIR" "${BINARIES[@]}" || die "binaries missing from $OUT_DIR after build"
-sources_sum >"$STAMP"
+sources_sum "$MODULE_DIR" >"$STAMP"
 if (( ${#TIMINGS[@]} > 0 )); then
   log "build durations: ${TIMINGS[*]} (total $((SECONDS - total_start))s; cert-manager $CERT_MANAGER_VERSION)"
 fi

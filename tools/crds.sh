@@ -2,10 +2,12 @@
 # The CustomResourceDefinitions of the workload kinds confighash handles beyond
 # apps/v1 (DESIGN.md §7 "More kinds"), as each project ships them in its Go
 # module at a pinned version: Argo Rollouts' Rollout, OpenKruise's CloneSet and
-# Advanced StatefulSet. Nothing is built: `go mod download` fetches the module
+# Advanced StatefulSet, plus the four other CRDs of Argo Rollouts whose informers
+# its controller waits on (tools/build-argo-rollouts.sh). Nothing is built: `go mod download` fetches the module
 # source (checked against the sum pinned here) and the YAML is copied out.
 #
 #   tools/crds.sh   -> prints the directory holding rollouts.yaml, clonesets.yaml, statefulsets.yaml
+#                      and analysisruns.yaml, analysistemplates.yaml, clusteranalysistemplates.yaml, experiments.yaml
 #
 # Kept in ${XDG_CACHE_HOME:-$HOME/.cache}/confighash/crds-<versions>/; progress goes to stderr.
 set -euo pipefail
@@ -16,7 +18,14 @@ readonly ARGO_SUM='h1:blbtQva4IK9r6gFh+dWkCrLnFdPOWiv9ubQYu36qeaA='
 readonly KRUISE_MODULE=github.com/openkruise/kruise
 readonly KRUISE_VERSION=v1.8.2
 readonly KRUISE_SUM='h1:PbIrZJ3ergs3egQpYB4JyqiUko+m9JveuNX3VNSwNcY='
-readonly FILES=(rollouts.yaml clonesets.yaml statefulsets.yaml)
+# Argo Rollouts' manifests/crds file -> the name here (its Rollout CRD is copied on its own, below).
+declare -rA ARGO_CONTROLLER_CRDS=(
+  [analysis-run-crd.yaml]=analysisruns.yaml
+  [analysis-template-crd.yaml]=analysistemplates.yaml
+  [cluster-analysis-template-crd.yaml]=clusteranalysistemplates.yaml
+  [experiment-crd.yaml]=experiments.yaml
+)
+readonly FILES=(rollouts.yaml clonesets.yaml statefulsets.yaml "${ARGO_CONTROLLER_CRDS[@]}")
 
 TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TOOLS_DIR
@@ -57,6 +66,9 @@ if ! have_all; then
   argo=$(module_dir "$ARGO_MODULE" "$ARGO_VERSION" "$ARGO_SUM")
   kruise=$(module_dir "$KRUISE_MODULE" "$KRUISE_VERSION" "$KRUISE_SUM")
   copy_crd "$argo/manifests/crds/rollout-crd.yaml" rollouts.yaml
+  for source in "${!ARGO_CONTROLLER_CRDS[@]}"; do
+    copy_crd "$argo/manifests/crds/$source" "${ARGO_CONTROLLER_CRDS[$source]}"
+  done
   copy_crd "$kruise/config/crd/bases/apps.kruise.io_clonesets.yaml" clonesets.yaml
   copy_crd "$kruise/config/crd/bases/apps.kruise.io_statefulsets.yaml" statefulsets.yaml
   log "CRDs of $ARGO_MODULE@$ARGO_VERSION and $KRUISE_MODULE@$KRUISE_VERSION in $((SECONDS - start)) s"

@@ -31,6 +31,8 @@ bash tools/build-control-plane.sh >/dev/null
 bash tools/build-node.sh >/dev/null
 echo "== cert-manager (controller, cainjector, CRDs)" >&2
 bash tools/build-cert-manager.sh >/dev/null
+echo "== Argo Rollouts (controller, CRDs)" >&2
+bash tools/build-argo-rollouts.sh >/dev/null
 echo "== images" >&2
 bash tools/image/build.sh >/dev/null
 bash tools/image/test-images.sh >/dev/null

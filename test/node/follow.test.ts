@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
+  changeGreeting,
+  greetingPodTemplate,
   isReady,
   type NodeFixture,
   type Pod,
@@ -47,22 +49,7 @@ function app(greeting: string): string {
       spec: {
         replicas: 1,
         selector: { matchLabels: { app: 'app' } },
-        template: {
-          metadata: { labels: { app: 'app' } },
-          spec: {
-            automountServiceAccountToken: false,
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: 'app',
-                image: 'confighash.local/busybox:1',
-                imagePullPolicy: 'Never',
-                command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
-                envFrom: [{ configMapRef: { name: 'app-config' } }],
-              },
-            ],
-          },
-        },
+        template: greetingPodTemplate('app', 'app-config'),
       },
     },
   );
@@ -110,16 +97,7 @@ describe('follow mode on a real node', () => {
     const oldLeaderLog = fixture.kubectl(['logs', '-f', '-n', SYSTEM_NAMESPACE, oldLeader]);
     await fixture.k(['delete', 'pod', oldLeader, '-n', SYSTEM_NAMESPACE, '--wait=false']);
     // Out of band: no write of the workload carries this change.
-    await fixture.k([
-      'patch',
-      'configmap',
-      'app-config',
-      '-n',
-      NS,
-      '--type=merge',
-      '-p',
-      '{"data":{"GREETING":"bonjour"}}',
-    ]);
+    await changeGreeting(fixture, NS, 'app-config', 'bonjour');
 
     let lastRenewalByOldLeader = Date.parse(current.spec.renewTime!);
     await waitUntil(

@@ -61,10 +61,14 @@ export interface OverlayPatch {
   readonly operations: readonly object[];
 }
 
-/** An overlay of one of the repository's kustomizations, patched as a user would patch it. */
+/**
+ * An overlay of one of the repository's kustomizations, patched as a user would patch it,
+ * with any of the repository's components (manifests/components/NAME) added.
+ */
 export async function patchedOverlay(
   base: string,
   patches: readonly OverlayPatch[],
+  components: readonly string[] = [],
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'confighash-overlay-'));
   await writeFile(
@@ -74,6 +78,7 @@ export async function patchedOverlay(
       kind: 'Kustomization',
       // kustomize takes a base only by a relative path.
       resources: [relative(dir, join(REPO_ROOT, base))],
+      components: components.map((component) => relative(dir, join(REPO_ROOT, component))),
       patches: patches.map(({ target, operations }) => ({
         target,
         patch: JSON.stringify(operations),
@@ -256,6 +261,48 @@ export async function applyContinuously(
       (o) => (o.status === 200 || o.status === 201) && o.hash !== options.expectedHash,
     ),
   };
+}
+
+/**
+ * The pod template of an app that prints `greeting=$GREETING`, read by env from the ConfigMap
+ * `configMap`, once at start — so its log tells which config a pod started with.
+ */
+export function greetingPodTemplate(app: string, configMap: string): object {
+  return {
+    metadata: { labels: { app } },
+    spec: {
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'app',
+          image: 'confighash.local/busybox:1',
+          imagePullPolicy: 'Never',
+          command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
+          envFrom: [{ configMapRef: { name: configMap } }],
+        },
+      ],
+    },
+  };
+}
+
+/** Changes GREETING in the ConfigMap out of band: no write of any workload carries it. */
+export async function changeGreeting(
+  fixture: NodeFixture,
+  namespace: string,
+  configMap: string,
+  greeting: string,
+): Promise<void> {
+  await fixture.k([
+    'patch',
+    'configmap',
+    configMap,
+    '-n',
+    namespace,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: { GREETING: greeting } }),
+  ]);
 }
 
 export function loadWorkload(namespace: string, name: string, configMap: string): object {

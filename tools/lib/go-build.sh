@@ -95,6 +95,13 @@ kube_ldflags() {
   printf '%s' "$flags"
 }
 
+# sources_sum DIR : one checksum of the Go sources and go.{mod,sum} under DIR — the stamp of a
+# main of this repository's own, so that a cached binary built from another version of it is
+# recognised.
+sources_sum() {
+  (cd "$1" && find . -name '*.go' -o -name 'go.*' | LC_ALL=C sort | xargs cat) | sha256sum | cut -d' ' -f1
+}
+
 # cache_dir NAME : ${XDG_CACHE_HOME:-$HOME/.cache}/confighash/NAME, created, absolute.
 cache_dir() {
   local root=${XDG_CACHE_HOME:-}

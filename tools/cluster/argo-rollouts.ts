@@ -1,0 +1,79 @@
+// Real Argo Rollouts beside a cluster: its five CRDs and its controller, built
+// from Go modules (tools/build-argo-rollouts.sh) and run as a process of this
+// host against the cluster's kubeconfig — one replica, no leader election, its
+// metrics and healthz servers on free ports. Argo Rollouts' dashboard and
+// notifications are not run: nothing here depends on them.
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Kubectl, strictKubectl } from './kubectl.js';
+import { freePort } from './ports.js';
+import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import { runScript } from './scripts.js';
+
+const BUILD_SCRIPT = fileURLToPath(new URL('../build-argo-rollouts.sh', import.meta.url));
+const CRDS_SCRIPT = fileURLToPath(new URL('../crds.sh', import.meta.url));
+const NAME = 'argo-rollouts-controller';
+
+/** The CRDs whose informers the controller waits on before it starts (files of tools/crds.sh). */
+const CRD_FILES = [
+  'rollouts.yaml',
+  'analysisruns.yaml',
+  'analysistemplates.yaml',
+  'clusteranalysistemplates.yaml',
+  'experiments.yaml',
+] as const;
+
+/** What upstream's Manager logs once its caches are synced and its workers run. */
+const STARTED = 'Started controller';
+
+export interface ArgoRollouts {
+  readonly process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+export interface ArgoRolloutsOptions {
+  readonly kubeconfig: string;
+  readonly kubectl: Kubectl;
+  /** Where the controller's log goes. */
+  readonly dir: string;
+  readonly log?: (line: string) => void;
+}
+
+/** Builds the controller once (minutes, cold) or finds it; returns the binary's directory. */
+export function ensureArgoRolloutsBinary(log: (line: string) => void = () => {}): Promise<string> {
+  return runScript(BUILD_SCRIPT, 'building Argo Rollouts', log);
+}
+
+/** Installs Argo Rollouts' CRDs and starts its controller. */
+export async function startArgoRollouts(options: ArgoRolloutsOptions): Promise<ArgoRollouts> {
+  const log = options.log ?? (() => {});
+  const bin = await ensureArgoRolloutsBinary(log);
+  const crds = await runScript(CRDS_SCRIPT, 'copying the CRDs', log);
+  const k = strictKubectl(options.kubectl);
+  const files = CRD_FILES.flatMap((file) => ['-f', join(crds, file)]);
+  await k(['apply', '--server-side', ...files]);
+  await k(['wait', '--for=condition=Established', '--timeout=60s', ...files]);
+  log(`starting ${NAME}`);
+  const process = startProcess(
+    NAME,
+    join(bin, NAME),
+    [
+      `--kubeconfig=${options.kubeconfig}`,
+      `--metrics-port=${await freePort()}`,
+      `--healthz-port=${await freePort()}`,
+    ],
+    join(options.dir, `${NAME}.log`),
+  );
+  const stop = () => process.stop();
+  try {
+    await waitUntilReady(process, async () =>
+      (await readFile(process.logFile, 'utf8')).includes(STARTED),
+    );
+    return { process, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
