@@ -95,6 +95,45 @@ export async function webhookRegistration(url: string, caPem: string): Promise<s
   return dumpYaml(manifest);
 }
 
+/**
+ * A MutatingWebhookConfiguration of one webhook at `url` for the workloads of the
+ * namespaces labelled `label: "true"` only (scenario 4's floor (b) and wave).
+ */
+export function labelledRegistration(
+  name: string,
+  url: string,
+  caPem: string,
+  label: string,
+): Record<string, unknown> {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: `confighash-bench-${name}` },
+    webhooks: [
+      {
+        name: `${name}.bench.confighash.dev`,
+        admissionReviewVersions: ['v1'],
+        clientConfig: { url, caBundle: Buffer.from(caPem).toString('base64') },
+        rules: [
+          {
+            apiGroups: ['apps'],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['deployments', 'statefulsets', 'daemonsets'],
+            scope: 'Namespaced',
+          },
+        ],
+        namespaceSelector: { matchLabels: { [label]: 'true' } },
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        timeoutSeconds: 5,
+        reinvocationPolicy: 'IfNeeded',
+        matchPolicy: 'Equivalent',
+      },
+    ],
+  };
+}
+
 /** Runs `work(i)` for i in [from, to) with at most `parallel` in flight. */
 export async function forEachBounded(
   from: number,
