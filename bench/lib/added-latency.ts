@@ -148,11 +148,9 @@ async function measureArms(
     );
     const us = Number(process.hrtime.bigint() - started) / 1000;
     // Checked after the clock stopped: the written object carries exactly its webhook's annotation.
-    const found = templateAnnotations(answer.body);
-    const right = written.every((key) =>
-      key === arm.writes ? /^[0-9a-f]{64}$/.test(found[key] ?? '') : found[key] === undefined,
-    );
-    if (!right) unmutated[arm.id] = (unmutated[arm.id] ?? 0) + 1;
+    if (!mutatedBy(templateAnnotations(answer.body), arm.writes, written)) {
+      unmutated[arm.id] = (unmutated[arm.id] ?? 0) + 1;
+    }
     return us;
   };
   const warmup = Math.min(MAX_WARMUP, input.applies);
@@ -402,6 +400,17 @@ const meanMs = (
   before: { seconds: number; count: number },
   after: { seconds: number; count: number },
 ) => ((after.seconds - before.seconds) / Math.max(1, after.count - before.count)) * 1000;
+
+/** Whether the template carries a hash under `own` (if any) and none of the other `written` keys. */
+export function mutatedBy(
+  annotations: Readonly<Record<string, string>>,
+  own: string | undefined,
+  written: readonly string[],
+): boolean {
+  return written.every((key) =>
+    key === own ? /^[0-9a-f]{64}$/.test(annotations[key] ?? '') : annotations[key] === undefined,
+  );
+}
 
 function templateAnnotations(body: string): Record<string, string> {
   const object = JSON.parse(body) as {
