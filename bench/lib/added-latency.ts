@@ -85,7 +85,7 @@ export async function addedLatencyScenario(input: AddedLatencyInput): Promise<Sc
   // that reads three sources live through this apiserver adds to a write.
   await applyList(input, [
     namespaceObject(NAMESPACE_FLOOR, FLOOR_LABEL),
-    labelledRegistration('floor', input.floorUrl, input.certs.ca, FLOOR_LABEL),
+    await labelledRegistration('floor', input.floorUrl, input.certs.ca, FLOOR_LABEL),
   ]);
   let wave: WaveWebhook | undefined;
   if (input.wave) {
@@ -120,7 +120,9 @@ async function startWave(
     certs: input.certs,
     readinessReview: admissionReviewBody(NAMESPACE_WAVE, input.sources, { [WAVE_ENABLED]: 'true' }),
   });
-  await applyList(input, [labelledRegistration('wave', wave.url, input.certs.ca, WAVE_LABEL)]);
+  await applyList(input, [
+    await labelledRegistration('wave', wave.url, input.certs.ca, WAVE_LABEL),
+  ]);
   return wave;
 }
 
