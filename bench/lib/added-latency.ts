@@ -133,53 +133,26 @@ async function measureArms(
 ): Promise<Scenario> {
   // The same body in every namespace: wave's opt-in annotation too, when wave is an arm.
   const optIn: Record<string, string> = wave ? { [WAVE_ENABLED]: 'true' } : {};
-  const written = arms.flatMap((arm) => (arm.writes ? [arm.writes] : []));
-  const unmutated: Record<string, number> = {};
-  const apply = async (arm: Arm, sequence: number) => {
-    const manifest = deployment(arm.namespace, input.sources, {
-      ...optIn,
-      'bench.confighash.dev/sequence': String(sequence),
-    });
-    const started = process.hrtime.bigint();
-    const answer = await input.api.expect(
-      [200, 201],
-      'PATCH',
-      `/apis/apps/v1/namespaces/${arm.namespace}/deployments/${WORKLOAD_NAME}?fieldManager=bench&force=true`,
-      JSON.stringify(manifest),
-      'application/apply-patch+yaml',
-    );
-    const us = Number(process.hrtime.bigint() - started) / 1000;
-    // Checked after the clock stopped: the written object carries exactly its webhook's annotation.
-    if (!mutatedBy(templateAnnotations(answer.body), arm.writes, written)) {
-      unmutated[arm.id] = (unmutated[arm.id] ?? 0) + 1;
-    }
-    return us;
-  };
+  const body = { optIn, written: writtenBy(arms) };
   const warmup = Math.min(MAX_WARMUP, input.applies);
-  for (let i = 0; i < warmup; i++) for (const arm of arms) await apply(arm, i);
-  for (const key of Object.keys(unmutated)) delete unmutated[key];
+  for (let i = 0; i < warmup; i++) for (const arm of arms) await applyTimed(input, arm, i, body);
   const times = Object.fromEntries(arms.map((a) => [a.id, [] as number[]])) as Record<
     ArmId,
     number[]
   >;
+  const unmutated: Record<string, number> = {};
   const before = await reviewTimes(input.confighash, wave);
   for (let i = 0; i < input.applies; i++) {
     // Rotate the order, so that no arm always follows another.
     for (let j = 0; j < arms.length; j++) {
       const arm = arms[(i + j) % arms.length]!;
-      times[arm.id].push(await apply(arm, warmup + i));
+      const { us, mutated } = await applyTimed(input, arm, warmup + i, body);
+      times[arm.id].push(us);
+      if (!mutated) unmutated[arm.id] = (unmutated[arm.id] ?? 0) + 1;
     }
   }
   const after = await reviewTimes(input.confighash, wave);
-  const replicaSets: Record<string, number> = {};
-  for (const arm of arms.filter((a) => a.writes)) {
-    replicaSets[arm.namespace] = (
-      await input.kubectl(['get', 'replicasets', '-n', arm.namespace, '-o', 'name'])
-    )
-      .trim()
-      .split('\n')
-      .filter(Boolean).length;
-  }
+  const replicaSets = await replicaSetCounts(input, arms);
   return report({
     input,
     arms,
@@ -199,6 +172,45 @@ async function measureArms(
         : {}),
     },
   });
+}
+
+const writtenBy = (arms: readonly Arm[]) => arms.flatMap((arm) => (arm.writes ? [arm.writes] : []));
+
+/** One server-side apply to `arm`'s namespace: its time, and whether its webhook's annotation came back. */
+async function applyTimed(
+  input: AddedLatencyInput,
+  arm: Arm,
+  sequence: number,
+  body: { readonly optIn: Record<string, string>; readonly written: readonly string[] },
+): Promise<{ us: number; mutated: boolean }> {
+  const manifest = deployment(arm.namespace, input.sources, {
+    ...body.optIn,
+    'bench.confighash.dev/sequence': String(sequence),
+  });
+  const started = process.hrtime.bigint();
+  const answer = await input.api.expect(
+    [200, 201],
+    'PATCH',
+    `/apis/apps/v1/namespaces/${arm.namespace}/deployments/${WORKLOAD_NAME}?fieldManager=bench&force=true`,
+    JSON.stringify(manifest),
+    'application/apply-patch+yaml',
+  );
+  const us = Number(process.hrtime.bigint() - started) / 1000;
+  // Checked after the clock stopped: the written object carries exactly its webhook's annotation.
+  return { us, mutated: mutatedBy(templateAnnotations(answer.body), arm.writes, body.written) };
+}
+
+/** ReplicaSets in each webhook's namespace: more than one would mean a write rolled the workload. */
+async function replicaSetCounts(
+  input: AddedLatencyInput,
+  arms: readonly Arm[],
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const arm of arms.filter((a) => a.writes)) {
+    const names = await input.kubectl(['get', 'replicasets', '-n', arm.namespace, '-o', 'name']);
+    counts[arm.namespace] = names.trim().split('\n').filter(Boolean).length;
+  }
+  return counts;
 }
 
 interface Measured {
