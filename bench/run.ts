@@ -5,13 +5,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from '../src/certs/generate.js';
+import { HASH } from '../src/workload/annotations.js';
 import { startControlPlane } from '../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../tools/cluster/kubectl.js';
 import { freePort } from '../tools/cluster/ports.js';
+import { addedLatencyScenario } from './lib/added-latency.js';
 import { buildProcesses, REPO } from './lib/build.js';
 import { panelsOf, renderChart } from './lib/chart.js';
 import {
@@ -29,7 +30,7 @@ import {
   measureMemory,
   memoryScenario,
 } from './lib/memory.js';
-import { buildPeers, measurePeers, peersScenario } from './lib/peers.js';
+import { buildPeers, measurePeers, type PeerBinaries, peersScenario } from './lib/peers.js';
 import {
   type BenchReport,
   formatBytes,
@@ -39,15 +40,14 @@ import {
   type Scenario,
   type Target,
 } from './lib/report.js';
-import { curve, median, ms, percentile, round, sortSamples, summarize } from './lib/stats.js';
+import { checkReview } from './lib/review.js';
+import { curve, median, ms, round, sortSamples, summarize } from './lib/stats.js';
 import {
   admissionReviewBody,
   benchSources,
-  deployment,
   sourceObject,
   sourcePath,
   unrelatedObject,
-  WORKLOAD_NAME,
 } from './lib/workload.js';
 import type { HashCase } from './procs/hash-micro.js';
 import type { LoadResult } from './procs/loadgen.js';
@@ -106,8 +106,6 @@ const STANDARD_SOURCES = 3;
 const STANDARD_BYTES = KIB;
 const NAMESPACE = 'bench';
 const NAMESPACE_OFF = 'bench-off';
-const NAMESPACE_FLOOR = 'bench-floor';
-const FLOOR_LABEL = 'bench.confighash.dev/floor';
 const ADMISSION_TIMEOUT = '5s';
 
 interface Options {
@@ -128,6 +126,8 @@ interface Context {
   readonly hashKeyFile: string;
   readonly loadgen: Helper;
   readonly resultsDir: string;
+  /** wave and Reloader, built (or found in the cache) when `--peers` is given. */
+  readonly peers: PeerBinaries | undefined;
   readonly helpers: Helper[];
   readonly webhooks: Webhook[];
 }
@@ -148,12 +148,12 @@ function parseOptions(argv: readonly string[]): Options {
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8] [--profile] [--baseline=MAIN_JS]\n' +
+        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,peers] [--profile] [--baseline=MAIN_JS] [--peers]\n' +
           '  --quick     under a minute: shorter runs, fewer points\n' +
           '  --only      run these scenarios (1 and 2 always run together)\n' +
           '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
           '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n' +
-          '  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh)\n',
+          "  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh): their RSS, and wave's webhook in 4\n",
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (see --help)`);
@@ -161,7 +161,7 @@ function parseOptions(argv: readonly string[]): Options {
   return { quick, profile, only, baseline, peers };
 }
 
-/** Scenario ids: 1–8; 5 stands for 5a, 5b and 5c. */
+/** Scenario ids: 1–8 and peers (with --peers); 5 stands for 5a, 5b and 5c. */
 const wants = (options: Options, ...ids: string[]) =>
   options.only === undefined ||
   ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));
@@ -374,31 +374,6 @@ async function lifetimeNote(webhook: Webhook, apiHost: string): Promise<string> 
   return `Over its whole life, warm-ups included, the webhook's agent opened ${opened} connections to the API (${apiHost}) for ${reviews.toLocaleString('en-US')} reviews (${((opened / Math.max(1, reviews)) * 1000).toFixed(2)} per 1,000); the pool is capped at 64 sockets.`;
 }
 
-/** One review by hand before the load: the answer must carry the hash patch. */
-async function checkReview(url: string, body: string, ca: string): Promise<void> {
-  const answer = await new Promise<string>((resolve, reject) => {
-    const request = https.request(
-      url,
-      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        response.on('end', () => resolve(text));
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-  const response = (JSON.parse(answer) as { response?: { allowed?: boolean; patch?: string } })
-    .response;
-  const patch = response?.patch ? Buffer.from(response.patch, 'base64').toString() : '';
-  if (response?.allowed !== true || !/confighash\.dev(~1|\/)hash/.test(patch)) {
-    throw new Error(`${url} did not answer with the hash patch: ${answer.slice(0, 300)}`);
-  }
-}
-
 // --- scenarios 1, 2, 5a, 5b: the API stub ----------------------------------------------
 
 async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<void> {
@@ -460,7 +435,7 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
         serverPid: previous.pid,
       });
     }
-    await checkReview(webhook.url, targets[0]!.body, context.certs.ca);
+    await checkReview(webhook.url, targets[0]!.body, context.certs.ca, HASH);
     const runs = await measureTargets(context, targets, plan.concurrencies);
     const stubScenarioResult = stubScenario(runs, plan);
     stubScenarioResult.notes.push(await lifetimeNote(webhook, new URL(apiUrl).host));
@@ -474,7 +449,7 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
       await seed(count, STANDARD_BYTES, false);
       await floorB.helper.call('paths', { paths: pathsOf(count) });
       const targets = targetsFor(count).slice(1);
-      await checkReview(webhook.url, targets[0]!.body, context.certs.ca);
+      await checkReview(webhook.url, targets[0]!.body, context.certs.ca, HASH);
       sourceRuns.push(
         ...(await measureTargets(context, targets, plan.scaleConcurrencies, {
           rounds: 1,
@@ -521,11 +496,8 @@ async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<v
   await stub.stop();
 }
 
-async function peersRun(context: Context): Promise<Scenario> {
-  log(
-    'peers: building wave and Reloader (bench/build-peers.sh), then RSS at 0 / 1,000 / 10,000 objects',
-  );
-  const binaries = await buildPeers();
+async function peersRun(context: Context, binaries: PeerBinaries): Promise<Scenario> {
+  log('peers: RSS of wave, Reloader and confighash at 0 / 1,000 / 10,000 objects');
   const controlPlane = await startControlPlane({ log: (line) => log(`  ${line}`) });
   const api = await connectApi(controlPlane.kubeconfig);
   try {
@@ -970,7 +942,7 @@ async function clusterScenarios(context: Context, scenarios: Scenario[]): Promis
     });
     await floorB.helper.call('paths', { paths: sources.map((s) => sourcePath(NAMESPACE, s)) });
     const body = admissionReviewBody(NAMESPACE, sources);
-    await checkReview(webhook.url, body, context.certs.ca);
+    await checkReview(webhook.url, body, context.certs.ca, HASH);
     const targets: LoadTarget[] = [
       { id: 'floor-b-real', url: floorB.url, body, serverPid: floorB.helper.pid },
       {
@@ -997,7 +969,30 @@ async function clusterScenarios(context: Context, scenarios: Scenario[]): Promis
         ['apply', '--server-side', '-f', '-'],
         await webhookRegistration(webhook.url, context.certs.ca),
       );
-      scenarios.push(await addedLatencyScenario(context, api, k, webhook, floorB.url));
+      scenarios.push(
+        await addedLatencyScenario({
+          api,
+          kubectl: k,
+          applies: plan.applies,
+          sources,
+          sourceBytes: STANDARD_BYTES,
+          certs: context.certs,
+          confighash: webhook,
+          namespace: NAMESPACE,
+          namespaceOff: NAMESPACE_OFF,
+          floorUrl: floorB.url,
+          ...(context.peers
+            ? {
+                wave: {
+                  binary: context.peers.wave,
+                  dir: join(context.work, 'wave-webhook'),
+                  kubeconfig: controlPlane.kubeconfig,
+                },
+              }
+            : {}),
+          log,
+        }),
+      );
     }
 
     if (wants(options, '5c')) {
@@ -1087,204 +1082,6 @@ function realScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
   };
 }
 
-async function addedLatencyScenario(
-  context: Context,
-  api: ApiClient,
-  k: (args: readonly string[], input?: string) => Promise<string>,
-  webhook: Webhook,
-  floorUrl: string,
-): Promise<Scenario> {
-  const { plan } = context;
-  const sources = benchSources(STANDARD_SOURCES);
-  // The floor (b) server registered too, for its own namespace: what any webhook
-  // that reads three sources live through this apiserver adds to a write.
-  await k(
-    ['apply', '--server-side', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        {
-          apiVersion: 'v1',
-          kind: 'Namespace',
-          metadata: { name: NAMESPACE_FLOOR, labels: { [FLOOR_LABEL]: 'true' } },
-        },
-        floorRegistration(floorUrl, context.certs.ca),
-      ],
-    }),
-  );
-  const reviewTime = async () => {
-    const counters = await webhook.metrics();
-    let seconds = 0;
-    let count = 0;
-    for (const [name, value] of Object.entries(counters)) {
-      if (name.startsWith('confighash_admission_duration_seconds_sum')) seconds += value;
-      if (name.startsWith('confighash_admission_duration_seconds_count')) count += value;
-    }
-    return { seconds, count, accepted: (await webhook.connections()).accepted ?? 0 };
-  };
-  const apply = async (namespace: string, sequence: number) => {
-    const manifest = deployment(namespace, sources, {
-      'bench.confighash.dev/sequence': String(sequence),
-    });
-    const started = process.hrtime.bigint();
-    await api.expect(
-      [200, 201],
-      'PATCH',
-      `/apis/apps/v1/namespaces/${namespace}/deployments/${WORKLOAD_NAME}?fieldManager=bench&force=true`,
-      JSON.stringify(manifest),
-      'application/apply-patch+yaml',
-    );
-    return Number(process.hrtime.bigint() - started) / 1000;
-  };
-  const arms = [NAMESPACE_OFF, NAMESPACE, NAMESPACE_FLOOR] as const;
-  const warmup = Math.min(20, plan.applies);
-  for (let i = 0; i < warmup; i++) for (const namespace of arms) await apply(namespace, i);
-  const times: Record<string, number[]> = { off: [], on: [], floor: [] };
-  const paired: Record<string, number[]> = { on: [], floor: [] };
-  const before = await reviewTime();
-  for (let i = 0; i < plan.applies; i++) {
-    // Rotate the order, so that no arm always follows another.
-    const sequence = warmup + i;
-    const took: Record<string, number> = {};
-    for (let j = 0; j < arms.length; j++) {
-      const namespace = arms[(i + j) % arms.length]!;
-      took[namespace] = await apply(namespace, sequence);
-    }
-    times.off!.push(took[NAMESPACE_OFF]!);
-    times.on!.push(took[NAMESPACE]!);
-    times.floor!.push(took[NAMESPACE_FLOOR]!);
-    paired.on!.push(took[NAMESPACE]! - took[NAMESPACE_OFF]!);
-    paired.floor!.push(took[NAMESPACE_FLOOR]! - took[NAMESPACE_OFF]!);
-  }
-  const after = await reviewTime();
-  const reviews = after.count - before.count;
-  const webhookMeanMs = ((after.seconds - before.seconds) / Math.max(1, reviews)) * 1000;
-  const accepted = after.accepted - before.accepted;
-  // The webhook must really have been called in one namespace and in no other.
-  const hashOf = async (namespace: string) =>
-    (
-      await k([
-        'get',
-        'deployment',
-        WORKLOAD_NAME,
-        '-n',
-        namespace,
-        '-o',
-        'jsonpath={.spec.template.metadata.annotations.confighash\\.dev/hash}',
-      ])
-    ).trim();
-  const hashes = await Promise.all(arms.map(hashOf));
-  if (!/^[0-9a-f]{64}$/.test(hashes[1]!) || hashes[0] !== '' || hashes[2] !== '') {
-    throw new Error(`scenario 4: expected a hash only in ${NAMESPACE} (got ${hashes.join(' / ')})`);
-  }
-  const replicaSets = (await k(['get', 'replicasets', '-n', NAMESPACE, '-o', 'name']))
-    .trim()
-    .split('\n')
-    .filter(Boolean).length;
-  const sorted = {
-    off: sortSamples(times.off!),
-    on: sortSamples(times.on!),
-    floor: sortSamples(times.floor!),
-  };
-  const summary = {
-    off: summarize(sorted.off),
-    on: summarize(sorted.on),
-    floor: summarize(sorted.floor),
-  };
-  const pairedSorted = { on: sortSamples(paired.on!), floor: sortSamples(paired.floor!) };
-  const added = (arm: 'on' | 'floor', p: 'p50Us' | 'p90Us' | 'p99Us') =>
-    (summary[arm][p] - summary.off[p]) / 1000;
-  const p50Delta = added('on', 'p50Us');
-  const p99Delta = added('on', 'p99Us');
-  const floorP50Delta = added('floor', 'p50Us');
-  const pairedP50 = percentile(pairedSorted.on, 50) / 1000;
-  const pairedP99 = percentile(pairedSorted.on, 99) / 1000;
-  log(
-    `  apply p50: ${ms(summary.off.p50Us)} ms without a webhook, ${ms(summary.floor.p50Us)} ms with floor (b) (+${floorP50Delta.toFixed(2)}), ${ms(summary.on.p50Us)} ms with confighash (+${p50Delta.toFixed(2)}); p99 +${p99Delta.toFixed(2)} ms`,
-  );
-  const row = (label: string, arm: 'off' | 'on' | 'floor') =>
-    `| ${label} | ${times[arm]!.length} | ${ms(summary[arm].p50Us)} | ${ms(summary[arm].p90Us)} | ${ms(summary[arm].p99Us)} | ${ms(summary[arm].maxUs)} |`;
-  const table = [
-    '| server-side apply of the Deployment | n | p50 ms | p90 ms | p99 ms | max ms |',
-    '|---|--:|--:|--:|--:|--:|',
-    row('no webhook called (namespace not selected)', 'off'),
-    row('floor (b) webhook called (3 GETs, no hashing)', 'floor'),
-    row('confighash called (3 GETs, hash)', 'on'),
-    `| added by floor (b): difference of the percentiles | | ${floorP50Delta.toFixed(2)} | ${added('floor', 'p90Us').toFixed(2)} | ${added('floor', 'p99Us').toFixed(2)} | |`,
-    `| added by confighash: difference of the percentiles | | ${p50Delta.toFixed(2)} | ${added('on', 'p90Us').toFixed(2)} | ${p99Delta.toFixed(2)} | |`,
-    `| added by confighash: paired differences (same iteration) | ${paired.on!.length} | ${pairedP50.toFixed(2)} | ${(percentile(pairedSorted.on, 90) / 1000).toFixed(2)} | ${pairedP99.toFixed(2)} | |`,
-  ].join('\n');
-  return {
-    id: '4',
-    title: 'Added write latency (server-side apply through kube-apiserver, sequential)',
-    runs: [],
-    ratios: {
-      p50AddedMs: round(p50Delta, 3),
-      p99AddedMs: round(p99Delta, 3),
-      pairedP50Ms: round(pairedP50, 3),
-      pairedP99Ms: round(pairedP99, 3),
-      floorP50AddedMs: round(floorP50Delta, 3),
-      floorP99AddedMs: round(added('floor', 'p99Us'), 3),
-      overFloorP50Ms: round(p50Delta - floorP50Delta, 3),
-      webhookMeanMs: round(webhookMeanMs, 3),
-      apiserverToWebhookConnections: accepted,
-    },
-    targets: [
-      {
-        name: 'added write latency, p50',
-        measured: `${p50Delta.toFixed(2)} ms (paired ${pairedP50.toFixed(2)}; floor (b) adds ${floorP50Delta.toFixed(2)})`,
-        limit: '≤ 3 ms',
-        holds: p50Delta <= 3,
-      },
-    ],
-    notes: [
-      `Interleaved: each iteration applies the same Deployment (a new metadata annotation, so every apply is a real write) to ${NAMESPACE_OFF} (no webhook selects it), ${NAMESPACE_FLOOR} (the floor (b) server registered as a second webhook) and ${NAMESPACE} (confighash), in rotating order. ${plan.applies} each after ${warmup} warm-up applies; a keep-alive client, no kubectl process per apply.`,
-      `ReplicaSets in ${NAMESPACE} afterwards: ${replicaSets} (no write rolled the workload).`,
-      `confighash answered ${reviews} reviews during the timed applies in ${webhookMeanMs.toFixed(2)} ms on average (its own histogram, three GETs through the same apiserver included); the rest of the added time is the apiserver calling it. The apiserver opened ${accepted} new connection(s) to it during them.`,
-    ],
-    details: {
-      off: summary.off,
-      floor: summary.floor,
-      on: summary.on,
-      curves: { off: curve(sorted.off), floor: curve(sorted.floor), on: curve(sorted.on) },
-      replicaSets,
-      table,
-    },
-  };
-}
-
-/** A second MutatingWebhookConfiguration, for the floor (b) server and its namespace only. */
-function floorRegistration(url: string, caPem: string): Record<string, unknown> {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name: 'confighash-bench-floor' },
-    webhooks: [
-      {
-        name: 'floor.bench.confighash.dev',
-        admissionReviewVersions: ['v1'],
-        clientConfig: { url, caBundle: Buffer.from(caPem).toString('base64') },
-        rules: [
-          {
-            apiGroups: ['apps'],
-            apiVersions: ['v1'],
-            operations: ['CREATE', 'UPDATE'],
-            resources: ['deployments', 'statefulsets', 'daemonsets'],
-            scope: 'Namespaced',
-          },
-        ],
-        namespaceSelector: { matchLabels: { [FLOOR_LABEL]: 'true' } },
-        failurePolicy: 'Ignore',
-        sideEffects: 'None',
-        timeoutSeconds: 5,
-        reinvocationPolicy: 'IfNeeded',
-        matchPolicy: 'Equivalent',
-      },
-    ],
-  };
-}
-
 function unrelatedScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
   const c = Math.max(...plan.scaleConcurrencies);
   const first = plan.unrelated[0]!;
@@ -1346,6 +1143,8 @@ async function main(): Promise<void> {
   await writeFile(join(work, 'tls.key'), serving.key, { mode: 0o600 });
   const hashKeyFile = join(work, 'hash.key');
   await writeFile(hashKeyFile, randomBytes(32), { mode: 0o600 });
+  if (options.peers) log('peers: building wave and Reloader (bench/build-peers.sh)');
+  const peers = options.peers ? await buildPeers() : undefined;
   const loadgen = forkHelper('loadgen', join(work, 'loadgen.log'));
   const context: Context = {
     plan,
@@ -1355,6 +1154,7 @@ async function main(): Promise<void> {
     hashKeyFile,
     loadgen,
     resultsDir,
+    peers,
     helpers: [],
     webhooks: [],
   };
@@ -1363,7 +1163,7 @@ async function main(): Promise<void> {
     if (wants(options, '1', '2', '5a', '5b', '7', '8')) await stubScenarios(context, scenarios);
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
-    if (options.peers) scenarios.push(await peersRun(context));
+    if (peers && wants(options, 'peers')) scenarios.push(await peersRun(context, peers));
   } finally {
     for (const webhook of context.webhooks) await webhook.stop();
     for (const helper of context.helpers) await helper.stop();

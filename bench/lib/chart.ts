@@ -60,6 +60,9 @@ export function panelsOf(report: BenchReport): Panel[] {
         { label: 'no webhook', color: '#8c8c8c', dashed: true, points: curves.off ?? [] },
         { label: 'floor (b) webhook', color: '#1f77b4', dashed: true, points: curves.floor ?? [] },
         { label: 'confighash', color: '#d62728', points: curves.on ?? [] },
+        ...(curves.wave
+          ? [{ label: "wave's webhook", color: '#2ca02c', points: curves.wave }]
+          : []),
       ],
     });
   }

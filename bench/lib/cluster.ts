@@ -85,14 +85,49 @@ export async function connectApi(kubeconfigFile: string): Promise<ApiClient> {
   };
 }
 
-/** The manifests' MutatingWebhookConfiguration, pointed at `url` (DESIGN.md §8). */
-export async function webhookRegistration(url: string, caPem: string): Promise<string> {
-  const manifest = loadYaml<{ webhooks: { clientConfig: unknown }[] }>(
+interface Registration {
+  metadata: { name: string };
+  webhooks: Record<string, unknown>[];
+}
+
+const registrationManifest = async () =>
+  loadYaml<Registration>(
     await readFile(join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
   );
-  const caBundle = Buffer.from(caPem).toString('base64');
-  for (const entry of manifest.webhooks) entry.clientConfig = { url, caBundle };
+
+const clientConfig = (url: string, caPem: string) => ({
+  url,
+  caBundle: Buffer.from(caPem).toString('base64'),
+});
+
+/** The manifests' MutatingWebhookConfiguration, pointed at `url` (DESIGN.md §8). */
+export async function webhookRegistration(url: string, caPem: string): Promise<string> {
+  const manifest = await registrationManifest();
+  for (const entry of manifest.webhooks) entry.clientConfig = clientConfig(url, caPem);
   return dumpYaml(manifest);
+}
+
+/**
+ * The manifests' registration again, as `name`, for another webhook at `url` and the
+ * namespaces labelled `label: "true"` only (scenario 4's floor (b) and wave).
+ */
+export async function labelledRegistration(
+  name: string,
+  url: string,
+  caPem: string,
+  label: string,
+): Promise<Registration> {
+  const manifest = await registrationManifest();
+  return {
+    ...manifest,
+    metadata: { name: `confighash-bench-${name}` },
+    webhooks: manifest.webhooks.map((entry) => ({
+      ...entry,
+      name: `${name}.bench.confighash.dev`,
+      clientConfig: clientConfig(url, caPem),
+      namespaceSelector: { matchLabels: { [label]: 'true' } },
+    })),
+  };
 }
 
 /** Runs `work(i)` for i in [from, to) with at most `parallel` in flight. */

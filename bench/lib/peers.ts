@@ -1,8 +1,8 @@
 // `--peers` (issue 14, run once for BENCHMARKS.md): RSS of wave, Reloader and
 // confighash against one real kube-apiserver with 0, 1,000 and 10,000
 // ConfigMaps + Secrets of 4 KiB. The peers are built by bench/build-peers.sh
-// from WAVE_SRC / RELOADER_SRC. Not yet here: wave's webhook registered next to
-// confighash's for the paired added latency per server-side apply.
+// from WAVE_SRC / RELOADER_SRC. wave's webhook next to confighash's, for the
+// paired added latency per server-side apply, is in wave-webhook.ts (scenario 4).
 
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -62,8 +62,8 @@ export async function measurePeers(deps: PeerDeps): Promise<PeerRow[]> {
   for (const objects of PEER_COUNTS) {
     await forEachBounded(created, objects, 8, (i) => createObject(deps, i));
     created = objects;
-    const wave = startPeer(deps, `wave-${objects}`, deps.binaries.wave, []);
-    const reloader = startPeer(deps, `reloader-${objects}`, deps.binaries.reloader, []);
+    const wave = startPeer(deps, `wave-${objects}`, deps.binaries.wave);
+    const reloader = startPeer(deps, `reloader-${objects}`, deps.binaries.reloader);
     const confighash = await deps.startConfighash(`confighash-peers-${objects}`);
     try {
       await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -84,12 +84,31 @@ export async function measurePeers(deps: PeerDeps): Promise<PeerRow[]> {
   return rows;
 }
 
-function startPeer(deps: PeerDeps, name: string, binary: string, args: string[]): ManagedProcess {
-  return startProcess(name, binary, args, join(deps.work, `${name}.log`), {
-    // Each peer finds the cluster the way it does in development: KUBECONFIG.
-    // wave's webhook certificate directory follows TMPDIR.
-    env: { ...process.env, KUBECONFIG: deps.kubeconfig, TMPDIR: deps.work },
-  });
+const startPeer = (deps: PeerDeps, name: string, binary: string) =>
+  startPeerProcess({ work: deps.work, kubeconfig: deps.kubeconfig }, name, binary, []);
+
+/** A peer's process, its log in `work`; `work` is also its TMPDIR. */
+export function startPeerProcess(
+  where: { readonly work: string; readonly kubeconfig: string },
+  name: string,
+  binary: string,
+  args: readonly string[],
+): ManagedProcess {
+  const logFile = join(where.work, `${name}.log`);
+  // Its log lines go straight to the file (the shell's redirection, then exec: the
+  // pid is the peer's): piped through this process, they would cost the bench CPU
+  // on the same two cores while it times writes.
+  return startProcess(
+    name,
+    'bash',
+    ['-c', 'log=$1; shift; exec "$@" >>"$log" 2>&1', name, logFile, binary, ...args],
+    `${logFile}.start`,
+    {
+      // Each peer finds the cluster the way it does in development: KUBECONFIG.
+      // wave's webhook certificate directory follows TMPDIR.
+      env: { ...process.env, KUBECONFIG: where.kubeconfig, TMPDIR: where.work },
+    },
+  );
 }
 
 async function residentOf(process_: ManagedProcess): Promise<number> {

@@ -126,7 +126,11 @@ export function deployment(
 }
 
 /** The body the apiserver POSTs for a CREATE of the bench Deployment. */
-export function admissionReviewBody(namespace: string, sources: readonly BenchSource[]): string {
+export function admissionReviewBody(
+  namespace: string,
+  sources: readonly BenchSource[],
+  annotations: Record<string, string> = {},
+): string {
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -140,7 +144,7 @@ export function admissionReviewBody(namespace: string, sources: readonly BenchSo
       namespace,
       operation: 'CREATE',
       userInfo: { username: 'bench', groups: ['system:authenticated'] },
-      object: deployment(namespace, sources),
+      object: deployment(namespace, sources, annotations),
       oldObject: null,
       dryRun: false,
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions', fieldManager: 'bench' },
