@@ -13,6 +13,8 @@ const EXAMPLES = fileURLToPath(new URL('../examples/shop/', import.meta.url));
 const GREETER = fileURLToPath(new URL('../examples/greeter/app.yaml', import.meta.url));
 const MANIFESTS = fileURLToPath(new URL('../manifests/', import.meta.url));
 const keep = process.argv.includes('--keep');
+/** Longer than the local cluster's follow debounce (LOCAL_FOLLOW_ARGS: 2 s). */
+const FOLLOW_SETTLE_MS = 3_000;
 const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
 const say = (text: string) => process.stdout.write(`\n${bold(`▶ ${text}`)}\n`);
 
@@ -110,6 +112,10 @@ async function main(): Promise<void> {
     await run(['apply', '-f', `${EXAMPLES}follow-namespace.yaml`]);
     await run(['apply', '-n', 'payments', '-f', `${EXAMPLES}app.yaml`]);
     await waitForRevision(kubectl, 'payments', 'web', 1);
+    // Creating the sources was news to follow mode too: let it find nothing to roll first, so
+    // that the rotation below is a change of its own (not merged into "created").
+    process.stdout.write('  (follow mode sees the new ConfigMaps and Secret: nothing to roll)\n');
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
 
     say(
       'Rotate the Secret out of band (as External Secrets or `kubectl edit` would): no write of the Deployment',
@@ -133,7 +139,7 @@ async function main(): Promise<void> {
     );
     await waitForRevision(kubectl, 'payments', 'web', 2);
     await run(['get', 'replicasets', '-n', 'payments', '-l', 'app=web']);
-    await run([
+    const events = await run([
       'get',
       'events.events.k8s.io',
       '-n',
@@ -143,6 +149,10 @@ async function main(): Promise<void> {
       '-o',
       'custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note',
     ]);
+    check(
+      events.includes('secret/web-secret changed; rolling'),
+      'the Event names the rotated Secret',
+    );
 
     say('Done: config changed → template changed → rollout; config unchanged → nothing happens.');
     await keepRunning(cluster.kubeconfig);
