@@ -11,6 +11,7 @@ import {
   isObject,
   type JsonObject,
   NAMESPACE_LABEL,
+  type NamespaceMode,
   readWorkload,
 } from '../workload/index.js';
 import { changesHash } from './compare.js';
@@ -131,30 +132,64 @@ function nameOf(object: JsonObject): string | undefined {
 
 // --- one workload ----------------------------------------------------------------
 
+/** A verdict and its reasons: the answer of a step that settles the workload, or of the last one. */
+interface Finding {
+  readonly verdict: Verdict;
+  readonly reasons: readonly string[];
+  readonly changed?: readonly Compared[];
+}
+
+const settled = (verdict: Verdict, ...reasons: string[]): Finding => ({ verdict, reasons });
+
+/** Each step either settles the workload (a Finding) or hands the next one what it learnt. */
 async function planWorkload(context: Context, target: Target): Promise<WorkloadPlan> {
+  const finding = await findVerdict(context, target);
   const { workload, namespace, name } = target;
-  const answer = (verdict: Verdict, reasons: string[], changed: readonly Compared[] = []) => ({
+  return {
     kind: workload.kind.kind,
     namespace,
     name,
-    verdict,
-    reasons,
-    changedSources: changed.map(({ ref, change }) => ({
+    verdict: finding.verdict,
+    reasons: finding.reasons,
+    changedSources: (finding.changed ?? []).map(({ ref, change }) => ({
       ref: formatSource(ref),
       changedKeys: change.selected,
     })),
-  });
+  };
+}
+
+async function findVerdict(context: Context, target: Target): Promise<Finding> {
+  const scope = await checkScope(context, target);
+  if ('verdict' in scope) return scope;
+  const live = await readLive(context, target);
+  if ('verdict' in live) return live;
+  const results = await compareSources(context, target.namespace, scope.discovery);
+  if ('verdict' in results) return results;
+  return decideRoll(context, target, { ...scope, live: live.object, results });
+}
+
+interface Scope {
+  readonly mode: Exclude<NamespaceMode, 'none'>;
+  readonly discovery: Discovery;
+}
+
+/** Opted out, a namespace not opted in, nothing read, or offline: settled without the live objects. */
+async function checkScope(
+  context: Context,
+  { workload, namespace }: Target,
+): Promise<Scope | Finding> {
   if (workload.annotations[ENABLED] === 'false') {
-    return answer('no-roll', [`opted out: ${ENABLED} is "false"`]);
+    return settled('no-roll', `opted out: ${ENABLED} is "false"`);
   }
   const mode = await context.mode(namespace);
   if (mode.status === 'failed') {
-    return answer('unknown', [`cannot read namespace ${namespace}: ${mode.detail}`]);
+    return settled('unknown', `cannot read namespace ${namespace}: ${mode.detail}`);
   }
   if (mode.value === 'none') {
-    return answer('no-roll', [
+    return settled(
+      'no-roll',
       `namespace ${namespace} is not opted in (label ${NAMESPACE_LABEL} is not "true" or "follow")`,
-    ]);
+    );
   }
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {
@@ -163,62 +198,88 @@ async function planWorkload(context: Context, target: Target): Promise<WorkloadP
       leftOut.length > 0
         ? 'no ConfigMap or Secret it reads counts'
         : 'reads no ConfigMap or Secret';
-    return answer('no-roll', [none, ...leftOut, ...discovery.notes]);
+    return settled('no-roll', none, ...leftOut, ...discovery.notes);
   }
   if (!context.cluster) {
-    return answer('unknown', [
+    return settled(
+      'unknown',
       'offline: the live config is not read',
       `reads ${discovery.sources.map(describeSelection).join(', ')}`,
       ...discovery.notes,
-    ]);
+    );
   }
-  const live = target.live
-    ? ({ status: 'found', value: target.live } as const)
-    : await context.cluster.getWorkload(workload.kind, namespace, name, context.signal);
+  return { mode: mode.value, discovery };
+}
+
+/** The live workload (a live reader brings its own); none yet is a new workload. */
+async function readLive(
+  context: Context,
+  target: Target,
+): Promise<{ object: JsonObject } | Finding> {
+  if (target.live) return { object: target.live };
+  const { workload, namespace, name } = target;
+  const live = await context.cluster!.getWorkload(workload.kind, namespace, name, context.signal);
   if (live.status === 'failed') {
-    return answer('unknown', [
-      `cannot read ${formatWorkload(workload.kind, name)}: ${live.detail}`,
-    ]);
+    return settled('unknown', `cannot read ${formatWorkload(workload.kind, name)}: ${live.detail}`);
   }
   if (live.status === 'absent') {
-    return answer('no-roll', ['new workload: its first pods start with the config as applied']);
+    return settled('no-roll', 'new workload: its first pods start with the config as applied');
   }
+  return { object: live.value };
+}
+
+/** Each source as applied against live; one unreadable or a required one missing settles it. */
+async function compareSources(
+  context: Context,
+  namespace: string,
+  discovery: Discovery,
+): Promise<readonly Compared[] | Finding> {
   const compared = await Promise.all(
     discovery.sources.map((ref) => compareSource(context, namespace, ref)),
   );
   const unreadable = compared.filter((entry): entry is string => typeof entry === 'string');
-  if (unreadable.length > 0) return answer('unknown', unreadable);
+  if (unreadable.length > 0) return settled('unknown', ...unreadable);
   const results = compared as Compared[];
   const missing = results.filter((entry) => entry.missingRequired);
   if (missing.length > 0) {
-    return answer(
+    return settled(
       'no-roll',
-      missing.map(
+      ...missing.map(
         ({ ref }) => `${formatSource(ref)} does not exist: the webhook keeps the previous hash`,
       ),
     );
   }
+  return results;
+}
+
+/** Whether the hash (or the template itself) changes, and whether that write reaches the pods. */
+async function decideRoll(
+  context: Context,
+  target: Target,
+  facts: Scope & { readonly live: JsonObject; readonly results: readonly Compared[] },
+): Promise<Finding> {
+  const { discovery, live, results } = facts;
   const changed = results.filter(({ change }) => changesHash(change));
-  const webhook = await askWebhook(context, target, live.value, discovery);
-  const template = await compareTemplate(context, target, live.value);
-  const templateWrite = decideTemplateWrite(context, target, live.value, template.differences);
+  const webhook = await askWebhook(context, target, live, discovery);
+  const template = await compareTemplate(context, target, live);
+  const templateWrite = decideTemplateWrite(context, target, live, template.differences);
   const notes = [
     ...discovery.notes,
-    ...(await leftOutChanges(context, namespace, discovery)),
+    ...(await leftOutChanges(context, target.namespace, discovery)),
     ...webhook.notes,
     ...template.notes,
   ];
   if (changed.length === 0 && !webhook.stale && !templateWrite) {
-    return answer('no-roll', [...unchangedReasons(results), ...notes]);
+    return settled('no-roll', ...unchangedReasons(results), ...notes);
   }
-  const decision = templateWrite ?? decideWrite(context, target, live.value, mode.value);
+  const decision = templateWrite ?? decideWrite(context, target, live, facts.mode);
   const reasons = [
     ...decision.reasons,
     ...changed.map(describeChange),
     ...(webhook.stale ? [STALE] : []),
     ...notes,
   ];
-  return answer(decision.rolls ? 'roll' : 'no-roll', reasons, changed);
+  return { verdict: decision.rolls ? 'roll' : 'no-roll', reasons, changed };
 }
 
 /**
