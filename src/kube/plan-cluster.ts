@@ -4,7 +4,7 @@
 
 import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
-import { SOURCE_RESOURCE } from '../sources.js';
+import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
 import {
   annotationsAt,
   isObject,
@@ -29,21 +29,11 @@ import {
 import type { ApiConnection } from './connection.js';
 
 export function createExplainCluster(connection: ApiConnection): ExplainCluster {
-  const read = async <T>(path: string, signal: AbortSignal, doing: string): Promise<Read<T>> => {
-    try {
-      return {
-        status: 'found',
-        value: await requestJson<T>(connection, { method: 'GET', path, signal }),
-      };
-    } catch (error) {
-      return failedRead(error, doing);
-    }
-  };
   return {
     configSource: createApiConfigSource(connection),
     async namespace(namespace, signal) {
       const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
-      const found = await read<JsonObject>(path, signal, `read namespace ${namespace}`);
+      const found = await read<JsonObject>(connection, path, signal, `read namespace ${namespace}`);
       if (found.status !== 'found') return found;
       return {
         status: 'found',
@@ -54,68 +44,111 @@ export function createExplainCluster(connection: ApiConnection): ExplainCluster 
       };
     },
     getWorkload(kind, namespace, name, signal) {
-      return read<JsonObject>(workloadPath(namespace, kind, name), signal, 'read');
+      return read<JsonObject>(connection, workloadPath(namespace, kind, name), signal, 'read');
     },
     async listWorkloads(kind, namespace, signal) {
-      const listed = await read<{ items?: JsonObject[] }>(
-        workloadPath(namespace, kind),
-        signal,
-        'list',
-      );
+      const path = workloadPath(namespace, kind);
+      const listed = await read<{ items?: JsonObject[] }>(connection, path, signal, 'list');
       return listed.status === 'found'
         ? { status: 'found', value: listed.value.items ?? [] }
         : listed;
     },
-    async sourceWrittenAt(kind, namespace, name, signal) {
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
-      try {
-        const metadata = await requestJson<JsonObject>(connection, {
-          method: 'GET',
-          path,
-          accept: METADATA_ONLY_OBJECT,
-          signal,
-        });
-        const time = lastWriteTime(metadata);
-        return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
-      } catch (error) {
-        return failedRead(error, 'read');
-      }
-    },
-    dryRunTouch(kind, namespace, name, signal) {
-      return dryRunTouch(connection, kind, namespace, name, signal);
-    },
-    async dryRunApply(kind, namespace, manifest, signal) {
-      const body = applicable(manifest, namespace);
-      const name = String((body.metadata as JsonObject).name);
-      const query = `dryRun=All&force=true&fieldManager=${encodeURIComponent(PLAN_FIELD_MANAGER)}`;
-      try {
-        const applied = await requestJson<JsonObject>(connection, {
-          method: 'PATCH',
-          path: `${workloadPath(namespace, kind, name)}?${query}`,
-          body,
-          contentType: 'application/apply-patch+yaml',
-          signal,
-        });
-        return { status: 'found', value: applied };
-      } catch (error) {
-        return failedRead(error, 'dry-run an apply');
-      }
-    },
-    async confighashEvents(kind, namespace, name, signal) {
-      const selector = encodeURIComponent(
-        `involvedObject.kind=${kind.kind},involvedObject.name=${name}`,
-      );
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events?fieldSelector=${selector}`;
-      const listed = await read<{ items?: CoreEvent[] }>(path, signal, 'list events');
-      if (listed.status !== 'found') return listed;
-      const ours = (listed.value.items ?? []).filter(
-        (event) => event.reportingComponent === REPORTING_CONTROLLER,
-      );
-      return {
-        status: 'found',
-        value: ours.map(toClusterEvent).sort((a, b) => (a.time < b.time ? -1 : 1)),
-      };
-    },
+    sourceWrittenAt: (kind, namespace, name, signal) =>
+      sourceWrittenAt(connection, kind, namespace, name, signal),
+    dryRunTouch: (kind, namespace, name, signal) =>
+      dryRunTouch(connection, kind, namespace, name, signal),
+    dryRunApply: (kind, namespace, manifest, signal) =>
+      dryRunApply(connection, kind, namespace, manifest, signal),
+    confighashEvents: (kind, namespace, name, signal) =>
+      confighashEvents(connection, kind, namespace, name, signal),
+  };
+}
+
+/** A GET whose failure is a reason (`cannot <doing> …`), not an exception. */
+async function read<T>(
+  connection: ApiConnection,
+  path: string,
+  signal: AbortSignal,
+  doing: string,
+): Promise<Read<T>> {
+  try {
+    return {
+      status: 'found',
+      value: await requestJson<T>(connection, { method: 'GET', path, signal }),
+    };
+  } catch (error) {
+    return failedRead(error, doing);
+  }
+}
+
+/** When a ConfigMap or Secret was last written, from its metadata alone (never its data). */
+async function sourceWrittenAt(
+  connection: ApiConnection,
+  kind: SourceKind,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+): Promise<Read<string>> {
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
+  try {
+    const metadata = await requestJson<JsonObject>(connection, {
+      method: 'GET',
+      path,
+      accept: METADATA_ONLY_OBJECT,
+      signal,
+    });
+    const time = lastWriteTime(metadata);
+    return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
+  } catch (error) {
+    return failedRead(error, 'read');
+  }
+}
+
+/** The workload as a forced server-side apply would store it: dryRun=All, nothing is written. */
+async function dryRunApply(
+  connection: ApiConnection,
+  kind: WorkloadKind,
+  namespace: string,
+  manifest: JsonObject,
+  signal: AbortSignal,
+): Promise<Read<JsonObject>> {
+  const body = applicable(manifest, namespace);
+  const name = String((body.metadata as JsonObject).name);
+  const query = `dryRun=All&force=true&fieldManager=${encodeURIComponent(PLAN_FIELD_MANAGER)}`;
+  try {
+    const applied = await requestJson<JsonObject>(connection, {
+      method: 'PATCH',
+      path: `${workloadPath(namespace, kind, name)}?${query}`,
+      body,
+      contentType: 'application/apply-patch+yaml',
+      signal,
+    });
+    return { status: 'found', value: applied };
+  } catch (error) {
+    return failedRead(error, 'dry-run an apply');
+  }
+}
+
+/** confighash's Events on the workload, oldest first. */
+async function confighashEvents(
+  connection: ApiConnection,
+  kind: WorkloadKind,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+): Promise<Read<ClusterEvent[]>> {
+  const selector = encodeURIComponent(
+    `involvedObject.kind=${kind.kind},involvedObject.name=${name}`,
+  );
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events?fieldSelector=${selector}`;
+  const listed = await read<{ items?: CoreEvent[] }>(connection, path, signal, 'list events');
+  if (listed.status !== 'found') return listed;
+  const ours = (listed.value.items ?? []).filter(
+    (event) => event.reportingComponent === REPORTING_CONTROLLER,
+  );
+  return {
+    status: 'found',
+    value: ours.map(toClusterEvent).sort((a, b) => (a.time < b.time ? -1 : 1)),
   };
 }
 
