@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:https';
 import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { SelfManagedOptions } from '../certs/self-managed.js';
@@ -26,7 +27,7 @@ import { buildApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';
 import { createAdmissionMetrics } from '../server/metrics.js';
-import { readTlsMaterial, watchTlsFiles } from '../server/tls.js';
+import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
 import { loadClusterCredentials, UsageError } from './errors.js';
 
 export const MIN_HASH_KEY_BYTES = 32;
@@ -52,7 +53,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       metrics.registry,
       logger,
     ));
-  let ready = false;
+  const readiness = { ready: false, isReady: () => readiness.ready };
   const app = buildApp({
     mutator: createMutator({
       configSource: createApiConfigSource(connection),
@@ -61,33 +62,24 @@ export async function serve(config: ServeConfig): Promise<void> {
     }),
     metrics,
     logger,
-    readiness: { isReady: () => ready },
+    readiness,
     tls,
   });
   await app.listen({ port: config.port, host: config.host });
-  const stopTlsWatch = watchTlsFiles(
-    app.server as unknown as Server,
+  const stopTlsWatch = watchServingCertificate(
+    app,
     tlsFiles,
     tls,
     config.tlsReloadIntervalMs,
-    {
-      onReload: () => logger.info({ certFile: config.tlsCertFile }, 'serving certificate reloaded'),
-      onError: (error) =>
-        logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
-    },
+    logger,
   );
-  ready = true;
+  readiness.ready = true;
   logger.info(
     { port: config.port, host: config.host, apiServer: connection.server.origin },
     'ready',
   );
-
-  // The drain takes up to the shutdown timeout; closing after it gets a moment more.
-  closeWithGrace({ delay: config.shutdownTimeoutMs + 5_000 }, async ({ signal, err }) => {
-    ready = false;
-    if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    else
-      logger.info({ signal }, 'shutting down: answering until the clients close their connections');
+  drainOnSignal(config, logger, async () => {
+    readiness.ready = false;
     stopTlsWatch();
     selfManaged?.stop();
     const [drained] = await Promise.all([
@@ -97,6 +89,30 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
     await app.close();
     connection.close();
+  });
+}
+
+/** The serving certificate and key, reloaded in place when their files change. */
+function watchServingCertificate(
+  app: FastifyInstance,
+  files: TlsFiles,
+  tls: TlsMaterial,
+  intervalMs: number,
+  logger: Logger,
+): () => void {
+  return watchTlsFiles(app.server as unknown as Server, files, tls, intervalMs, {
+    onReload: () => logger.info({ certFile: files.certFile }, 'serving certificate reloaded'),
+    onError: (error) => logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
+  });
+}
+
+/** On SIGTERM/SIGINT (or a crash), `stop`: the drain takes up to the shutdown timeout, closing a moment more. */
+function drainOnSignal(config: ServeConfig, logger: Logger, stop: () => Promise<void>): void {
+  closeWithGrace({ delay: config.shutdownTimeoutMs + 5_000 }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an unexpected error');
+    else
+      logger.info({ signal }, 'shutting down: answering until the clients close their connections');
+    await stop();
   });
 }
 
