@@ -1,0 +1,120 @@
+// The bench's plan (full or quick), its command-line options, the context every
+// scenario shares, and the standard workload's names.
+
+import { resolve } from 'node:path';
+import type { Helper, Webhook } from './children.js';
+import type { PeerBinaries } from './peers.js';
+
+export interface Plan {
+  readonly warmupS: number;
+  readonly measureS: number;
+  /** Load runs of one target are split into rounds, interleaved with the other targets'. */
+  readonly rounds: number;
+  readonly concurrencies: readonly number[];
+  readonly realConcurrencies: readonly number[];
+  readonly scaleConcurrencies: readonly number[];
+  readonly sources: readonly number[];
+  readonly bytes: readonly number[];
+  readonly unrelated: readonly number[];
+  readonly applies: number;
+  readonly hashRounds: number;
+  readonly soakS: number;
+  readonly soakRate: number;
+}
+
+export const KIB = 1024;
+export const FULL: Plan = {
+  warmupS: 1,
+  measureS: 4,
+  rounds: 3,
+  concurrencies: [1, 8, 32],
+  realConcurrencies: [1, 8, 32],
+  scaleConcurrencies: [1, 8],
+  sources: [1, 4, 16, 64],
+  bytes: [KIB, 16 * KIB, 256 * KIB, 1024 * KIB],
+  unrelated: [0, 1_000, 10_000],
+  applies: 200,
+  hashRounds: 30,
+  soakS: 60,
+  soakRate: 500,
+};
+export const QUICK: Plan = {
+  warmupS: 0.25,
+  measureS: 0.8,
+  rounds: 1,
+  concurrencies: [1, 8, 32],
+  realConcurrencies: [1, 32],
+  scaleConcurrencies: [8],
+  sources: [1, 16],
+  bytes: [KIB, 256 * KIB],
+  unrelated: [0, 500],
+  applies: 20,
+  hashRounds: 5,
+  soakS: 4,
+  soakRate: 200,
+};
+
+/** The standard workload of scenarios 1–4 and 7: 3 sources of 1 KiB. */
+export const STANDARD_SOURCES = 3;
+export const STANDARD_BYTES = KIB;
+export const NAMESPACE = 'bench';
+export const NAMESPACE_OFF = 'bench-off';
+export const ADMISSION_TIMEOUT = '5s';
+
+export interface Options {
+  readonly quick: boolean;
+  readonly profile: boolean;
+  readonly only: ReadonlySet<string> | undefined;
+  /** A previous build's compiled main.js, measured next to this one (scenarios 2 and 8). */
+  readonly baseline: string | undefined;
+  /** Also measure wave and Reloader (opt-in: needs WAVE_SRC and RELOADER_SRC). */
+  readonly peers: boolean;
+}
+
+export interface Context {
+  readonly plan: Plan;
+  readonly options: Options;
+  readonly work: string;
+  readonly certs: { readonly ca: string; readonly cert: string; readonly key: string };
+  readonly hashKeyFile: string;
+  readonly loadgen: Helper;
+  readonly resultsDir: string;
+  /** wave and Reloader, built (or found in the cache) when `--peers` is given. */
+  readonly peers: PeerBinaries | undefined;
+  readonly helpers: Helper[];
+  readonly webhooks: Webhook[];
+}
+
+export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+export function parseOptions(argv: readonly string[]): Options {
+  let quick = false;
+  let profile = false;
+  let only: Set<string> | undefined;
+  let baseline: string | undefined;
+  let peers = false;
+  for (const arg of argv) {
+    if (arg === '--quick') quick = true;
+    else if (arg === '--peers') peers = true;
+    else if (arg.startsWith('--baseline=')) baseline = resolve(arg.slice('--baseline='.length));
+    else if (arg === '--profile') profile = true;
+    else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(
+        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,peers] [--profile] [--baseline=MAIN_JS] [--peers]\n' +
+          '  --quick     under a minute: shorter runs, fewer points\n' +
+          '  --only      run these scenarios (1 and 2 always run together)\n' +
+          '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
+          '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n' +
+          "  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh): their RSS, and wave's webhook in 4\n",
+      );
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg} (see --help)`);
+  }
+  return { quick, profile, only, baseline, peers };
+}
+
+/** Scenario ids: 1–8 and peers (with --peers); 5 stands for 5a, 5b and 5c. */
+export const wants = (options: Options, ...ids: string[]) =>
+  options.only === undefined ||
+  ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));

@@ -1,0 +1,73 @@
+// The servers under load: the floors and confighash (compiled, as a user starts
+// it), and what confighash's metrics say of its own reviews.
+
+import { join } from 'node:path';
+import { freePort } from '../../tools/cluster/ports.js';
+import { forkHelper, type Helper, startWebhook, type Webhook } from './children.js';
+import type { Context } from './context.js';
+
+export async function startFloor(
+  context: Context,
+  name: string,
+  api?: { url: string; ca?: string; cert?: string; key?: string },
+): Promise<{ url: string; helper: Helper }> {
+  const profile = context.options.profile
+    ? ['--cpu-prof', `--cpu-prof-dir=${context.resultsDir}`, `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
+  const helper = forkHelper('floor', join(context.work, `${name}.log`), profile);
+  context.helpers.push(helper);
+  const { port } = await helper.call<{ port: number }>('listen', {
+    options: { tls: { cert: context.certs.cert, key: context.certs.key }, api },
+  });
+  return { url: `https://127.0.0.1:${port}/mutate`, helper };
+}
+
+export async function startConfighash(
+  context: Context,
+  name: string,
+  kubeconfig: string,
+  mainJs?: string,
+): Promise<Webhook> {
+  const webhook = await startWebhook({
+    ...(mainJs ? { mainJs } : {}),
+    dir: context.work,
+    name,
+    kubeconfig,
+    port: await freePort(),
+    certs: context.certs,
+    hashKeyFile: context.hashKeyFile,
+    ...(context.options.profile ? { profileDir: context.resultsDir } : {}),
+  });
+  context.webhooks.push(webhook);
+  return webhook;
+}
+
+/** Every review of the bench workload must be answered with a hash (a patch); count the rest. */
+export function wrongOutcomes(webhook: Webhook, expected: string): () => Promise<number> {
+  return async () => {
+    const counters = await webhook.metrics();
+    let wrong = 0;
+    for (const [name, value] of Object.entries(counters)) {
+      if (
+        name.startsWith('confighash_admission_requests_total{') &&
+        !name.includes(`"${expected}"`)
+      ) {
+        wrong += value;
+      }
+      if (name.startsWith('confighash_lookups_total{') && !name.includes('result="found"')) {
+        wrong += value;
+      }
+    }
+    return wrong;
+  };
+}
+
+/** Connections over the webhook's whole life, warm-ups included (the table counts measured windows). */
+export async function lifetimeNote(webhook: Webhook, apiHost: string): Promise<string> {
+  const opened = (await webhook.connections())[apiHost] ?? 0;
+  let reviews = 0;
+  for (const [name, value] of Object.entries(await webhook.metrics())) {
+    if (name.startsWith('confighash_admission_requests_total{')) reviews += value;
+  }
+  return `Over its whole life, warm-ups included, the webhook's agent opened ${opened} connections to the API (${apiHost}) for ${reviews.toLocaleString('en-US')} reviews (${((opened / Math.max(1, reviews)) * 1000).toFixed(2)} per 1,000); the pool is capped at 64 sockets.`;
+}
