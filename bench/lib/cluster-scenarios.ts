@@ -2,9 +2,10 @@
 
 import { join } from 'node:path';
 import { HASH } from '../../src/workload/annotations.js';
-import { startControlPlane } from '../../tools/cluster/control-plane.js';
+import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { addedLatencyScenario } from './added-latency.js';
+import type { Webhook } from './children.js';
 import { type ApiClient, connectApi, forEachBounded, webhookRegistration } from './cluster.js';
 import {
   type Context,
@@ -29,124 +30,40 @@ import {
   unrelatedObject,
 } from './workload.js';
 
+/** The real apiserver's side of scenarios 3, 4 and 5c: one control plane, one webhook, one floor. */
+interface RealCluster {
+  readonly controlPlane: ControlPlane;
+  readonly api: ApiClient;
+  readonly k: (args: readonly string[], input?: string) => Promise<string>;
+  readonly sources: ReturnType<typeof benchSources>;
+  readonly webhook: Webhook;
+  readonly floorUrl: string;
+  readonly apiHost: string;
+  readonly targets: readonly LoadTarget[];
+}
+
 export async function clusterScenarios(context: Context, scenarios: Scenario[]): Promise<void> {
   const { plan, options } = context;
   log('starting the local control plane (etcd, kube-apiserver, kube-controller-manager)');
   const controlPlane = await startControlPlane({ log: (line) => log(`  ${line}`) });
   let api: ApiClient | undefined;
   try {
-    const k = strictKubectl(kubectlFor(controlPlane.kubeconfig));
     api = await connectApi(controlPlane.kubeconfig);
-    const sources = benchSources(STANDARD_SOURCES);
-    // The namespaces and the three sources, with kubectl, as a user would create them.
-    const items = [
-      {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: NAMESPACE, labels: { 'confighash.dev/enabled': 'true' } },
-      },
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE_OFF } },
-      ...sources.map((s) => sourceObject(NAMESPACE, s, STANDARD_BYTES)),
-      ...sources.map((s) => sourceObject(NAMESPACE_OFF, s, STANDARD_BYTES)),
-    ];
-    await k(
-      ['apply', '--server-side', '-f', '-'],
-      JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
-    );
-
-    const webhook = await startConfighash(context, 'confighash-real', controlPlane.kubeconfig);
-    const apiHost = `${api.server.hostname}:${api.server.port}`;
-    const apiConnections = async () => (await webhook.connections())[apiHost] ?? 0;
-    const floorB = await startFloor(context, 'floor-b-real', {
-      url: controlPlane.server,
-      ...api.tls,
-    });
-    await floorB.helper.call('paths', { paths: sources.map((s) => sourcePath(NAMESPACE, s)) });
-    const body = admissionReviewBody(NAMESPACE, sources);
-    await checkReview(webhook.url, body, context.certs.ca, HASH);
-    const targets: LoadTarget[] = [
-      { id: 'floor-b-real', url: floorB.url, body, serverPid: floorB.helper.pid },
-      {
-        id: 'confighash-real',
-        url: webhook.url,
-        body,
-        apiConnections,
-        wrongOutcomes: wrongOutcomes(webhook, 'patched'),
-        serverPid: webhook.pid,
-      },
-    ];
-
+    const real = await prepareRealCluster(context, controlPlane, api);
     if (wants(options, '3')) {
       log('scenario 3: confighash against the real kube-apiserver');
-      const runs = await measureTargets(context, targets, plan.realConcurrencies);
+      const runs = await measureTargets(context, real.targets, plan.realConcurrencies);
       const result = realScenario(runs, plan);
-      result.notes.push(await lifetimeNote(webhook, apiHost));
+      result.notes.push(await lifetimeNote(real.webhook, real.apiHost));
       scenarios.push(result);
     }
-
     if (wants(options, '4')) {
       log(`scenario 4: ${plan.applies} server-side applies with and without the webhook`);
-      await k(
-        ['apply', '--server-side', '-f', '-'],
-        await webhookRegistration(webhook.url, context.certs.ca),
-      );
-      scenarios.push(
-        await addedLatencyScenario({
-          api,
-          kubectl: k,
-          applies: plan.applies,
-          sources,
-          sourceBytes: STANDARD_BYTES,
-          certs: context.certs,
-          confighash: webhook,
-          namespace: NAMESPACE,
-          namespaceOff: NAMESPACE_OFF,
-          floorUrl: floorB.url,
-          ...(context.peers
-            ? {
-                wave: {
-                  binary: context.peers.wave,
-                  dir: join(context.work, 'wave-webhook'),
-                  kubeconfig: controlPlane.kubeconfig,
-                },
-              }
-            : {}),
-          log,
-        }),
-      );
+      scenarios.push(await addedLatency(context, real));
     }
-
     if (wants(options, '5c')) {
       log('scenario 5c: unrelated ConfigMaps and Secrets in the namespace (real kube-apiserver)');
-      const runs: LoadRun[] = [];
-      let created = 0;
-      for (const count of plan.unrelated) {
-        if (count > created) {
-          const started = Date.now();
-          const client = api;
-          await forEachBounded(created, count, 8, (i) => {
-            const object = unrelatedObject(NAMESPACE, i);
-            const resource = object.kind === 'ConfigMap' ? 'configmaps' : 'secrets';
-            return client.expect(
-              [201],
-              'POST',
-              `/api/v1/namespaces/${NAMESPACE}/${resource}`,
-              JSON.stringify(object),
-            );
-          });
-          log(
-            `  created ${count - created} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-          );
-          created = count;
-        }
-        runs.push(
-          ...(await measureTargets(context, targets, plan.scaleConcurrencies, {
-            rounds: 1,
-            parameter: { name: 'unrelated objects', value: count },
-          })),
-        );
-      }
-      scenarios.push(unrelatedScenario(runs, plan));
+      scenarios.push(unrelatedScenario(await unrelatedRuns(context, real), plan));
     }
   } finally {
     api?.close();
@@ -156,6 +73,113 @@ export async function clusterScenarios(context: Context, scenarios: Scenario[]):
     }
     await controlPlane.stop();
   }
+}
+
+/** The namespaces and the three sources (with kubectl, as a user would), the webhook and floor (b). */
+async function prepareRealCluster(
+  context: Context,
+  controlPlane: ControlPlane,
+  api: ApiClient,
+): Promise<RealCluster> {
+  const k = strictKubectl(kubectlFor(controlPlane.kubeconfig));
+  const sources = benchSources(STANDARD_SOURCES);
+  const items = [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NAMESPACE, labels: { 'confighash.dev/enabled': 'true' } },
+    },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE_OFF } },
+    ...sources.map((s) => sourceObject(NAMESPACE, s, STANDARD_BYTES)),
+    ...sources.map((s) => sourceObject(NAMESPACE_OFF, s, STANDARD_BYTES)),
+  ];
+  await k(
+    ['apply', '--server-side', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+  );
+  const webhook = await startConfighash(context, 'confighash-real', controlPlane.kubeconfig);
+  const apiHost = `${api.server.hostname}:${api.server.port}`;
+  const floorB = await startFloor(context, 'floor-b-real', {
+    url: controlPlane.server,
+    ...api.tls,
+  });
+  await floorB.helper.call('paths', { paths: sources.map((s) => sourcePath(NAMESPACE, s)) });
+  const body = admissionReviewBody(NAMESPACE, sources);
+  await checkReview(webhook.url, body, context.certs.ca, HASH);
+  const targets: LoadTarget[] = [
+    { id: 'floor-b-real', url: floorB.url, body, serverPid: floorB.helper.pid },
+    {
+      id: 'confighash-real',
+      url: webhook.url,
+      body,
+      apiConnections: async () => (await webhook.connections())[apiHost] ?? 0,
+      wrongOutcomes: wrongOutcomes(webhook, 'patched'),
+      serverPid: webhook.pid,
+    },
+  ];
+  return { controlPlane, api, k, sources, webhook, floorUrl: floorB.url, apiHost, targets };
+}
+
+/** Scenario 4: the webhook registered, then applies with and without it (and wave's, with --peers). */
+async function addedLatency(context: Context, real: RealCluster): Promise<Scenario> {
+  await real.k(
+    ['apply', '--server-side', '-f', '-'],
+    await webhookRegistration(real.webhook.url, context.certs.ca),
+  );
+  return addedLatencyScenario({
+    api: real.api,
+    kubectl: real.k,
+    applies: context.plan.applies,
+    sources: real.sources,
+    sourceBytes: STANDARD_BYTES,
+    certs: context.certs,
+    confighash: real.webhook,
+    namespace: NAMESPACE,
+    namespaceOff: NAMESPACE_OFF,
+    floorUrl: real.floorUrl,
+    ...(context.peers
+      ? {
+          wave: {
+            binary: context.peers.wave,
+            dir: join(context.work, 'wave-webhook'),
+            kubeconfig: real.controlPlane.kubeconfig,
+          },
+        }
+      : {}),
+    log,
+  });
+}
+
+/** Scenario 5c's runs: the same reviews with more and more unrelated objects in the namespace. */
+async function unrelatedRuns(context: Context, real: RealCluster): Promise<LoadRun[]> {
+  const runs: LoadRun[] = [];
+  let created = 0;
+  for (const count of context.plan.unrelated) {
+    if (count > created) {
+      const started = Date.now();
+      await forEachBounded(created, count, 8, (i) => {
+        const object = unrelatedObject(NAMESPACE, i);
+        const resource = object.kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+        return real.api.expect(
+          [201],
+          'POST',
+          `/api/v1/namespaces/${NAMESPACE}/${resource}`,
+          JSON.stringify(object),
+        );
+      });
+      log(
+        `  created ${count - created} objects in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
+      created = count;
+    }
+    runs.push(
+      ...(await measureTargets(context, real.targets, context.plan.scaleConcurrencies, {
+        rounds: 1,
+        parameter: { name: 'unrelated objects', value: count },
+      })),
+    );
+  }
+  return runs;
 }
 
 export function realScenario(runs: readonly LoadRun[], plan: Plan): Scenario {

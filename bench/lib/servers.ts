@@ -6,11 +6,17 @@ import { freePort } from '../../tools/cluster/ports.js';
 import { forkHelper, type Helper, startWebhook, type Webhook } from './children.js';
 import type { Context } from './context.js';
 
+/** A floor server (bench/procs/floor.ts) and its process. */
+export interface Floor {
+  readonly url: string;
+  readonly helper: Helper;
+}
+
 export async function startFloor(
   context: Context,
   name: string,
   api?: { url: string; ca?: string; cert?: string; key?: string },
-): Promise<{ url: string; helper: Helper }> {
+): Promise<Floor> {
   const profile = context.options.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${context.resultsDir}`, `--cpu-prof-name=${name}.cpuprofile`]
     : [];

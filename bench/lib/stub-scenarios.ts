@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HASH } from '../../src/workload/annotations.js';
 import { startControlPlane } from '../../tools/cluster/control-plane.js';
-import { forkHelper, type Webhook } from './children.js';
+import { forkHelper, type Helper, type Webhook } from './children.js';
 import { connectApi } from './cluster.js';
 import {
   type Context,
@@ -25,13 +25,62 @@ import {
 import { measurePeers, type PeerBinaries, peersScenario } from './peers.js';
 import { formatBytes, type LoadRun, type Scenario, type Target } from './report.js';
 import { checkReview } from './review.js';
-import { lifetimeNote, startConfighash, startFloor, wrongOutcomes } from './servers.js';
+import { type Floor, lifetimeNote, startConfighash, startFloor, wrongOutcomes } from './servers.js';
 import { soakScenario } from './soak.js';
 import { ms, round } from './stats.js';
 import { admissionReviewBody, benchSources, sourcePath } from './workload.js';
 
+/** The API stub (seeded per scenario), the floors and confighash against it. */
+interface StubSetup {
+  readonly stub: Helper;
+  readonly apiUrl: string;
+  readonly kubeconfig: string;
+  stubConnections(): Promise<number>;
+  seed(count: number, bytes: number, bump: boolean): Promise<unknown>;
+  /** floor (b) reads what the review with `count` sources reads. */
+  floorReads(count: number): Promise<unknown>;
+  readonly floorA: Floor;
+  readonly floorB: Floor;
+  readonly webhook: Webhook;
+  /** The confighash of --baseline, in scenarios 1 and 2. */
+  readonly previous: Webhook | undefined;
+  /** floor (a), floor (b) and confighash, each given the review with `count` sources. */
+  targetsFor(count: number): LoadTarget[];
+}
+
 export async function stubScenarios(context: Context, scenarios: Scenario[]): Promise<void> {
   const { plan, options } = context;
+  const setup = await prepareStub(context);
+  if (wants(options, '1', '2')) {
+    log('scenarios 1 and 2: floors and confighash against the API stub');
+    scenarios.push(...(await floorsAndConfighash(context, setup)));
+  }
+  if (wants(options, '5a')) {
+    log('scenario 5a: sources per workload');
+    scenarios.push(sourcesScenario(await sourcesRuns(context, setup), plan));
+  }
+  if (wants(options, '5b')) {
+    log('scenario 5b: selected bytes per source (every read a new resourceVersion: no memo)');
+    scenarios.push(bytesScenario(await bytesRuns(context, setup), plan));
+  }
+  await setup.webhook.stop();
+  await setup.previous?.stop();
+  await setup.floorA.helper.stop();
+  await setup.floorB.helper.stop();
+  if (wants(options, '8')) {
+    log('scenario 8: memory, startup → idle → 10,000 reviews, fresh webhooks');
+    await setup.seed(STANDARD_SOURCES, STANDARD_BYTES, false);
+    scenarios.push(await memoryScenarioRun(context, setup.kubeconfig));
+  }
+  if (wants(options, '7')) {
+    log(`scenario 7: soak, ${plan.soakS} s at ${plan.soakRate} reviews/s, fresh webhook`);
+    await setup.seed(STANDARD_SOURCES, STANDARD_BYTES, true);
+    scenarios.push(await soakScenario(context, setup.kubeconfig, setup.stubConnections));
+  }
+  await setup.stub.stop();
+}
+
+async function prepareStub(context: Context): Promise<StubSetup> {
   const stub = forkHelper('api-stub', join(context.work, 'api-stub.log'));
   context.helpers.push(stub);
   const { url: apiUrl } = await stub.call<{ url: string }>('listen');
@@ -39,115 +88,110 @@ export async function stubScenarios(context: Context, scenarios: Scenario[]): Pr
     (await stub.call<{ connections: number }>('stats')).connections;
   const kubeconfig = join(context.work, 'stub.kubeconfig');
   await writeFile(kubeconfig, stubKubeconfig(apiUrl));
-  const seed = (count: number, bytes: number, bump: boolean, unrelated = 0) =>
-    stub.call('seed', { namespace: NAMESPACE, count, bytes, bump, unrelated });
-  const pathsOf = (count: number) => benchSources(count).map((s) => sourcePath(NAMESPACE, s));
-
   const floorA = await startFloor(context, 'floor-a');
   const floorB = await startFloor(context, 'floor-b', { url: apiUrl });
   const webhook = await startConfighash(context, 'confighash-stub', kubeconfig);
   const wrong = wrongOutcomes(webhook, 'patched');
+  const { options } = context;
   const previous =
     options.baseline && wants(options, '1', '2')
       ? await startConfighash(context, 'confighash-previous', kubeconfig, options.baseline)
       : undefined;
-  const targetsFor = (count: number): LoadTarget[] => {
-    const body = admissionReviewBody(NAMESPACE, benchSources(count));
-    return [
-      { id: 'floor-a', url: floorA.url, body, serverPid: floorA.helper.pid },
-      {
-        id: 'floor-b',
-        url: floorB.url,
-        body,
-        apiConnections: stubConnections,
-        serverPid: floorB.helper.pid,
-        apiPid: stub.pid,
-      },
-      {
-        id: 'confighash',
-        url: webhook.url,
-        body,
-        apiConnections: stubConnections,
-        wrongOutcomes: wrong,
-        serverPid: webhook.pid,
-        apiPid: stub.pid,
-      },
-    ];
+  return {
+    stub,
+    apiUrl,
+    kubeconfig,
+    stubConnections,
+    seed: (count, bytes, bump) =>
+      stub.call('seed', { namespace: NAMESPACE, count, bytes, bump, unrelated: 0 }),
+    floorReads: (count) =>
+      floorB.helper.call('paths', {
+        paths: benchSources(count).map((s) => sourcePath(NAMESPACE, s)),
+      }),
+    floorA,
+    floorB,
+    webhook,
+    previous,
+    targetsFor(count) {
+      const body = admissionReviewBody(NAMESPACE, benchSources(count));
+      return [
+        { id: 'floor-a', url: floorA.url, body, serverPid: floorA.helper.pid },
+        {
+          id: 'floor-b',
+          url: floorB.url,
+          body,
+          apiConnections: stubConnections,
+          serverPid: floorB.helper.pid,
+          apiPid: stub.pid,
+        },
+        {
+          id: 'confighash',
+          url: webhook.url,
+          body,
+          apiConnections: stubConnections,
+          wrongOutcomes: wrong,
+          serverPid: webhook.pid,
+          apiPid: stub.pid,
+        },
+      ];
+    },
   };
+}
 
-  if (wants(options, '1', '2')) {
-    log('scenarios 1 and 2: floors and confighash against the API stub');
-    await seed(STANDARD_SOURCES, STANDARD_BYTES, false);
-    await floorB.helper.call('paths', { paths: pathsOf(STANDARD_SOURCES) });
-    const targets = targetsFor(STANDARD_SOURCES);
-    if (previous) {
-      targets.push({
-        ...targets[2]!,
-        id: 'confighash-previous',
-        url: previous.url,
-        wrongOutcomes: wrongOutcomes(previous, 'patched'),
-        serverPid: previous.pid,
-      });
-    }
-    await checkReview(webhook.url, targets[0]!.body, context.certs.ca, HASH);
-    const runs = await measureTargets(context, targets, plan.concurrencies);
-    const stubScenarioResult = stubScenario(runs, plan);
-    stubScenarioResult.notes.push(await lifetimeNote(webhook, new URL(apiUrl).host));
-    scenarios.push(floorScenario(runs), stubScenarioResult);
+/** Scenarios 1 and 2: the floors and confighash (and --baseline's build) in the same rounds. */
+async function floorsAndConfighash(context: Context, setup: StubSetup): Promise<Scenario[]> {
+  await setup.seed(STANDARD_SOURCES, STANDARD_BYTES, false);
+  await setup.floorReads(STANDARD_SOURCES);
+  const targets = setup.targetsFor(STANDARD_SOURCES);
+  if (setup.previous) {
+    targets.push({
+      ...targets[2]!,
+      id: 'confighash-previous',
+      url: setup.previous.url,
+      wrongOutcomes: wrongOutcomes(setup.previous, 'patched'),
+      serverPid: setup.previous.pid,
+    });
   }
+  await checkReview(setup.webhook.url, targets[0]!.body, context.certs.ca, HASH);
+  const runs = await measureTargets(context, targets, context.plan.concurrencies);
+  const result = stubScenario(runs, context.plan);
+  result.notes.push(await lifetimeNote(setup.webhook, new URL(setup.apiUrl).host));
+  return [floorScenario(runs), result];
+}
 
-  if (wants(options, '5a')) {
-    log('scenario 5a: sources per workload');
-    const sourceRuns: LoadRun[] = [];
-    for (const count of plan.sources) {
-      await seed(count, STANDARD_BYTES, false);
-      await floorB.helper.call('paths', { paths: pathsOf(count) });
-      const targets = targetsFor(count).slice(1);
-      await checkReview(webhook.url, targets[0]!.body, context.certs.ca, HASH);
-      sourceRuns.push(
-        ...(await measureTargets(context, targets, plan.scaleConcurrencies, {
-          rounds: 1,
-          parameter: { name: 'sources', value: count },
-        })),
-      );
-    }
-    scenarios.push(sourcesScenario(sourceRuns, plan));
+/** Scenario 5a's runs: floor (b) and confighash with 1 … 64 sources. */
+async function sourcesRuns(context: Context, setup: StubSetup): Promise<LoadRun[]> {
+  const runs: LoadRun[] = [];
+  for (const count of context.plan.sources) {
+    await setup.seed(count, STANDARD_BYTES, false);
+    await setup.floorReads(count);
+    const targets = setup.targetsFor(count).slice(1);
+    await checkReview(setup.webhook.url, targets[0]!.body, context.certs.ca, HASH);
+    runs.push(
+      ...(await measureTargets(context, targets, context.plan.scaleConcurrencies, {
+        rounds: 1,
+        parameter: { name: 'sources', value: count },
+      })),
+    );
   }
+  return runs;
+}
 
-  if (wants(options, '5b')) {
-    log('scenario 5b: selected bytes per source (every read a new resourceVersion: no memo)');
-    const byteRuns: LoadRun[] = [];
-    for (const bytes of plan.bytes) {
-      await seed(STANDARD_SOURCES, bytes, true);
-      await floorB.helper.call('paths', { paths: pathsOf(STANDARD_SOURCES) });
-      const targets = targetsFor(STANDARD_SOURCES).slice(1);
-      byteRuns.push(
-        ...(await measureTargets(context, targets, plan.scaleConcurrencies, {
-          rounds: 1,
-          parameter: { name: 'bytes per source', value: bytes },
-        })),
-      );
-    }
-    scenarios.push(bytesScenario(byteRuns, plan));
+/** Scenario 5b's runs: floor (b) and confighash with 1 KiB … 1 MiB per source, every read new. */
+async function bytesRuns(context: Context, setup: StubSetup): Promise<LoadRun[]> {
+  const runs: LoadRun[] = [];
+  for (const bytes of context.plan.bytes) {
+    await setup.seed(STANDARD_SOURCES, bytes, true);
+    await setup.floorReads(STANDARD_SOURCES);
+    const targets = setup.targetsFor(STANDARD_SOURCES).slice(1);
+    runs.push(
+      ...(await measureTargets(context, targets, context.plan.scaleConcurrencies, {
+        rounds: 1,
+        parameter: { name: 'bytes per source', value: bytes },
+      })),
+    );
   }
-
-  await webhook.stop();
-  await previous?.stop();
-  await floorA.helper.stop();
-  await floorB.helper.stop();
-
-  if (wants(options, '8')) {
-    log('scenario 8: memory, startup → idle → 10,000 reviews, fresh webhooks');
-    await seed(STANDARD_SOURCES, STANDARD_BYTES, false);
-    scenarios.push(await memoryScenarioRun(context, kubeconfig));
-  }
-
-  if (wants(options, '7')) {
-    log(`scenario 7: soak, ${plan.soakS} s at ${plan.soakRate} reviews/s, fresh webhook`);
-    await seed(STANDARD_SOURCES, STANDARD_BYTES, true);
-    scenarios.push(await soakScenario(context, kubeconfig, stubConnections));
-  }
-  await stub.stop();
+  return runs;
 }
 
 export async function peersRun(context: Context, binaries: PeerBinaries): Promise<Scenario> {
