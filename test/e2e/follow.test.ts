@@ -324,9 +324,12 @@ describe('guards', () => {
     expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
   });
 
+  const WINDOW_LEAD_MS = 25_000;
   it('a closed rollout window defers the roll, which happens when it opens', async () => {
     const ns = await followNamespace();
-    const opensAt = new Date(Math.ceil((Date.now() + 70_000) / 60_000) * 60_000);
+    // The window opens at a minute boundary (its granularity) far enough ahead for the change,
+    // the debounce and the deferral Event to happen while it is still closed.
+    const opensAt = new Date(Math.ceil((Date.now() + WINDOW_LEAD_MS) / 60_000) * 60_000);
     const closesAt = new Date(opensAt.getTime() + 10 * 60_000);
     const hhmm = (date: Date) => date.toISOString().slice(11, 16);
     const window = `* ${hhmm(opensAt)}-${hhmm(closesAt)} UTC`;
