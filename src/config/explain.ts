@@ -1,8 +1,8 @@
 // `confighash explain KIND/NAME -n NS`: which workload, as kubectl names it
 // (`deploy/web`, `sts/db`, `ds/agent`), and the output format.
 
-import { EVERY_KNOWN_KIND, findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
-import { CLI_KIND_OPTION, parseKinds } from './kinds.js';
+import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
+import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 import { NAMESPACE_OPTION, OUTPUT_OPTION, type OutputFormat, parseOutput } from './plan.js';
 
@@ -30,7 +30,7 @@ export function parseExplainConfig(argv: readonly string[]): ParseResult<Explain
   const target = values.positionals[0]!;
   const match = /^([^/\s]+)\/([^/\s]+)$/.exec(target);
   if (!match) return fail(`'${target}' is not KIND/NAME, e.g. deploy/web, sts/db, ds/agent`);
-  const kinds = parseKinds(values.all('kind'), EVERY_KNOWN_KIND);
+  const kinds = parseCliKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
   const kind = findWorkloadKindByName(match[1]!, kinds);
   if (!kind) {

@@ -3,6 +3,7 @@
 // name a kind too: manifests/components/argo-rollouts and openkruise do both.
 
 import {
+  EVERY_KNOWN_KIND,
   KIND_OPTION_FORMAT,
   parseKindOption,
   type WorkloadKind,
@@ -39,4 +40,9 @@ export function parseKinds(
     kinds.push(parsed.kind);
   }
   return withKinds(kinds, base);
+}
+
+/** What plan and explain read: every kind confighash knows (they cannot see the webhook's flags), plus --kind. */
+export function parseCliKinds(values: readonly string[]): readonly WorkloadKind[] | string {
+  return parseKinds(values, EVERY_KNOWN_KIND);
 }

@@ -2,8 +2,8 @@
 // the output format and how the manifests will be applied. Flags only: a
 // preview takes no environment variables.
 
-import { EVERY_KNOWN_KIND, type WorkloadKind } from '../workload/index.js';
-import { CLI_KIND_OPTION, parseKinds } from './kinds.js';
+import type { WorkloadKind } from '../workload/index.js';
+import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 export type ManifestInput =
@@ -76,7 +76,7 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   if (files.filter((path) => path === '-').length > 1) return fail('-f - can be given once');
   const output = parseOutput(get('output'));
   if (output !== 'text' && output !== 'json') return fail(output);
-  const kinds = parseKinds(all('kind'), EVERY_KNOWN_KIND);
+  const kinds = parseCliKinds(all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
   const input: ManifestInput =
     dir === undefined ? { from: 'files', paths: files } : { from: 'kustomize', dir };
