@@ -35,6 +35,27 @@ export interface Target {
   readonly holds: boolean;
 }
 
+/** Every scenario's last word: no review failed or was answered wrongly. */
+export function noFailuresTarget(failures: number): Target {
+  return {
+    name: 'failed or wrong reviews',
+    measured: String(failures),
+    limit: '0',
+    holds: failures === 0,
+  };
+}
+
+/** Keep-alive reuse: API connections opened per 1,000 reviews, counted `how`. */
+export function connectionsTarget(how: string, connections: number, reviews: number): Target {
+  const per1k = (connections / reviews) * 1000;
+  return {
+    name: `API connections opened per 1,000 reviews (${how})`,
+    measured: `${per1k.toFixed(2)} (${connections} for ${reviews.toLocaleString('en-US')})`,
+    limit: '≤ 10',
+    holds: per1k <= 10,
+  };
+}
+
 export interface Scenario {
   readonly id: string;
   readonly title: string;

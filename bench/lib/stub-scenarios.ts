@@ -23,7 +23,14 @@ import {
   memoryScenario,
 } from './memory.js';
 import { measurePeers, type PeerBinaries, peersScenario } from './peers.js';
-import { formatBytes, type LoadRun, type Scenario, type Target } from './report.js';
+import {
+  connectionsTarget,
+  formatBytes,
+  type LoadRun,
+  noFailuresTarget,
+  type Scenario,
+  type Target,
+} from './report.js';
 import { checkReview } from './review.js';
 import { type Floor, lifetimeNote, startConfighash, startFloor, wrongOutcomes } from './servers.js';
 import { soakScenario } from './soak.js';
@@ -331,18 +338,8 @@ export function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
       limit: '≤ 2 ×',
       holds: c1.latency.p99Us <= 2 * floor1.latency.p99Us,
     },
-    {
-      name: 'API connections opened per 1,000 reviews (stub counts accepts)',
-      measured: `${per1k.toFixed(2)} (${connections} for ${reviews.toLocaleString('en-US')})`,
-      limit: '≤ 10',
-      holds: per1k <= 10,
-    },
-    {
-      name: 'failed or wrong reviews',
-      measured: String(failures),
-      limit: '0',
-      holds: failures === 0,
-    },
+    connectionsTarget('stub counts accepts', connections, reviews),
+    noFailuresTarget(failures),
   ];
   const previous = runs.filter((r) => r.target === 'confighash-previous');
   for (const run of previous) {
