@@ -2,7 +2,9 @@
 // a lease held by someone else counts as expired only when *we* have seen its
 // record unchanged for a whole lease duration (local observation time, so
 // clocks need not agree); the leader renews every retry period and gives up
-// leadership at once when it could not renew within the renew deadline.
+// leadership at once when it could not renew within the renew deadline. Unlike
+// client-go, a leader's renewal that hangs is abandoned before the deadline and
+// tried again, so one dead connection does not cost the lease.
 
 import { setMaxListeners } from 'node:events';
 import type { LeaseRecord, LeaseStore } from './ports.js';
@@ -211,10 +213,18 @@ class Election {
     }
   }
 
-  /** A leader's step may take until its renew deadline; a candidate's, one renew deadline. */
+  /**
+   * A candidate's step may take one renew deadline. A leader's attempt gets half of what the
+   * renew deadline leaves after a retry period (and never more than is left), so that one
+   * request that hangs — a dead keep-alive socket, destroyed when its attempt is abandoned —
+   * costs an attempt, not leadership: the next one, on a new connection, fits before the deadline.
+   */
   #stepBudgetMs(): number {
-    if (!this.#leading) return this.timing.renewDeadlineMs;
-    return Math.max(1, this.#lastRenew + this.timing.renewDeadlineMs - this.clock.now());
+    const { renewDeadlineMs, retryPeriodMs } = this.timing;
+    if (!this.#leading) return renewDeadlineMs;
+    const attemptMs = Math.max(retryPeriodMs, (renewDeadlineMs - retryPeriodMs) / 2);
+    const untilDeadline = this.#lastRenew + renewDeadlineMs - this.clock.now();
+    return Math.max(1, Math.min(attemptMs, untilDeadline));
   }
 
   #observe(fingerprint: string, now: number, always = false): void {

@@ -62,6 +62,8 @@ class MemoryLeaseStore {
 
   /** Identities whose next request gets no answer until its signal aborts (a dead socket). */
   readonly stallNext = new Set<string>();
+  /** Identities none of whose requests get an answer (a stalled apiserver). */
+  readonly stallAlways = new Set<string>();
 
   client(identity: string, reachable: () => boolean = () => true): LeaseStore {
     const check = () => {
@@ -74,7 +76,7 @@ class MemoryLeaseStore {
       });
     return {
       get: async (signal) => {
-        if (this.stallNext.has(identity)) await stall(signal);
+        if (this.stallNext.has(identity) || this.stallAlways.has(identity)) await stall(signal);
         check();
         return this.lease;
       },
@@ -197,16 +199,32 @@ describe('runLeaderElection', () => {
     await vi.runAllTimersAsync();
   });
 
-  it('a renewal that never answers is abandoned at the renew deadline: the leader steps down', async () => {
+  it('renewals that never answer are abandoned; at the renew deadline the leader steps down', async () => {
     const store = new MemoryLeaseStore();
     const a = elector(store, 'a');
     await vi.advanceTimersByTimeAsync(100);
     expect(a.state.leading).toBe(true);
-    store.stallNext.add('a');
+    store.stallAlways.add('a');
     await vi.advanceTimersByTimeAsync(9000);
     expect(a.state.leading).toBe(true); // within the renew deadline
     await vi.advanceTimersByTimeAsync(2000);
     expect(a.state.leading).toBe(false);
+    a.stop();
+    await vi.runAllTimersAsync();
+  });
+
+  it('one renewal that hangs costs an attempt, not the lease: the next one renews in time', async () => {
+    const store = new MemoryLeaseStore();
+    const a = elector(store, 'a');
+    await vi.advanceTimersByTimeAsync(100);
+    const before = store.lease?.record.renewTime;
+    store.stallNext.add('a');
+    // The renewal at 2.1 s hangs; abandoned at 6.1 s; the next, at 8.1 s, answers.
+    await vi.advanceTimersByTimeAsync(11_000);
+    expect(a.state.leading).toBe(true);
+    expect(a.state.stopped).toBe(0);
+    expect(store.lease?.record.holderIdentity).toBe('a');
+    expect(store.lease?.record.renewTime).not.toBe(before);
     a.stop();
     await vi.runAllTimersAsync();
   });
