@@ -18,6 +18,8 @@ import {
 } from '../support/node.js';
 
 const LEASE_DURATION_MS = 15_000;
+/** A renewal younger than one retry period (2 s) and some polling: the leader is renewing now. */
+const RENEWAL_FRESH_MS = 3_000;
 const NS = 'follow-app';
 let fixture: NodeFixture;
 
@@ -80,13 +82,23 @@ describe('follow mode on a real node', () => {
     );
     const startRevision = await revision();
 
+    // The leader to delete must be renewing as it should at that moment: this test proves the
+    // release on SIGTERM, which a leader that already lost the lead (its renewals unanswered —
+    // seen on this node right after a leader starts its watches) has nothing left to release.
+    // So: one holder renewing twice in a row, its last renewal fresh.
     let current: Lease = { spec: {} };
+    let renewals: string[] = [];
     await waitUntil(
       async () => {
+        const previous = current;
         current = await lease();
-        return Boolean(current.spec.holderIdentity);
+        const { holderIdentity, renewTime } = current.spec;
+        if (!holderIdentity || !renewTime) return false;
+        if (holderIdentity !== previous.spec.holderIdentity) renewals = [];
+        if (!renewals.includes(renewTime)) renewals.push(renewTime);
+        return renewals.length >= 3 && Date.now() - Date.parse(renewTime) < RENEWAL_FRESH_MS;
       },
-      'a follow leader',
+      'a follow leader renewing its lease',
       60_000,
     );
     const oldLeader = current.spec.holderIdentity!;
