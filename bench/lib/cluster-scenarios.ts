@@ -17,7 +17,7 @@ import {
   STANDARD_SOURCES,
   wants,
 } from './context.js';
-import { find, type LoadTarget, measureTargets } from './load.js';
+import { compareWithFloor, find, type LoadTarget, measureTargets } from './load.js';
 import { connectionsTarget, type LoadRun, noFailuresTarget, type Scenario } from './report.js';
 import { checkReview } from './review.js';
 import { lifetimeNote, startConfighash, startFloor, wrongOutcomes } from './servers.js';
@@ -183,21 +183,11 @@ async function unrelatedRuns(context: Context, real: RealCluster): Promise<LoadR
 }
 
 export function realScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
-  const subject = runs.filter((r) => r.target === 'confighash-real');
-  const ratios: Record<string, number> = {};
-  for (const run of subject) {
-    const floor = find(runs, 'floor-b-real', run.concurrency)!;
-    ratios[`throughput.c${run.concurrency}`] = round(run.rps / floor.rps, 3);
-    ratios[`p50DeltaMs.c${run.concurrency}`] = round(
-      (run.latency.p50Us - floor.latency.p50Us) / 1000,
-      3,
-    );
-  }
-  const connections = subject.reduce((n, r) => n + (r.apiConnections ?? 0), 0);
-  const reviews = subject.reduce((n, r) => n + r.responses, 0);
-  const per1k = (connections / reviews) * 1000;
-  ratios.apiConnectionsPer1k = round(per1k, 2);
-  const failures = subject.reduce((n, r) => n + r.failures, 0);
+  const { ratios, connections, reviews, failures } = compareWithFloor(
+    runs,
+    'confighash-real',
+    'floor-b-real',
+  );
   const top = Math.max(...plan.realConcurrencies);
   const c32 = find(runs, 'confighash-real', top)!;
   const floor32 = find(runs, 'floor-b-real', top)!;

@@ -5,7 +5,7 @@ import type { LoadResult } from '../procs/loadgen.js';
 import { cpuUs } from './children.js';
 import { ADMISSION_TIMEOUT, type Context, log } from './context.js';
 import { formatParameter, type LoadRun } from './report.js';
-import { curve, ms, sortSamples, summarize } from './stats.js';
+import { curve, ms, round, sortSamples, summarize } from './stats.js';
 
 export interface LoadTarget {
   readonly id: string;
@@ -148,4 +148,23 @@ export function find(
       r.concurrency === concurrency &&
       (value === undefined || r.parameter?.value === value),
   );
+}
+
+/** The subject's runs against floor (b)'s at each concurrency, and what they add up to. */
+export function compareWithFloor(runs: readonly LoadRun[], subjectId: string, floorId: string) {
+  const subject = runs.filter((r) => r.target === subjectId);
+  const ratios: Record<string, number> = {};
+  for (const run of subject) {
+    const floor = find(runs, floorId, run.concurrency)!;
+    ratios[`throughput.c${run.concurrency}`] = round(run.rps / floor.rps, 3);
+    ratios[`p50DeltaMs.c${run.concurrency}`] = round(
+      (run.latency.p50Us - floor.latency.p50Us) / 1000,
+      3,
+    );
+  }
+  const connections = subject.reduce((n, r) => n + (r.apiConnections ?? 0), 0);
+  const reviews = subject.reduce((n, r) => n + r.responses, 0);
+  ratios.apiConnectionsPer1k = round((connections / reviews) * 1000, 2);
+  const failures = subject.reduce((n, r) => n + r.failures, 0);
+  return { subject, ratios, connections, reviews, failures };
 }

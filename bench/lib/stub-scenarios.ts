@@ -15,7 +15,7 @@ import {
   STANDARD_SOURCES,
   wants,
 } from './context.js';
-import { find, type LoadTarget, measureTargets } from './load.js';
+import { compareWithFloor, find, type LoadTarget, measureTargets } from './load.js';
 import {
   type MemoryBuild,
   type MemoryMeasurement,
@@ -291,15 +291,13 @@ export function floorScenario(runs: readonly LoadRun[]): Scenario {
 }
 
 export function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
-  const subject = runs.filter((r) => r.target === 'confighash');
-  const ratios: Record<string, number> = {};
+  const { subject, ratios, connections, reviews, failures } = compareWithFloor(
+    runs,
+    'confighash',
+    'floor-b',
+  );
   for (const run of subject) {
     const floor = find(runs, 'floor-b', run.concurrency)!;
-    ratios[`throughput.c${run.concurrency}`] = round(run.rps / floor.rps, 3);
-    ratios[`p50DeltaMs.c${run.concurrency}`] = round(
-      (run.latency.p50Us - floor.latency.p50Us) / 1000,
-      3,
-    );
     ratios[`p99Ratio.c${run.concurrency}`] = round(run.latency.p99Us / floor.latency.p99Us, 3);
   }
   const top = Math.max(...plan.concurrencies);
@@ -308,11 +306,6 @@ export function stubScenario(runs: readonly LoadRun[], plan: Plan): Scenario {
   const floor32 = find(runs, 'floor-b', top)!;
   const floor1 = find(runs, 'floor-b', 1)!;
   const cpuOf32 = (run: LoadRun) => run.cpuUsPerReview?.server ?? Number.NaN;
-  const connections = subject.reduce((n, r) => n + (r.apiConnections ?? 0), 0);
-  const reviews = subject.reduce((n, r) => n + r.responses, 0);
-  const per1k = (connections / reviews) * 1000;
-  ratios.apiConnectionsPer1k = round(per1k, 2);
-  const failures = subject.reduce((n, r) => n + r.failures, 0);
   const targets: Target[] = [
     {
       name: `throughput ≥ 0.8 × floor (b) at c=${top}`,

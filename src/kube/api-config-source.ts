@@ -4,16 +4,16 @@
 
 import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
-import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
+import type { SourceKind } from '../sources.js';
 import { isObject } from '../workload/index.js';
-import { readBody, sendRequest } from './client.js';
+import { readBody, sendRequest, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   return {
     async get(kind, namespace, name, signal) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
+      const path = sourcePath(kind, namespace, name);
       try {
         const response = await sendRequest(connection, { method: 'GET', path, signal });
         return interpret(kind, response.statusCode ?? 0, await readBody(response));

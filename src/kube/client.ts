@@ -6,6 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
 
@@ -239,6 +240,11 @@ function apiError(status: number, body: Buffer): ApiError {
   } catch {
     return new ApiError(status, `HTTP ${status}`);
   }
+}
+
+/** The API path of one ConfigMap or Secret. */
+export function sourcePath(kind: SourceKind, namespace: string, name: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
 }
 
 /** The API path of a workload kind's collection in `namespace`, or of one object in it. */

@@ -4,7 +4,7 @@
 
 import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
-import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
+import type { SourceKind } from '../sources.js';
 import {
   annotationsAt,
   isObject,
@@ -24,6 +24,7 @@ import {
   readBody,
   requestJson,
   sendRequest,
+  sourcePath,
   workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
@@ -89,7 +90,7 @@ async function sourceWrittenAt(
   name: string,
   signal: AbortSignal,
 ): Promise<Read<string>> {
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${SOURCE_RESOURCE[kind]}/${encodeURIComponent(name)}`;
+  const path = sourcePath(kind, namespace, name);
   try {
     const metadata = await requestJson<JsonObject>(connection, {
       method: 'GET',
