@@ -9,21 +9,14 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { outputOf } from '../../tools/cluster/child-output.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { removeStaleRuns, startLocalNode } from '../../tools/cluster/node.js';
 import { waitUntil } from '../support/e2e.js';
 import { processesMentioning, REPO_ROOT } from '../support/process.js';
 
-const execText = (command: string, args: readonly string[]) =>
-  new Promise<string>((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', () => resolve(out));
-  });
+const execText = async (command: string, args: readonly string[]) =>
+  (await outputOf(spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] }))).stdout;
 
 /** What a run could leave in the host's network: links, addresses, routes, rules. */
 const hostNetwork = async () =>

@@ -2,33 +2,20 @@
 // talk to the cluster.
 
 import { spawn } from 'node:child_process';
+import { type ChildOutput, outputOf } from './child-output.js';
 
-export interface KubectlResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type KubectlResult = ChildOutput;
 
 export type Kubectl = (args: readonly string[], input?: string) => Promise<KubectlResult>;
 
 export function kubectlFor(kubeconfig: string): Kubectl {
-  return (args, input) =>
-    new Promise((resolve, reject) => {
-      const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input ?? '');
+  return (args, input) => {
+    const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(input ?? '');
+    return outputOf(child);
+  };
 }
 
 /** Like kubectlFor, but throws with kubectl's own message when it fails. */

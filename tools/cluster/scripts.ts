@@ -3,6 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { outputOf } from './child-output.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -12,21 +13,12 @@ export function runScript(
   what: string,
   log: (line: string) => void = () => {},
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      for (const line of chunk.toString().split('\n').filter(Boolean)) log(line);
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code === 0 && out.trim()) resolve(out.trim());
-      else reject(new Error(`${what} failed (exit ${code}):\n${err.slice(-4000)}`));
-    });
+  const child = spawn('bash', [script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logLines = (chunk: string) => {
+    for (const line of chunk.split('\n').filter(Boolean)) log(line);
+  };
+  return outputOf(child, logLines).then(({ code, stdout, stderr }) => {
+    if (code === 0 && stdout.trim()) return stdout.trim();
+    throw new Error(`${what} failed (exit ${code}):\n${stderr.slice(-4000)}`);
   });
 }
