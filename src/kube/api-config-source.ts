@@ -6,7 +6,7 @@ import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
 import type { SourceKind } from '../sources.js';
 import { isObject } from '../workload/index.js';
-import { readBody, sendRequest, sourcePath } from './client.js';
+import { exchange, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
@@ -15,8 +15,8 @@ export function createApiConfigSource(connection: ApiConnection): ConfigSource {
       if (signal.aborted) return failed('timeout', 'deadline reached');
       const path = sourcePath(kind, namespace, name);
       try {
-        const response = await sendRequest(connection, { method: 'GET', path, signal });
-        return interpret(kind, response.statusCode ?? 0, await readBody(response));
+        const { status, body } = await exchange(connection, { method: 'GET', path, signal });
+        return interpret(kind, status, body);
       } catch (error) {
         return fromError(error as Error & { code?: string }, signal);
       }

@@ -62,11 +62,52 @@ export function describeFailure(error: unknown, doing: string): Error {
 
 /** Sends one request; resolves with the parsed JSON body of a 2xx, throws ApiError otherwise. */
 export async function requestJson<T>(connection: ApiConnection, request: ApiRequest): Promise<T> {
-  const response = await sendRequest(connection, request);
-  const body = await readBody(response);
-  const status = response.statusCode ?? 0;
+  const { status, body } = await exchange(connection, request);
   if (status < 200 || status >= 300) throw apiError(status, body);
   return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
+}
+
+/** An answer read whole. */
+export interface ApiAnswer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * Sends one request and reads its whole answer (sent again after a 401 as
+ * sentAgainIfUnauthorized says). A review makes three of these: one promise
+ * from request to body, as floor (b)'s GETs do (BENCHMARKS.md, issue 14).
+ */
+export function exchange(connection: ApiConnection, request: ApiRequest): Promise<ApiAnswer> {
+  const payload = payloadOf(request);
+  return sentAgainIfUnauthorized(
+    connection,
+    () => exchangeOnce(connection, request, payload),
+    (answer) => answer.status,
+  );
+}
+
+function exchangeOnce(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Promise<ApiAnswer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = openRequest(connection, request, payload, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        }),
+      );
+      response.on('error', reject);
+    });
+    outgoing.on('error', reject);
+  });
 }
 
 export interface WatchEvent {
@@ -126,74 +167,95 @@ export async function streamWatch(
   });
 }
 
-/**
- * Sends a request over the connection's agent; resolves with the response as it
- * starts. A 401 sent with credentials that have since changed (or change when
- * asked again) is sent once more with the new ones.
- */
-export async function sendRequest(
+/** Sends a request; resolves with the response as it starts, for a watch to stream. */
+function sendRequest(
   connection: ApiConnection,
   request: ApiRequest,
 ): Promise<http.IncomingMessage> {
-  const payload =
-    request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
-  const generation = connection.generation;
-  const response = await sendOnce(connection, request, payload);
-  if (response.statusCode !== 401 || !(await connection.renewAfterUnauthorized(generation))) {
-    return response;
-  }
-  response.resume();
-  return sendOnce(connection, request, payload);
+  const payload = payloadOf(request);
+  return sentAgainIfUnauthorized(
+    connection,
+    () =>
+      new Promise<http.IncomingMessage>((resolve, reject) => {
+        openRequest(connection, request, payload, resolve).on('error', reject);
+      }),
+    (response) => response.statusCode,
+    (response) => response.resume(),
+  );
 }
 
-function sendOnce(
+/**
+ * A 401 sent with credentials that have since changed (or change when asked
+ * again) is sent once more with the new ones.
+ */
+async function sentAgainIfUnauthorized<T>(
+  connection: ApiConnection,
+  send: () => Promise<T>,
+  statusOf: (answer: T) => number | undefined,
+  discard: (answer: T) => void = () => {},
+): Promise<T> {
+  const generation = connection.generation;
+  const answer = await send();
+  if (statusOf(answer) !== 401 || !(await connection.renewAfterUnauthorized(generation))) {
+    return answer;
+  }
+  discard(answer);
+  return send();
+}
+
+function payloadOf(request: ApiRequest): Buffer | undefined {
+  return request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+}
+
+/** Starts `request` on the connection's agent, bound to its signal; `onResponse` gets the answer. */
+function openRequest(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
-): Promise<http.IncomingMessage> {
+  onResponse: (response: http.IncomingMessage) => void,
+): http.ClientRequest {
   const { server } = connection;
-  return new Promise((resolve, reject) => {
-    const outgoing = (server.protocol === 'https:' ? https : http).request(
-      {
-        protocol: server.protocol,
-        hostname: server.hostname,
-        port: server.port,
-        path: `${connection.basePath}${request.path}`,
-        method: request.method,
-        agent: connection.agent,
-        headers: headersOf(connection, request, payload),
-      },
-      resolve,
-    );
-    outgoing.on('error', reject);
-    if (request.signal) abortWith(request.signal, outgoing);
-    outgoing.end(payload);
-  });
+  const outgoing = (server.protocol === 'https:' ? https : http).request(
+    {
+      protocol: server.protocol,
+      hostname: server.hostname,
+      port: server.port,
+      path: `${connection.basePath}${request.path}`,
+      method: request.method,
+      agent: connection.agent,
+      headers: headersOf(connection, request, payload),
+    },
+    onResponse,
+  );
+  if (request.signal) abortWith(request.signal, outgoing);
+  outgoing.end(payload);
+  return outgoing;
 }
 
-const inFlight = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
+/** The requests in flight under a signal, kept on the signal itself. */
+const IN_FLIGHT = Symbol('confighash.inFlight');
+type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Set<http.ClientRequest> };
 
 /**
  * Destroys `outgoing` when `signal` aborts. A review's deadline covers all of
  * its GETs: one abort listener per signal, not one per request (http.request's
  * `signal` option adds and removes an EventTarget listener for every request).
+ * The set rides on the signal rather than in a WeakMap, and the listener is
+ * added without options (the signal aborts once): ~3 µs a review less, measured
+ * alone (BENCHMARKS.md, issue 14).
  */
-function abortWith(signal: AbortSignal, outgoing: http.ClientRequest): void {
+function abortWith(signal: TrackedSignal, outgoing: http.ClientRequest): void {
   if (signal.aborted) {
     outgoing.destroy(abortError(signal));
     return;
   }
-  let requests = inFlight.get(signal);
+  let requests = signal[IN_FLIGHT];
   if (!requests) {
     const pending = new Set<http.ClientRequest>();
-    inFlight.set(signal, pending);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const request of pending) request.destroy(abortError(signal));
-      },
-      { once: true },
-    );
+    signal[IN_FLIGHT] = pending;
+    signal.addEventListener('abort', () => {
+      for (const request of pending) request.destroy(abortError(signal));
+    });
     requests = pending;
   }
   const tracked = requests;
@@ -224,7 +286,7 @@ function headersOf(
   };
 }
 
-export function readBody(response: http.IncomingMessage): Promise<Buffer> {
+function readBody(response: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -17,13 +17,12 @@ import { createApiConfigSource } from './api-config-source.js';
 import {
   ApiError,
   describeFailure,
+  exchange,
   FIELD_MANAGER_QUERY,
   isStatus,
   METADATA_ONLY_OBJECT,
   PLAN_FIELD_MANAGER,
-  readBody,
   requestJson,
-  sendRequest,
   sourcePath,
   workloadPath,
 } from './client.js';
@@ -185,22 +184,20 @@ async function dryRunTouch(
   signal: AbortSignal,
 ): Promise<Read<DryRunTouch>> {
   try {
-    const response = await sendRequest(connection, {
+    const { status, headers, body } = await exchange(connection, {
       method: 'PATCH',
       path: `${workloadPath(namespace, kind, name)}?dryRun=All&${FIELD_MANAGER_QUERY}`,
       body: {},
       contentType: 'application/merge-patch+json',
       signal,
     });
-    const body = await readBody(response);
-    const status = response.statusCode ?? 0;
     if (status === 404) return { status: 'absent' };
     const object: unknown = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
     if (status < 200 || status >= 300 || !isObject(object)) {
       const message = isObject(object) && typeof object.message === 'string' ? object.message : '';
       return failedRead(new ApiError(status, message || `HTTP ${status}`), 'dry-run a patch');
     }
-    return { status: 'found', value: { object, warnings: warningsOf(response.headers.warning) } };
+    return { status: 'found', value: { object, warnings: warningsOf(headers.warning) } };
   } catch (error) {
     return failedRead(error, 'dry-run a patch');
   }
