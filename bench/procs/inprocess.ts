@@ -3,17 +3,40 @@
 // cores), the real API adapter against the bench's stub in another process.
 // Less exposed to other load than the end-to-end runs; run by bench/inprocess.ts.
 //
-//   node inprocess.js BUILD_SRC_DIR KUBECONFIG REVIEWS   (the kubeconfig names the stub)
+//   node inprocess.js BUILD_SRC_DIR KUBECONFIG REVIEWS [PART]   (the kubeconfig names the stub)
+//
+// PART (default `confighash`) takes the review apart, to show where its CPU goes:
+//   confighash      the app as served
+//   no-lookups      the app, its ConfigSource answering from memory (one real answer per source)
+//   lookups         a bare Fastify route making the review's lookups through confighash's adapter
+//   floor-b         the same route with floor (b)'s bare GETs (bench/procs/floor.ts)
+//   floor-a         the same route with no GETs
 
+import http from 'node:http';
 import { pathToFileURL } from 'node:url';
+import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { admissionReviewBody, benchSources } from '../lib/workload.js';
+import { PARTS, type Part } from '../lib/inprocess-parts.js';
+import { admissionReviewBody, benchSources, sourcePath } from '../lib/workload.js';
 
 interface Connection {
+  readonly server: URL;
   close(): void;
 }
+interface LookupSource {
+  get(kind: string, namespace: string, name: string, signal: AbortSignal): Promise<unknown>;
+}
 
-const [root, kubeconfig, reviewsArg] = process.argv.slice(2) as [string, string, string];
+const [root, kubeconfig, reviewsArg, partArg = 'confighash'] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string?,
+];
+if (!(PARTS as readonly string[]).includes(partArg)) {
+  throw new Error(`unknown part ${partArg}: one of ${PARTS.join(', ')}`);
+}
+const part = partArg as Part;
 const load = (path: string) => import(pathToFileURL(`${root}/${path}`).href);
 const { buildApp } = await load('server/app.js');
 const { createMutator } = await load('mutate.js');
@@ -32,17 +55,83 @@ const connection: Connection = kube.loadCredentials
       kubeConfig.loadFromFile(kubeconfig);
       return kube.connectToCluster(kubeConfig);
     })();
-const app = buildApp({
-  mutator: createMutator({
-    configSource: createApiConfigSource(connection),
-    hashKey: Buffer.alloc(32, 7),
-  }),
-  metrics: createAdmissionMetrics(),
-  logger: createLogger('info', pino.destination({ dest: '/dev/null', sync: true })),
-  readiness: { isReady: () => true },
-});
+const NAMESPACE = 'bench';
+const sources = benchSources(3);
+const configSource: LookupSource = createApiConfigSource(connection);
+const payload = admissionReviewBody(NAMESPACE, sources);
+
+const app = await partApp(part);
 await app.ready();
-const payload = admissionReviewBody('bench', benchSources(3));
+
+async function partApp(which: Part): Promise<FastifyInstance> {
+  switch (which) {
+    case 'confighash':
+      return confighashApp(configSource);
+    case 'no-lookups':
+      return confighashApp(await rememberedSource());
+    case 'lookups':
+      return routeApp(() => {
+        const signal = new AbortController().signal;
+        return Promise.all(sources.map((s) => configSource.get(s.kind, NAMESPACE, s.name, signal)));
+      });
+    case 'floor-b': {
+      const get = bareGet();
+      return routeApp(() => Promise.all(sources.map((s) => get(sourcePath(NAMESPACE, s)))));
+    }
+    case 'floor-a':
+      return routeApp(async () => {});
+  }
+}
+
+function confighashApp(source: LookupSource): FastifyInstance {
+  return buildApp({
+    mutator: createMutator({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+    metrics: createAdmissionMetrics(),
+    logger: createLogger('info', pino.destination({ dest: '/dev/null', sync: true })),
+    readiness: { isReady: () => true },
+  });
+}
+
+/** One real answer per source, then always that one. */
+async function rememberedSource(): Promise<LookupSource> {
+  const signal = new AbortController().signal;
+  const answers = new Map<string, unknown>();
+  for (const s of sources)
+    answers.set(s.name, await configSource.get(s.kind, NAMESPACE, s.name, signal));
+  return { get: async (_kind, _namespace, name) => answers.get(name) };
+}
+
+/** floor.ts's route: parse the review, do `lookups`, answer `allowed` (with a patchType, as checked below). */
+function routeApp(lookups: () => Promise<unknown>): FastifyInstance {
+  const route = Fastify({ bodyLimit: 7 * 1024 * 1024 });
+  route.post('/mutate', async (request) => {
+    const uid = (request.body as { request: { uid: string } }).request.uid;
+    await lookups();
+    const response = { uid, allowed: true, patchType: 'JSONPatch' };
+    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+  });
+  return route as unknown as FastifyInstance;
+}
+
+/** floor (b)'s GET: a bare keep-alive agent, the body read and parsed (the stub is plain HTTP). */
+function bareGet(): (path: string) => Promise<unknown> {
+  const agent = new http.Agent({ keepAlive: true });
+  const { hostname, port } = connection.server;
+  return (path) =>
+    new Promise((resolve, reject) => {
+      const request = http.request(
+        { hostname, port, path, agent, headers: { authorization: 'Bearer bench-token' } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
+}
 
 async function review(): Promise<void> {
   const response = await app.inject({
