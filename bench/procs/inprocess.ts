@@ -18,6 +18,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { PARTS, type Part } from '../lib/inprocess-parts.js';
 import { admissionReviewBody, benchSources, sourcePath } from '../lib/workload.js';
+import { bareGet } from './bare-get.js';
 
 interface Connection {
   readonly server: URL;
@@ -75,7 +76,9 @@ async function partApp(which: Part): Promise<FastifyInstance> {
         return Promise.all(sources.map((s) => configSource.get(s.kind, NAMESPACE, s.name, signal)));
       });
     case 'floor-b': {
-      const get = bareGet();
+      // floor (b)'s GET over a bare keep-alive agent (the stub is plain HTTP).
+      const agent = new http.Agent({ keepAlive: true });
+      const get = bareGet(agent, connection.server, { authorization: 'Bearer bench-token' });
       return routeApp(() => Promise.all(sources.map((s) => get(sourcePath(NAMESPACE, s)))));
     }
     case 'floor-a':
@@ -111,26 +114,6 @@ function routeApp(lookups: () => Promise<unknown>): FastifyInstance {
     return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
   });
   return route as unknown as FastifyInstance;
-}
-
-/** floor (b)'s GET: a bare keep-alive agent, the body read and parsed (the stub is plain HTTP). */
-function bareGet(): (path: string) => Promise<unknown> {
-  const agent = new http.Agent({ keepAlive: true });
-  const { hostname, port } = connection.server;
-  return (path) =>
-    new Promise((resolve, reject) => {
-      const request = http.request(
-        { hostname, port, path, agent, headers: { authorization: 'Bearer bench-token' } },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end();
-    });
 }
 
 async function review(): Promise<void> {

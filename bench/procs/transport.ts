@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { bareGet } from './bare-get.js';
 import { serveRequests } from './ipc.js';
 
 export type Transport = 'node:http' | 'undici' | 'node:http2';
@@ -41,20 +42,7 @@ async function serve() {
 /** confighash's settings: keep-alive, at most 64 sockets, the most recently used first. */
 function nodeHttp(port: number): Get {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64, scheduling: 'lifo' });
-  return (path) =>
-    new Promise((resolve, reject) => {
-      const request = http.request(
-        { hostname: '127.0.0.1', port, path, agent, headers: HEADERS },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end();
-    });
+  return bareGet(agent, { hostname: '127.0.0.1', port }, HEADERS);
 }
 
 async function undici(port: number): Promise<Get> {
