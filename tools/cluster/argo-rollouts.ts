@@ -4,12 +4,11 @@
 // metrics and healthz servers on free ports. Argo Rollouts' dashboard and
 // notifications are not run: nothing here depends on them.
 
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Kubectl, strictKubectl } from './kubectl.js';
+import { type ControllerOptions, installCrds, startController } from './controllers.js';
 import { freePort } from './ports.js';
-import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import type { ManagedProcess } from './processes.js';
 import { runScript } from './scripts.js';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../build-argo-rollouts.sh', import.meta.url));
@@ -33,30 +32,22 @@ export interface ArgoRollouts {
   stop(): Promise<void>;
 }
 
-export interface ArgoRolloutsOptions {
-  readonly kubeconfig: string;
-  readonly kubectl: Kubectl;
-  /** Where the controller's log goes. */
-  readonly dir: string;
-  readonly log?: (line: string) => void;
-}
-
 /** Builds the controller once (minutes, cold) or finds it; returns the binary's directory. */
 export function ensureArgoRolloutsBinary(log: (line: string) => void = () => {}): Promise<string> {
   return runScript(BUILD_SCRIPT, 'building Argo Rollouts', log);
 }
 
 /** Installs Argo Rollouts' CRDs and starts its controller. */
-export async function startArgoRollouts(options: ArgoRolloutsOptions): Promise<ArgoRollouts> {
+export async function startArgoRollouts(options: ControllerOptions): Promise<ArgoRollouts> {
   const log = options.log ?? (() => {});
   const bin = await ensureArgoRolloutsBinary(log);
   const crds = await runScript(CRDS_SCRIPT, 'copying the CRDs', log);
-  const k = strictKubectl(options.kubectl);
-  const files = CRD_FILES.flatMap((file) => ['-f', join(crds, file)]);
-  await k(['apply', '--server-side', ...files]);
-  await k(['wait', '--for=condition=Established', '--timeout=60s', ...files]);
+  await installCrds(
+    options.kubectl,
+    CRD_FILES.map((file) => join(crds, file)),
+  );
   log(`starting ${NAME}`);
-  const process = startProcess(
+  const process = await startController(
     NAME,
     join(bin, NAME),
     [
@@ -64,16 +55,8 @@ export async function startArgoRollouts(options: ArgoRolloutsOptions): Promise<A
       `--metrics-port=${await freePort()}`,
       `--healthz-port=${await freePort()}`,
     ],
-    join(options.dir, `${NAME}.log`),
+    options.dir,
+    STARTED,
   );
-  const stop = () => process.stop();
-  try {
-    await waitUntilReady(process, async () =>
-      (await readFile(process.logFile, 'utf8')).includes(STARTED),
-    );
-    return { process, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  return { process, stop: () => process.stop() };
 }

@@ -4,11 +4,10 @@
 // no leader election. cert-manager's own admission webhook is not run: it only
 // validates and defaults cert-manager's objects, and nothing here depends on that.
 
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Kubectl, strictKubectl } from './kubectl.js';
-import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import { type ControllerOptions, installCrds, startController } from './controllers.js';
+import type { ManagedProcess } from './processes.js';
 import { runScript } from './scripts.js';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../build-cert-manager.sh', import.meta.url));
@@ -24,27 +23,16 @@ export interface CertManager {
   stop(): Promise<void>;
 }
 
-export interface CertManagerOptions {
-  readonly kubeconfig: string;
-  readonly kubectl: Kubectl;
-  /** Where the processes' logs go. */
-  readonly dir: string;
-  readonly log?: (line: string) => void;
-}
-
 /** Builds cert-manager once (minutes, cold) or finds it; returns the binaries' directory. */
 export function ensureCertManagerBinaries(log: (line: string) => void = () => {}): Promise<string> {
   return runScript(BUILD_SCRIPT, 'building cert-manager', log);
 }
 
 /** Installs cert-manager's CRDs and starts its controller and cainjector. */
-export async function startCertManager(options: CertManagerOptions): Promise<CertManager> {
+export async function startCertManager(options: ControllerOptions): Promise<CertManager> {
   const log = options.log ?? (() => {});
   const bin = await ensureCertManagerBinaries(log);
-  const k = strictKubectl(options.kubectl);
-  const crds = join(bin, 'crds.yaml');
-  await k(['apply', '--server-side', '-f', crds]);
-  await k(['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  await installCrds(options.kubectl, [join(bin, 'crds.yaml')]);
   const processes: ManagedProcess[] = [];
   const stop = async () => {
     for (const process of [...processes].reverse()) await process.stop();
@@ -53,15 +41,14 @@ export async function startCertManager(options: CertManagerOptions): Promise<Cer
     for (const component of ['controller', 'cainjector'] as const) {
       const name = `cert-manager-${component}`;
       log(`starting ${name}`);
-      const process = startProcess(
-        name,
-        join(bin, name),
-        [`--kubeconfig=${options.kubeconfig}`, '--v=2'],
-        join(options.dir, `${name}.log`),
-      );
-      processes.push(process);
-      await waitUntilReady(process, async () =>
-        (await readFile(process.logFile, 'utf8')).includes(STARTED[component]),
+      processes.push(
+        await startController(
+          name,
+          join(bin, name),
+          [`--kubeconfig=${options.kubeconfig}`, '--v=2'],
+          options.dir,
+          STARTED[component],
+        ),
       );
     }
     return { processes, stop };
