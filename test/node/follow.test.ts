@@ -88,12 +88,17 @@ describe('follow mode on a real node', () => {
     // So: one holder renewing twice in a row, its last renewal fresh.
     let current: Lease = { spec: {} };
     let renewals: string[] = [];
+    // Every holder seen while waiting: more than one means a leader lost the lead before this
+    // test touched it — the stall above, worth reading in a CI log when it happens.
+    const holders = new Set<string>();
+    const waitStarted = Date.now();
     await waitUntil(
       async () => {
         const previous = current;
         current = await lease();
         const { holderIdentity, renewTime } = current.spec;
         if (!holderIdentity || !renewTime) return false;
+        holders.add(holderIdentity);
         if (holderIdentity !== previous.spec.holderIdentity) renewals = [];
         if (!renewals.includes(renewTime)) renewals.push(renewTime);
         return renewals.length >= 3 && Date.now() - Date.parse(renewTime) < RENEWAL_FRESH_MS;
@@ -102,6 +107,9 @@ describe('follow mode on a real node', () => {
       60_000,
     );
     const oldLeader = current.spec.holderIdentity!;
+    console.info(
+      `follow: ${oldLeader} renewing after ${Date.now() - waitStarted} ms; holders seen: ${[...holders].join(', ')}`,
+    );
     const pods = await waitForReadyWebhookPods(fixture);
     expect(pods.map((p) => p.metadata.name)).toContain(oldLeader);
 
