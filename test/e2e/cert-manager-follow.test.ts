@@ -29,7 +29,7 @@ beforeAll(async () => {
   certManager = await startCertManager({
     kubeconfig: e2e.controlPlane.kubeconfig,
     kubectl: e2e.kubectl,
-    dir: e2e.controlPlane.dir,
+    dir: e2e.dir,
   });
 });
 

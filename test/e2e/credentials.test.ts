@@ -10,21 +10,27 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestJson } from '../../src/kube/client.js';
 import { connectToCluster } from '../../src/kube/connection.js';
-import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
-import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { credentialsFromFile } from '../support/credentials.js';
-import { localKubeconfig, waitUntil } from '../support/e2e.js';
+import {
+  type ClusterAccess,
+  localKubeconfig,
+  type SharedControlPlane,
+  useSharedControlPlane,
+  waitUntil,
+} from '../support/e2e.js';
 
 const NS = 'credentials';
 const PROBE = `/api/v1/namespaces/${NS}/configmaps/probe`;
 
-let controlPlane: ControlPlane;
+let shared: SharedControlPlane;
+let controlPlane: ClusterAccess;
 let k: (args: readonly string[]) => Promise<string>;
 let dir: string;
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  k = strictKubectl(kubectlFor(controlPlane.kubeconfig));
+  shared = await useSharedControlPlane();
+  controlPlane = shared.controlPlane;
+  k = shared.k;
   dir = await mkdtemp(join(tmpdir(), 'confighash-credentials-'));
   await k(['create', 'namespace', NS]);
   await k(['create', 'configmap', 'probe', '-n', NS, '--from-literal=k=v']);
@@ -32,7 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await controlPlane?.stop();
+  await shared?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

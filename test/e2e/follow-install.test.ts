@@ -42,12 +42,12 @@ beforeAll(async () => {
   const kubeconfig = await serviceAccountKubeconfig(
     e2e.controlPlane,
     e2e.k,
-    e2e.controlPlane.dir,
+    e2e.dir,
     'confighash-system',
     'confighash',
   );
   follower = await startLocalWebhook({
-    dir: e2e.controlPlane.dir,
+    dir: e2e.dir,
     kubeconfig,
     shareCertsWith: e2e.webhook,
     name: 'sa-follower',
@@ -108,7 +108,7 @@ it('a follower with the ServiceAccount token takes the Lease and rolls an out-of
   ]);
   expect(events).toContain('ConfigChanged');
   const log = await import('node:fs/promises').then((fs) =>
-    fs.readFile(join(e2e.controlPlane.dir, 'sa-follower.log'), 'utf8'),
+    fs.readFile(join(e2e.dir, 'sa-follower.log'), 'utf8'),
   );
   expect(log).not.toMatch(/forbidden/i);
 });

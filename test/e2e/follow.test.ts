@@ -39,7 +39,7 @@ beforeAll(async () => {
   for (const name of ['follower-1', 'follower-2']) {
     followers.push(
       await startLocalWebhook({
-        dir: e2e.controlPlane.dir,
+        dir: e2e.dir,
         kubeconfig: e2e.controlPlane.kubeconfig,
         shareCertsWith: e2e.webhook,
         name,
@@ -70,7 +70,7 @@ async function leaseHolder(): Promise<string> {
 
 async function leaderLog(): Promise<string> {
   const holder = await leaseHolder();
-  return readFile(`${e2e.controlPlane.dir}/${holder}.log`, 'utf8');
+  return readFile(`${e2e.dir}/${holder}.log`, 'utf8');
 }
 
 async function followNamespace(label = 'follow'): Promise<string> {

@@ -42,7 +42,7 @@ type Mode = 'true' | 'follow';
 
 /** A release of the app chart in its own namespace, and how many rollouts each step made. */
 function releaseIn(ns: string, mode: Mode) {
-  const helmIn = helmAgainst(helm!, e2e.controlPlane.kubeconfig, e2e.controlPlane.dir);
+  const helmIn = helmAgainst(helm!, e2e.controlPlane.kubeconfig, e2e.dir);
   const run = (major: HelmMajor, args: readonly string[]) => helmIn(major, ns, args);
   const revision = () => api.revision(ns, RELEASE);
   const rotateSecret = (password: string) =>

@@ -15,20 +15,17 @@ import { fileURLToPath } from 'node:url';
 import { dumpYaml, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificate } from '../../src/certs/generate.js';
-import { type ControlPlane, startControlPlane } from '../../tools/cluster/control-plane.js';
-import {
-  type Kubectl,
-  type KubectlResult,
-  kubectlFor,
-  strictKubectl,
-} from '../../tools/cluster/kubectl.js';
+import type { Kubectl, KubectlResult } from '../../tools/cluster/kubectl.js';
 import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import {
+  type ClusterAccess,
   configMap,
   namespace,
+  type SharedControlPlane,
   secret,
   serviceAccountKubeconfig,
+  useSharedControlPlane,
   waitUntil,
   workload,
   yamlDocuments,
@@ -47,7 +44,8 @@ interface K8sObject {
   [field: string]: unknown;
 }
 
-let controlPlane: ControlPlane;
+let shared: SharedControlPlane;
+let controlPlane: ClusterAccess;
 let kubectl: Kubectl;
 let k: (args: readonly string[], input?: string) => Promise<string>;
 let rendered: string;
@@ -58,9 +56,10 @@ async function render(dir: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  controlPlane = await startControlPlane();
-  kubectl = kubectlFor(controlPlane.kubeconfig);
-  k = strictKubectl(kubectl);
+  shared = await useSharedControlPlane();
+  controlPlane = shared.controlPlane;
+  kubectl = shared.kubectl;
+  k = shared.k;
   rendered = await render(join(REPO, 'manifests/overlays/default'));
   // The command docs/install.md gives.
   firstApply = await kubectl([
@@ -72,7 +71,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await controlPlane?.stop();
+  await shared?.stop();
 });
 
 describe('the default overlay (self-managed certificates), applied server-side', () => {

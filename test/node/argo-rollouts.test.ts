@@ -13,6 +13,7 @@ import { HASH } from '../../src/workload/annotations.js';
 import { type ArgoRollouts, startArgoRollouts } from '../../tools/cluster/argo-rollouts.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
+  attachNodeFixture,
   changeGreeting,
   greetingPodTemplate,
   isReady,
@@ -20,7 +21,6 @@ import {
   type Pod,
   patchedOverlay,
   SYSTEM_NAMESPACE,
-  startNodeFixture,
   waitForReadyWebhookPods,
 } from '../support/node.js';
 
@@ -58,7 +58,7 @@ function followWithArgoRollouts(): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await startNodeFixture();
+  fixture = await attachNodeFixture();
   argo = await startArgoRollouts({
     kubeconfig: fixture.cluster.kubeconfig,
     kubectl: fixture.kubectl,

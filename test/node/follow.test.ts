@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
+  attachNodeFixture,
   changeGreeting,
   greetingPodTemplate,
   isReady,
   type NodeFixture,
   type Pod,
   SYSTEM_NAMESPACE,
-  startNodeFixture,
   waitForReadyWebhookPods,
 } from '../support/node.js';
 
@@ -24,7 +24,7 @@ const NS = 'follow-app';
 let fixture: NodeFixture;
 
 beforeAll(async () => {
-  fixture = await startNodeFixture();
+  fixture = await attachNodeFixture();
   await fixture.install('follow');
   await waitForReadyWebhookPods(fixture);
 });

@@ -15,12 +15,13 @@ import { manifestImage } from '../../tools/cluster/images.js';
 import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
 import { CHART, type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 import {
+  attachNodeFixture,
   expectNothingDropped,
   loadWorkload,
   type NodeFixture,
   SYSTEM_NAMESPACE,
-  startNodeFixture,
   underLoad,
+  waitForNoTerminatingPods,
   waitForReadyWebhookPods,
   webhookCounters,
   webhookPods,
@@ -34,7 +35,7 @@ let fixture: NodeFixture;
 
 beforeAll(async () => {
   if (!helm) return;
-  fixture = await startNodeFixture();
+  fixture = await attachNodeFixture();
 });
 
 afterAll(async () => {
@@ -144,11 +145,13 @@ describe.skipIf(!helm)('the chart on a real node', () => {
     await fixture.cluster.node.ctr(['images', 'tag', '--force', image, `${repository}:${newTag}`]);
     const oldPods = (await webhookPods(fixture, ns)).map((p) => p.metadata.name);
 
+    // The upgrade is over when the new replicas are Ready and the old ones have drained.
     const result = await underLoad(fixture, 'helm4-upgrade', async () => {
       await run(4, ns, ['upgrade', RELEASE, CHART, '--set', `image.tag=${newTag}`]);
+      await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
+      await waitForNoTerminatingPods(fixture, ns);
     });
     expectNothingDropped(result);
-    await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
     const pods = await waitForReadyWebhookPods(fixture, 2, ns);
     expect(pods.filter((p) => oldPods.includes(p.metadata.name))).toEqual([]);
     const running = await fixture.k([

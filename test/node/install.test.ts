@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
+  attachNodeFixture,
   containerPid,
   isReady,
   type NodeFixture,
   type Pod,
   SYSTEM_NAMESPACE,
-  startNodeFixture,
   waitForReadyWebhookPods,
   webhookCounters,
 } from '../support/node.js';
@@ -24,7 +24,7 @@ const HASH = 'confighash.dev/hash';
 let fixture: NodeFixture;
 
 beforeAll(async () => {
-  fixture = await startNodeFixture();
+  fixture = await attachNodeFixture();
   await fixture.install('default');
 });
 

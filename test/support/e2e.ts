@@ -1,22 +1,60 @@
-// The e2e fixture: a real control plane, the webhook from the current source
-// registered against it, and kubectl. One per test file.
+// The e2e fixture: the suite's one control plane (test/e2e/global-setup.ts), the webhook
+// from the current source registered against it, and kubectl. A file has a webhook and a
+// directory of its own, and what it made in the cluster goes when it stops.
 
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dumpYaml } from '@kubernetes/client-node';
+import { inject } from 'vitest';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import { startLocalCluster } from '../../tools/cluster/main.js';
-import type { LocalWebhook } from '../../tools/cluster/webhook.js';
+import {
+  type LocalWebhook,
+  registerLocalWebhook,
+  startLocalWebhook,
+} from '../../tools/cluster/webhook.js';
+import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
 
-export interface E2eCluster {
-  readonly controlPlane: ControlPlane;
-  readonly webhook: LocalWebhook;
+/** A control plane as a test uses it: its address, CA and admin kubeconfigs. */
+export type ClusterAccess = Pick<
+  ControlPlane,
+  'dir' | 'kubeconfig' | 'componentKubeconfig' | 'server' | 'caCert'
+>;
+
+/** A file's share of the suite's control plane: its own directory, and its clean-up. */
+export interface SharedControlPlane {
+  readonly controlPlane: ClusterAccess;
+  /** This file's directory: logs, certificates, kubeconfigs of its own. */
+  readonly dir: string;
   /** kubectl that resolves whatever the exit code. */
   readonly kubectl: Kubectl;
   /** kubectl that throws on failure and returns stdout. */
   readonly k: (args: readonly string[], input?: string) => Promise<string>;
+  /** Removes what the file made in the cluster, and its directory. */
   stop(): Promise<void>;
+}
+
+export interface E2eCluster extends SharedControlPlane {
+  readonly webhook: LocalWebhook;
+}
+
+/** This file's share of the suite's control plane; `stop()` puts the cluster back as it was. */
+export async function useSharedControlPlane(): Promise<SharedControlPlane> {
+  const controlPlane = inject('controlPlane');
+  const kubectl = kubectlFor(controlPlane.kubeconfig);
+  const before: ClusterState = await snapshotCluster(kubectl);
+  const dir = await mkdtemp(join(tmpdir(), 'confighash-e2e-'));
+  return {
+    controlPlane,
+    dir,
+    kubectl,
+    k: strictKubectl(kubectl),
+    async stop() {
+      await restoreCluster(kubectl, before);
+      if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The registered webhook runs admission only unless `webhookArgs` say otherwise. */
@@ -24,9 +62,27 @@ export async function startE2eCluster(webhookArgs: readonly string[] = []): Prom
   const log = process.env.CONFIGHASH_E2E_VERBOSE
     ? (line: string) => console.error(line)
     : undefined;
-  const local = await startLocalCluster(log, webhookArgs);
-  const kubectl = kubectlFor(local.kubeconfig);
-  return { ...local, kubectl, k: strictKubectl(kubectl) };
+  const shared = await useSharedControlPlane();
+  try {
+    const webhook = await startLocalWebhook({
+      dir: shared.dir,
+      kubeconfig: shared.controlPlane.kubeconfig,
+      extraArgs: webhookArgs,
+      log,
+    });
+    await registerLocalWebhook(shared.kubectl, webhook);
+    return {
+      ...shared,
+      webhook,
+      async stop() {
+        await webhook.stop();
+        await shared.stop();
+      },
+    };
+  } catch (error) {
+    await shared.stop();
+    throw error;
+  }
 }
 
 /** Multi-document YAML, as users keep it in one file. */
@@ -194,7 +250,7 @@ export function localKubeconfig(
 
 /** A kubeconfig file with the control plane's address and CA and a token of a ServiceAccount. */
 export async function serviceAccountKubeconfig(
-  controlPlane: ControlPlane,
+  controlPlane: ClusterAccess,
   k: (args: readonly string[]) => Promise<string>,
   dir: string,
   namespace: string,

@@ -3,13 +3,15 @@
 // manifests, and what the node tests measure with — a stream of server-side
 // applies, the apiserver's own webhook metrics, the webhook's pods.
 
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import { installOverlay, type NodeCluster, startNodeCluster } from '../../tools/cluster/main.js';
+import { installOverlay } from '../../tools/cluster/main.js';
+import { type AttachedNode, attachNode } from '../../tools/cluster/node.js';
+import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
 import { REPO_ROOT } from './process.js';
 
@@ -18,25 +20,28 @@ export const WEBHOOK_NAME = 'hash.confighash.dev';
 const HASH = 'confighash.dev/hash';
 
 export interface NodeFixture {
-  readonly cluster: NodeCluster;
+  /** The suite's node as this file uses it; `dir` is the file's own (logs of what it starts). */
+  readonly cluster: AttachedNode & { readonly node: AttachedNode };
   readonly kubectl: Kubectl;
   readonly k: (args: readonly string[], input?: string) => Promise<string>;
   json<T>(args: readonly string[]): Promise<T>;
   install(overlay: string): Promise<void>;
   /** Waits until confighash's Deployment has rolled out. */
   rollout(): Promise<void>;
+  /** Removes what the file made on the node (confighash's install among it). */
   stop(): Promise<void>;
 }
 
-export async function startNodeFixture(): Promise<NodeFixture> {
-  const log = process.env.CONFIGHASH_E2E_VERBOSE
-    ? (line: string) => console.error(line)
-    : undefined;
-  const cluster = await startNodeCluster(log);
-  const kubectl = kubectlFor(cluster.kubeconfig);
+/** This file's use of the suite's one node (test/node/global-setup.ts). */
+export async function attachNodeFixture(): Promise<NodeFixture> {
+  const node = attachNode(inject('node'));
+  const kubectl = kubectlFor(node.kubeconfig);
   const k = strictKubectl(kubectl);
+  const before = await snapshotCluster(kubectl);
+  // Not confighash-node-*: that is a node run's, which removeStaleRuns may take for a dead one.
+  const dir = await mkdtemp(join(tmpdir(), 'confighash-file-'));
   return {
-    cluster,
+    cluster: { ...node, dir, node },
     kubectl,
     k,
     json: async <T>(args: readonly string[]) => JSON.parse(await k([...args, '-o', 'json'])) as T,
@@ -51,7 +56,10 @@ export async function startNodeFixture(): Promise<NodeFixture> {
         '--timeout=240s',
       ]);
     },
-    stop: () => cluster.stop(),
+    async stop() {
+      await restoreCluster(kubectl, before);
+      if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -141,15 +149,43 @@ export async function waitForReadyWebhookPods(
 }
 
 /** Waits until no pod of the webhook is terminating (a stopping one drains for up to 95 s). */
-export async function waitForNoTerminatingPods(fixture: NodeFixture): Promise<void> {
+export async function waitForNoTerminatingPods(
+  fixture: NodeFixture,
+  namespace = SYSTEM_NAMESPACE,
+): Promise<void> {
   await waitUntil(
     async () => {
-      const list = await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', SYSTEM_NAMESPACE]);
+      const list = await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', namespace]);
       return list.items.every((pod) => !pod.metadata.deletionTimestamp);
     },
     'terminating confighash pods to be gone',
     180_000,
   );
+}
+
+// Runs inside the node's network namespace, where pod IPs are routable: prints the
+// serial number of the certificate the pod serves (trust is not the question here).
+const PEER_SERIAL = `
+const tls = require('node:tls');
+const socket = tls.connect({ host: process.argv[1], port: Number(process.argv[2]),
+  servername: process.argv[3], rejectUnauthorized: false }, () => {
+  console.log(socket.getPeerCertificate().serialNumber); socket.end(); });
+socket.on('error', (error) => { console.error(error.message); process.exit(1); });`;
+
+/** The port the webhook's pods serve on (the manifests' and the chart's container port). */
+const WEBHOOK_PORT = 8443;
+
+/** The serial number of the certificate a webhook pod serves now. */
+export async function servedSerial(fixture: NodeFixture, pod: Pod): Promise<string> {
+  if (!pod.status.podIP) throw new Error(`pod ${pod.metadata.name} has no IP`);
+  const out = await fixture.cluster.node.namespaces.exec(process.execPath, [
+    '-e',
+    PEER_SERIAL,
+    pod.status.podIP,
+    String(WEBHOOK_PORT),
+    `confighash.${SYSTEM_NAMESPACE}.svc`,
+  ]);
+  return out.trim();
 }
 
 /** The host PID-namespace-inside view: the PID of a container's first process, via ctr. */
@@ -227,7 +263,8 @@ export interface LoadOptions {
   readonly configMap: string;
   readonly expectedHash: string;
   readonly ratePerSecond: number;
-  readonly durationMs: number;
+  /** The load runs until this is aborted. */
+  readonly until: AbortSignal;
   readonly prefix: string;
 }
 
@@ -244,7 +281,7 @@ export async function applyContinuously(
   const started = Date.now();
   const pending: Promise<ApplyOutcome>[] = [];
   const intervalMs = 1000 / options.ratePerSecond;
-  for (let i = 0; Date.now() - started < options.durationMs; i++) {
+  for (let i = 0; !options.until.aborted; i++) {
     pending.push(applyDeployment(agent, tls.server, options, `${options.prefix}-${i}`));
     const next = started + (i + 1) * intervalMs;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
@@ -378,7 +415,13 @@ function applyDeployment(
 // --- a disruption under load ------------------------------------------------------
 
 const DISRUPTION_RATE = 12;
-const DISRUPTION_MS = 60_000;
+/**
+ * The load runs from LOAD_LEAD_MS before the disruption to LOAD_TAIL_MS after it is over: the
+ * window is the disruption's own length (its `disrupt` resolves when it is over), not a fixed
+ * time, so a row costs what its disruption costs.
+ */
+const LOAD_LEAD_MS = 3_000;
+const LOAD_TAIL_MS = 3_000;
 
 /** A namespace with the ConfigMap the load's workloads reference; returns their hash. */
 async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<string> {
@@ -408,27 +451,33 @@ export interface DisruptionResult {
 }
 
 /**
- * At least 10 applies/s (DISRUPTION_RATE) for `durationMs` (60 s) in a fresh namespace,
- * with `disrupt` run 5 s in; what the load saw and what the apiserver's counters say.
+ * At least 10 applies/s (DISRUPTION_RATE) in a fresh namespace, from a little before `disrupt`
+ * starts until a little after it resolves — it resolves when the disruption is over (old pods
+ * gone, a renewal served) — and what the apiserver's counters say of that window.
  */
 export async function underLoad(
   fixture: NodeFixture,
   ns: string,
   disrupt: () => Promise<void>,
-  durationMs = DISRUPTION_MS,
 ): Promise<DisruptionResult> {
   const expectedHash = await prepareNamespace(fixture, ns);
   const before = await webhookCounters(fixture);
+  const stop = new AbortController();
   const load = applyContinuously(fixture, {
     namespace: ns,
     configMap: 'load-config',
     expectedHash,
     ratePerSecond: DISRUPTION_RATE,
-    durationMs,
+    until: stop.signal,
     prefix: 'w',
   });
-  await new Promise((resolve) => setTimeout(resolve, 5_000));
-  await disrupt();
+  try {
+    await sleep(LOAD_LEAD_MS);
+    await disrupt();
+    await sleep(LOAD_TAIL_MS);
+  } finally {
+    stop.abort();
+  }
   const report = await load;
   const after = await webhookCounters(fixture);
   const result = {
@@ -444,6 +493,8 @@ export async function underLoad(
   );
   return result;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The graceful promise: every apply admitted with the right hash, and the apiserver saw no failure. */
 export function expectNothingDropped(result: DisruptionResult): void {

@@ -83,131 +83,49 @@ export function ensureControlPlaneBinaries(
   return runScript(BUILD_SCRIPT, 'building the control plane', log);
 }
 
+/** What the steps of one start share: where it runs, its files, and what it started. */
+interface ControlPlaneRun {
+  readonly site: ControlPlaneSite;
+  readonly bin: string;
+  readonly dir: string;
+  readonly log: (line: string) => void;
+  readonly processes: ManagedProcess[];
+}
+
+/** The files of a run's PKI and kubeconfigs, by role. */
+interface ControlPlaneFiles {
+  readonly ca: string;
+  readonly apiserverCert: string;
+  readonly apiserverKey: string;
+  readonly saPub: string;
+  readonly saKey: string;
+  readonly kubeconfig: string;
+  readonly componentKubeconfig: string;
+}
+
+type Pki = Awaited<ReturnType<typeof generateControlPlanePki>>;
+type Ports = Awaited<ReturnType<ControlPlaneSite['listen']>>;
+
+/** pki → etcd → kube-apiserver → kube-controller-manager; each step waits until its part is ready. */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const site = options.site ?? LOOPBACK;
   const bin = await ensureControlPlaneBinaries(log);
   const dir = site.dir ?? (await mkdtemp(join(tmpdir(), 'confighash-cp-')));
-  const processes: ManagedProcess[] = [];
+  const run: ControlPlaneRun = { site, bin, dir, log, processes: [] };
   const stop = async () => {
-    for (const process of [...processes].reverse()) await process.stop();
+    for (const process of [...run.processes].reverse()) await process.stop();
     // CONFIGHASH_KEEP_LOGS=1 keeps the logs of a run for a post-mortem.
     if (!site.dir && !process.env.CONFIGHASH_KEEP_LOGS) {
       await rm(dir, { recursive: true, force: true });
     }
   };
   try {
-    const pki = await generateControlPlanePki([site.advertiseAddress]);
-    const files = {
-      ca: join(dir, 'ca.crt'),
-      apiserverCert: join(dir, 'apiserver.crt'),
-      apiserverKey: join(dir, 'apiserver.key'),
-      saPub: join(dir, 'sa.pub'),
-      saKey: join(dir, 'sa.key'),
-      kubeconfig: join(dir, 'kubeconfig'),
-      componentKubeconfig: join(dir, 'components.kubeconfig'),
-    };
-    await writeFile(files.ca, pki.ca.cert);
-    await writeFile(files.apiserverCert, pki.apiserver.cert);
-    await writeFile(files.apiserverKey, pki.apiserver.key, { mode: 0o600 });
-    await writeFile(files.saPub, pki.serviceAccount.publicKey);
-    await writeFile(files.saKey, pki.serviceAccount.privateKey, { mode: 0o600 });
-
+    const { pki, files } = await writePki(run);
     const ports = await site.listen();
-    const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
-    const etcdPeer = `http://127.0.0.1:${ports.etcdPeer}`;
-    await mkdir(join(dir, 'etcd'), { mode: 0o700 });
-    log(`starting etcd on ${etcdUrl}`);
-    processes.push(
-      site.start(
-        'etcd',
-        join(bin, 'etcd'),
-        [
-          '--name=confighash',
-          `--data-dir=${join(dir, 'etcd')}`,
-          `--listen-client-urls=${etcdUrl}`,
-          `--advertise-client-urls=${etcdUrl}`,
-          `--listen-peer-urls=${etcdPeer}`,
-          `--initial-advertise-peer-urls=${etcdPeer}`,
-          `--initial-cluster=confighash=${etcdPeer}`,
-          '--unsafe-no-fsync',
-          '--log-level=warn',
-        ],
-        join(dir, 'etcd.log'),
-      ),
-    );
-    if (site.dialsEtcd) await waitUntilReady(processes[0]!, () => httpOk(`${etcdUrl}/health`));
-
-    log(`starting kube-apiserver on ${ports.address}:${ports.apiserver}`);
-    processes.push(
-      site.start(
-        'kube-apiserver',
-        join(bin, 'kube-apiserver'),
-        [
-          `--etcd-servers=${etcdUrl}`,
-          `--bind-address=${ports.address}`,
-          `--advertise-address=${site.advertiseAddress}`,
-          `--secure-port=${ports.apiserver}`,
-          `--cert-dir=${join(dir, 'apiserver-certs')}`,
-          `--tls-cert-file=${files.apiserverCert}`,
-          `--tls-private-key-file=${files.apiserverKey}`,
-          `--client-ca-file=${files.ca}`,
-          '--authorization-mode=RBAC',
-          `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
-          `--service-account-key-file=${files.saPub}`,
-          `--service-account-signing-key-file=${files.saKey}`,
-          '--service-cluster-ip-range=10.0.0.0/24',
-          ...site.apiserverFlags,
-          '--profiling=false',
-          '--v=1',
-        ],
-        join(dir, 'kube-apiserver.log'),
-      ),
-    );
-    const server = await site.expose(ports.apiserver);
-    const componentServer = `https://${site.advertiseAddress}:${ports.apiserver}`;
-    for (const [file, url] of [
-      [files.kubeconfig, server],
-      [files.componentKubeconfig, componentServer],
-    ] as const) {
-      await writeFile(file, kubeconfigYaml(url, pki.ca.cert, pki.admin.cert, pki.admin.key), {
-        mode: 0o600,
-      });
-    }
-    const adminTls = { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key };
-    await waitUntilReady(processes[1]!, () => httpsOk(`${server}/readyz`, adminTls));
-
-    log('starting kube-controller-manager');
-    processes.push(
-      site.start(
-        'kube-controller-manager',
-        join(bin, 'kube-controller-manager'),
-        [
-          `--kubeconfig=${files.componentKubeconfig}`,
-          ...site.controllerManagerFlags,
-          '--leader-elect=false',
-          '--secure-port=0',
-          '--use-service-account-credentials=false',
-          '--concurrent-deployment-syncs=5',
-          '--v=1',
-        ],
-        join(dir, 'kube-controller-manager.log'),
-      ),
-    );
-    await waitUntilReady(processes[2]!, async () => {
-      // The serviceaccount controller creating `default` in `default` proves it is running.
-      const { stdout } = await execFileAsync('kubectl', [
-        `--kubeconfig=${files.kubeconfig}`,
-        'get',
-        'serviceaccount',
-        'default',
-        '-n',
-        'default',
-        '-o',
-        'name',
-      ]).catch(() => ({ stdout: '' }));
-      return stdout.trim() === 'serviceaccount/default';
-    });
+    const etcdUrl = await startEtcd(run, ports);
+    const server = await startApiserver(run, ports, etcdUrl, files, pki);
+    await startControllerManager(run, files);
     log(`control plane ready (logs in ${dir})`);
     return {
       dir,
@@ -215,13 +133,145 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       componentKubeconfig: files.componentKubeconfig,
       server,
       caCert: pki.ca.cert,
-      processes,
+      processes: run.processes,
       stop,
     };
   } catch (error) {
     await stop().catch(() => {});
     throw error;
   }
+}
+
+/** A fresh CA, the apiserver's serving certificate, the admin's and the ServiceAccount keys. */
+async function writePki(run: ControlPlaneRun): Promise<{ pki: Pki; files: ControlPlaneFiles }> {
+  const pki = await generateControlPlanePki([run.site.advertiseAddress]);
+  const files: ControlPlaneFiles = {
+    ca: join(run.dir, 'ca.crt'),
+    apiserverCert: join(run.dir, 'apiserver.crt'),
+    apiserverKey: join(run.dir, 'apiserver.key'),
+    saPub: join(run.dir, 'sa.pub'),
+    saKey: join(run.dir, 'sa.key'),
+    kubeconfig: join(run.dir, 'kubeconfig'),
+    componentKubeconfig: join(run.dir, 'components.kubeconfig'),
+  };
+  await writeFile(files.ca, pki.ca.cert);
+  await writeFile(files.apiserverCert, pki.apiserver.cert);
+  await writeFile(files.apiserverKey, pki.apiserver.key, { mode: 0o600 });
+  await writeFile(files.saPub, pki.serviceAccount.publicKey);
+  await writeFile(files.saKey, pki.serviceAccount.privateKey, { mode: 0o600 });
+  return { pki, files };
+}
+
+/** Starts etcd (no fsync: a test's data need not survive a crash); returns its client URL. */
+async function startEtcd(run: ControlPlaneRun, ports: Ports): Promise<string> {
+  const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
+  const etcdPeer = `http://127.0.0.1:${ports.etcdPeer}`;
+  await mkdir(join(run.dir, 'etcd'), { mode: 0o700 });
+  run.log(`starting etcd on ${etcdUrl}`);
+  const etcd = run.site.start(
+    'etcd',
+    join(run.bin, 'etcd'),
+    [
+      '--name=confighash',
+      `--data-dir=${join(run.dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${etcdPeer}`,
+      `--initial-advertise-peer-urls=${etcdPeer}`,
+      `--initial-cluster=confighash=${etcdPeer}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    join(run.dir, 'etcd.log'),
+  );
+  run.processes.push(etcd);
+  if (run.site.dialsEtcd) await waitUntilReady(etcd, () => httpOk(`${etcdUrl}/health`));
+  return etcdUrl;
+}
+
+/** Starts kube-apiserver, writes the kubeconfigs, waits for /readyz; returns the URL this process dials. */
+async function startApiserver(
+  run: ControlPlaneRun,
+  ports: Ports,
+  etcdUrl: string,
+  files: ControlPlaneFiles,
+  pki: Pki,
+): Promise<string> {
+  const { site, dir } = run;
+  run.log(`starting kube-apiserver on ${ports.address}:${ports.apiserver}`);
+  const apiserver = site.start(
+    'kube-apiserver',
+    join(run.bin, 'kube-apiserver'),
+    [
+      `--etcd-servers=${etcdUrl}`,
+      `--bind-address=${ports.address}`,
+      `--advertise-address=${site.advertiseAddress}`,
+      `--secure-port=${ports.apiserver}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${files.apiserverCert}`,
+      `--tls-private-key-file=${files.apiserverKey}`,
+      `--client-ca-file=${files.ca}`,
+      '--authorization-mode=RBAC',
+      `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+      `--service-account-key-file=${files.saPub}`,
+      `--service-account-signing-key-file=${files.saKey}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      ...site.apiserverFlags,
+      '--profiling=false',
+      '--v=1',
+    ],
+    join(dir, 'kube-apiserver.log'),
+  );
+  run.processes.push(apiserver);
+  const server = await site.expose(ports.apiserver);
+  const componentServer = `https://${site.advertiseAddress}:${ports.apiserver}`;
+  for (const [file, url] of [
+    [files.kubeconfig, server],
+    [files.componentKubeconfig, componentServer],
+  ] as const) {
+    await writeFile(file, kubeconfigYaml(url, pki.ca.cert, pki.admin.cert, pki.admin.key), {
+      mode: 0o600,
+    });
+  }
+  const adminTls = { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key };
+  await waitUntilReady(apiserver, () => httpsOk(`${server}/readyz`, adminTls));
+  return server;
+}
+
+/** Starts kube-controller-manager; ready once its serviceaccount controller has made `default`. */
+async function startControllerManager(
+  run: ControlPlaneRun,
+  files: ControlPlaneFiles,
+): Promise<void> {
+  run.log('starting kube-controller-manager');
+  const controllerManager = run.site.start(
+    'kube-controller-manager',
+    join(run.bin, 'kube-controller-manager'),
+    [
+      `--kubeconfig=${files.componentKubeconfig}`,
+      ...run.site.controllerManagerFlags,
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--use-service-account-credentials=false',
+      '--concurrent-deployment-syncs=5',
+      '--v=1',
+    ],
+    join(run.dir, 'kube-controller-manager.log'),
+  );
+  run.processes.push(controllerManager);
+  await waitUntilReady(controllerManager, async () => {
+    const { stdout } = await execFileAsync('kubectl', [
+      `--kubeconfig=${files.kubeconfig}`,
+      'get',
+      'serviceaccount',
+      'default',
+      '-n',
+      'default',
+      '-o',
+      'name',
+    ]).catch(() => ({ stdout: '' }));
+    return stdout.trim() === 'serviceaccount/default';
+  });
 }
 
 async function httpOk(url: string): Promise<boolean> {

@@ -56,33 +56,11 @@ export async function enterNewNamespaces(nsinit: string): Promise<RunNamespaces>
   });
   const exited = once(unshare, 'exit');
   const pid = await childOf(unshare, () => stderr);
-  const enter = (command: string, args: readonly string[]) => [
-    '--target',
-    String(pid),
-    '--pid',
-    '--net',
-    '--mount',
-    '--',
-    command,
-    ...args,
-  ];
   return {
     pid,
-    async exec(command, args) {
-      try {
-        const { stdout } = await execFileAsync('nsenter', enter(command, args), {
-          maxBuffer: 64 * 1024 * 1024,
-        });
-        return stdout;
-      } catch (error) {
-        const failure = error as Error & { stderr?: string };
-        throw new Error(
-          `${command} ${args.join(' ')} failed: ${failure.stderr?.trim() ?? failure.message}`,
-        );
-      }
-    },
+    exec: (command, args) => execInside(pid, command, args),
     start(name, command, args, logFile, options) {
-      const nsenter = startProcess(name, 'nsenter', enter(command, args), logFile, {
+      const nsenter = startProcess(name, 'nsenter', enterArgs(pid, command, args), logFile, {
         ...options,
         // nsenter forks the command into the PID namespace and waits for it:
         // a graceful stop goes to the command itself, so that nsenter's exit
@@ -102,6 +80,33 @@ export async function enterNewNamespaces(nsinit: string): Promise<RunNamespaces>
       }
     },
   };
+}
+
+/** nsenter's arguments to run a command in the namespaces of the run whose nsinit is `pid`. */
+function enterArgs(pid: number, command: string, args: readonly string[]): string[] {
+  return ['--target', String(pid), '--pid', '--net', '--mount', '--', command, ...args];
+}
+
+/**
+ * Runs a command to completion inside a run's namespaces, given its nsinit's PID: from the
+ * process that started the run, or from any other (a test worker of a shared node).
+ */
+export async function execInside(
+  pid: number,
+  command: string,
+  args: readonly string[],
+): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync('nsenter', enterArgs(pid, command, args), {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  } catch (error) {
+    const failure = error as Error & { stderr?: string };
+    throw new Error(
+      `${command} ${args.join(' ')} failed: ${failure.stderr?.trim() ?? failure.message}`,
+    );
+  }
 }
 
 /** The PID of the process that `unshare --fork` started (nsinit), once it runs. */

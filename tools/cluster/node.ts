@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { type ControlPlane, type ControlPlaneSite, startControlPlane } from './control-plane.js';
 import { type Forward, forwardLoopbackToSocket } from './forward.js';
 import { type Kubectl, kubectlFor } from './kubectl.js';
-import { enterNewNamespaces, type RunNamespaces } from './namespaces.js';
+import { enterNewNamespaces, execInside, type RunNamespaces } from './namespaces.js';
 import { type ManagedProcess, waitUntilReady } from './processes.js';
 import { runScript } from './scripts.js';
 
@@ -35,14 +35,55 @@ const RUNC = '/usr/sbin/runc';
 /** The sandbox image (tools/image/test-images.sh); containerd is told never to pull it. */
 export const PAUSE_IMAGE = 'confighash.local/pause:1';
 
-export interface LocalNode {
-  readonly controlPlane: ControlPlane;
+/**
+ * What a process other than the run's own needs to use a running node (a test file's worker
+ * beside the suite's one shared node): plain data, so that it can be handed across processes.
+ */
+export interface NodeAccess {
   readonly kubeconfig: string;
   readonly dir: string;
-  readonly namespaces: RunNamespaces;
+  /** nsinit's PID: the way into the run's namespaces. */
+  readonly pid: number;
+  /** The node binaries (tools/build-node.sh). */
+  readonly bin: string;
+  /** containerd's and the kubelet's data, inside the run's mount namespace. */
+  readonly state: string;
+}
+
+/** A running node as another process uses it: commands inside it, and its containerd. */
+export interface AttachedNode {
+  readonly kubeconfig: string;
+  readonly dir: string;
+  readonly namespaces: Pick<RunNamespaces, 'pid' | 'exec'>;
   /** `ctr` against the node's containerd, in the `k8s.io` namespace. */
   ctr(args: readonly string[]): Promise<string>;
+}
+
+export interface LocalNode extends AttachedNode {
+  readonly controlPlane: ControlPlane;
+  readonly namespaces: RunNamespaces;
+  readonly access: NodeAccess;
   stop(): Promise<void>;
+}
+
+export function attachNode(access: NodeAccess): AttachedNode {
+  const exec = (command: string, args: readonly string[]) => execInside(access.pid, command, args);
+  return {
+    kubeconfig: access.kubeconfig,
+    dir: access.dir,
+    namespaces: { pid: access.pid, exec },
+    ctr: ctrIn(exec, access.bin, access.state),
+  };
+}
+
+/** `ctr` against a node's containerd, in the `k8s.io` namespace. */
+function ctrIn(exec: RunNamespaces['exec'], bin: string, state: string): Ctr {
+  return (args) =>
+    exec(join(bin, 'ctr'), [
+      `--address=${join(state, 'containerd.sock')}`,
+      '--namespace=k8s.io',
+      ...args,
+    ]);
 }
 
 export interface NodeOptions {
@@ -100,12 +141,14 @@ export async function startLocalNode(options: NodeOptions = {}): Promise<LocalNo
     await startKubeletAndScheduler(run, controlPlane.componentKubeconfig, cgroupRoot);
     await waitForNodeReady(run, kubectlFor(controlPlane.kubeconfig));
     log(`node ${NODE_NAME} Ready (logs in ${dir})`);
+    const kubeconfig = controlPlane.kubeconfig;
     return {
       controlPlane,
-      kubeconfig: controlPlane.kubeconfig,
+      kubeconfig,
       dir,
       namespaces,
       ctr,
+      access: { kubeconfig, dir, pid: namespaces.pid, bin, state: run.state },
       stop,
     };
   } catch (error) {
@@ -167,12 +210,7 @@ async function startContainerd(run: NodeRun): Promise<Ctr> {
     { env: { ...process.env, PATH: `${run.bin}:${process.env.PATH}` } },
   );
   run.processes.push(containerd);
-  const ctr: Ctr = (args) =>
-    run.namespaces.exec(join(run.bin, 'ctr'), [
-      `--address=${join(run.state, 'containerd.sock')}`,
-      '--namespace=k8s.io',
-      ...args,
-    ]);
+  const ctr = ctrIn(run.namespaces.exec, run.bin, run.state);
   await waitUntilReady(containerd, async () => Boolean(await ctr(['version'])));
   return ctr;
 }
