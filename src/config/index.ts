@@ -10,6 +10,7 @@ import { ALL_SERVE_OPTIONS } from './serve.js';
 
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
 export { type ExplainConfig, parseExplainConfig } from './explain.js';
+export type { FollowConfig } from './follow.js';
 export type { ParseResult } from './options.js';
 export {
   type ManifestInput,
@@ -17,7 +18,7 @@ export {
   type PlanConfig,
   parsePlanConfig,
 } from './plan.js';
-export { type FollowConfig, parseServeConfig, type ServeConfig } from './serve.js';
+export { parseServeConfig, type ServeConfig } from './serve.js';
 
 /**
  * Every environment variable an option is read from. A variable the kubelet sets for a
