@@ -3,7 +3,7 @@
 // self-managed and follow options have modules of their own; this one composes them.
 
 import type { SelfManagedOptions } from '../certs/self-managed.js';
-import { LOG_LEVELS, type LogLevel } from '../server/logger.js';
+import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
@@ -18,6 +18,17 @@ import {
   parseSeconds,
 } from './options.js';
 import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed.js';
+
+/** What --log-level accepts, in help order. */
+export const LOG_LEVELS: readonly LogLevel[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
 
 export interface ServeConfig {
   readonly port: number;

@@ -79,10 +79,17 @@ export interface WorkloadEvent {
 
 // --- the Lease (leader election, lease.ts) ---------------------------------------
 
+/** A Kubernetes MicroTime: RFC 3339 with microseconds, as Leases and Events carry it. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 export interface LeaseRecord {
   readonly holderIdentity: string;
   readonly leaseDurationSeconds: number;
+  /** MicroTime text (microTime), as the API stores it. */
   readonly acquireTime?: string;
+  /** MicroTime text (microTime), as the API stores it. */
   readonly renewTime?: string;
   readonly leaseTransitions: number;
 }

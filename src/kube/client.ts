@@ -25,6 +25,9 @@ export const FIELD_MANAGER = 'confighash';
 /** The field manager of `confighash plan`'s dry-run applies: never a real write's. */
 export const PLAN_FIELD_MANAGER = 'confighash-plan';
 
+/** Who reports follow mode's Events (`reportingController`); plan and explain find them by it. */
+export const REPORTING_CONTROLLER = 'confighash.dev/follow';
+
 /** `?fieldManager=confighash`, to append to a write's path. */
 export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
 
