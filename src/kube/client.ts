@@ -80,7 +80,7 @@ export interface ApiAnswer {
 /**
  * Sends one request and reads its whole answer (sent again after a 401 as
  * sentAgainIfUnauthorized says). A review makes three of these: one promise
- * from request to body, as floor (b)'s GETs do (BENCHMARKS.md, issue 14).
+ * from request to body, as floor (b)'s GETs do (BENCHMARKS.md).
  */
 export function exchange(connection: ApiConnection, request: ApiRequest): Promise<ApiAnswer> {
   const payload = payloadOf(request);
@@ -245,7 +245,7 @@ type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Set<http.ClientRequest> };
  * `signal` option adds and removes an EventTarget listener for every request).
  * The set rides on the signal rather than in a WeakMap, and the listener is
  * added without options (the signal aborts once): ~3 µs a review less, measured
- * alone (BENCHMARKS.md, issue 14).
+ * alone (BENCHMARKS.md).
  */
 function abortWith(signal: TrackedSignal, outgoing: http.ClientRequest): void {
   if (signal.aborted) {
