@@ -1,6 +1,7 @@
 // What follow mode needs from the cluster, as ports: FollowApi (adapter:
 // src/kube/follow-api.ts; in-memory: test/support/memory-follow-api.ts) and
-// LeaseStore (adapter: src/kube/lease-store.ts).
+// LeaseStore (adapter: src/kube/lease-store.ts); and microTime, the text of the
+// times a Lease and an Event carry, which both the election and the adapters write.
 
 import type { SourceResource } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
@@ -87,9 +88,8 @@ export function microTime(date: Date): string {
 export interface LeaseRecord {
   readonly holderIdentity: string;
   readonly leaseDurationSeconds: number;
-  /** MicroTime text (microTime), as the API stores it. */
+  /** MicroTime text (microTime), as the API stores it; so is renewTime. */
   readonly acquireTime?: string;
-  /** MicroTime text (microTime), as the API stores it. */
   readonly renewTime?: string;
   readonly leaseTransitions: number;
 }
