@@ -2,7 +2,7 @@
 // ask the evaluator for the hash now, and decide the annotations — a minimal
 // patch with warnings. Knows nothing of HTTP; follow mode never imports it.
 
-import type { AdmissionRequest } from './admission/index.js';
+import { type AdmissionRequest, warning } from './admission/index.js';
 import { createEvaluator, type Evaluation, type EvaluatorDependencies } from './evaluate.js';
 import { buildAnnotationPatch } from './patch/index.js';
 import type { LookupRecord, MutationResult, Mutator, Outcome } from './review.js';
@@ -94,7 +94,9 @@ function templateElsewhere(workload: Workload): Skip | undefined {
   const path = field.slice(1).join('.');
   return {
     skipReason: `${path}: the pod template is in another object`,
-    warning: `confighash: ${workload.kind.kind} with ${path} left alone; its pod template is not in it`,
+    warning: warning(
+      `${workload.kind.kind} with ${path} left alone; its pod template is not in it`,
+    ),
   };
 }
 
@@ -132,7 +134,7 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
   ]);
   const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
-    ...evaluation.problems.map((problem) => `confighash: ${problem}`),
+    ...evaluation.problems.map(warning),
     ...windowWarnings(target.workload),
     ...decision.warnings,
     ...(hashChanged ? rolloutWarnings(target.workload) : []),
@@ -155,12 +157,11 @@ function decide(
     case 'unreadable': {
       const consequence = target.isUpdate ? 'kept the previous hash' : 'no hash written';
       const warnings = [
-        ...evaluation.failures.map(
-          ({ ref, detail }) =>
-            `confighash: could not read ${describeSource(ref)} (${detail}); ${consequence}`,
+        ...evaluation.failures.map(({ ref, detail }) =>
+          warning(`could not read ${describeSource(ref)} (${detail}); ${consequence}`),
         ),
-        ...evaluation.missingRequired.map(
-          (ref) => `confighash: ${describeSource(ref)} not found; kept the previous hash`,
+        ...evaluation.missingRequired.map((ref) =>
+          warning(`${describeSource(ref)} not found; kept the previous hash`),
         ),
       ];
       return keepOld(target, previous, warnings);
@@ -171,13 +172,13 @@ function decide(
       const missing = evaluation.missingRequired.map(describeSource);
       // Never roll into pods that cannot start: keep what was there.
       if (target.isUpdate && missing.length > 0) {
-        const warnings = missing.map(
-          (name) => `confighash: ${name} not found; kept the previous hash`,
+        const warnings = missing.map((name) =>
+          warning(`${name} not found; kept the previous hash`),
         );
         return keepOld(target, previous, warnings);
       }
-      const warnings = missing.map(
-        (name) => `confighash: ${name} not found; pods will not start until it exists`,
+      const warnings = missing.map((name) =>
+        warning(`${name} not found; pods will not start until it exists`),
       );
       return write(target, previous, evaluation, warnings);
     }
@@ -222,13 +223,13 @@ function write(
 function windowWarnings(workload: Workload): string[] {
   const window = workload.annotations[ROLLOUT_WINDOW];
   const parsed = window === undefined ? undefined : parseRolloutWindow(window);
-  return parsed && !parsed.ok ? [`confighash: ${parsed.error}`] : [];
+  return parsed && !parsed.ok ? [warning(parsed.error)] : [];
 }
 
 /** A new hash that no pod will follow by itself, or that every pod follows at once (DESIGN.md §4). */
 function rolloutWarnings(workload: Workload): string[] {
   const notice = rolloutNotice(workload.object, workload.kind);
-  return notice ? [`confighash: ${notice.text}`] : [];
+  return notice ? [warning(notice.text)] : [];
 }
 
 function currentAnnotations(workload: Workload): Annotations {
@@ -246,12 +247,12 @@ function toLookupRecord({ ref, result }: Evaluation['lookups'][number]): LookupR
 
 /** Warnings are short and name objects; a long name is cut rather than dropped. */
 export function limitWarnings(warnings: readonly string[]): string[] {
-  const shortened = warnings.map((warning) =>
-    warning.length <= MAX_WARNING_LENGTH ? warning : `${warning.slice(0, MAX_WARNING_LENGTH - 1)}…`,
+  const shortened = warnings.map((text) =>
+    text.length <= MAX_WARNING_LENGTH ? text : `${text.slice(0, MAX_WARNING_LENGTH - 1)}…`,
   );
   if (shortened.length <= MAX_WARNINGS) return shortened;
   const rest = shortened.length - (MAX_WARNINGS - 1);
-  return [...shortened.slice(0, MAX_WARNINGS - 1), `confighash: and ${rest} more problems`];
+  return [...shortened.slice(0, MAX_WARNINGS - 1), warning(`and ${rest} more problems`)];
 }
 
 function skipped(skipReason: string, warning: string | undefined): MutationResult {

@@ -8,3 +8,4 @@ export type {
   GroupVersionKind,
   Operation,
 } from './types.js';
+export { isOwnWarning, warning } from './warning.js';

@@ -10,6 +10,7 @@ import { ALL_SERVE_OPTIONS } from './serve.js';
 
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
 export { type ExplainConfig, parseExplainConfig } from './explain.js';
+export type { FollowConfig } from './follow.js';
 export type { ParseResult } from './options.js';
 export {
   type ManifestInput,
@@ -17,12 +18,13 @@ export {
   type PlanConfig,
   parsePlanConfig,
 } from './plan.js';
-export { type FollowConfig, parseServeConfig, type ServeConfig } from './serve.js';
+export { parseServeConfig, type ServeConfig } from './serve.js';
 
 /**
  * Every environment variable an option is read from. A variable the kubelet sets for a
  * Service (its links: `<SERVICE>_PORT…`, `<SERVICE>_SERVICE_…`) must never be one of
- * these: `CONFIGHASH_PORT=tcp://10.0.0.221:443` once crash-looped every pod.
+ * these: the Service `confighash` gives every pod `CONFIGHASH_PORT=tcp://10.0.0.221:443`,
+ * and an option read from it would stop the webhook from starting.
  */
 export function optionEnvironmentVariables(): readonly string[] {
   const specs = [...ALL_SERVE_OPTIONS, ...DEV_CERTS_OPTIONS];

@@ -39,6 +39,9 @@ export type Parsed =
   | { ok: false; error: string }
   | { ok: false; help: string };
 
+/** The values of a parse that succeeded. */
+export type OptionValues = Extract<Parsed, { ok: true }>;
+
 export function parseOptions(
   command: string,
   specs: readonly OptionSpec[],

@@ -17,6 +17,3 @@ export const EVENT_REASON = {
 } as const;
 
 export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer' } as const;
-
-/** Who reports follow-mode Events (`reportingController`). */
-export const REPORTING_CONTROLLER = 'confighash.dev/follow';

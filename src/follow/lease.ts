@@ -7,7 +7,7 @@
 // tried again, so one dead connection does not cost the lease.
 
 import { setMaxListeners } from 'node:events';
-import type { LeaseRecord, LeaseStore } from './ports.js';
+import { type LeaseRecord, type LeaseStore, microTime } from './ports.js';
 import { sleep } from './sleep.js';
 
 export interface ElectionTiming {
@@ -36,11 +36,6 @@ export function decideLeaseAction(
   if (current.holderIdentity === '') return 'acquire';
   const expiresAt = observedAt + current.leaseDurationSeconds * 1000;
   return now >= expiresAt ? 'acquire' : 'wait';
-}
-
-/** A Kubernetes MicroTime: RFC 3339 with microseconds, as Leases and Events carry it. */
-export function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** The record to write for `action` ('create', 'acquire' or 'renew'). */

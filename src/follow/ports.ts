@@ -1,6 +1,7 @@
 // What follow mode needs from the cluster, as ports: FollowApi (adapter:
 // src/kube/follow-api.ts; in-memory: test/support/memory-follow-api.ts) and
-// LeaseStore (adapter: src/kube/lease-store.ts).
+// LeaseStore (adapter: src/kube/lease-store.ts); and microTime, the text of the
+// times a Lease and an Event carry, which both the election and the adapters write.
 
 import type { SourceResource } from '../sources.js';
 import type { WorkloadKind } from '../workload/index.js';
@@ -79,9 +80,15 @@ export interface WorkloadEvent {
 
 // --- the Lease (leader election, lease.ts) ---------------------------------------
 
+/** A Kubernetes MicroTime: RFC 3339 with microseconds, as Leases and Events carry it. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 export interface LeaseRecord {
   readonly holderIdentity: string;
   readonly leaseDurationSeconds: number;
+  /** MicroTime text (microTime), as the API stores it; so is renewTime. */
   readonly acquireTime?: string;
   readonly renewTime?: string;
   readonly leaseTransitions: number;

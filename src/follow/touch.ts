@@ -2,6 +2,7 @@
 // window, evaluate the hash now, decide, take a rate-limit token, send the
 // empty merge patch and record an Event. Failures put the touch back.
 
+import { warning } from '../admission/index.js';
 import type { Evaluation, Evaluator } from '../evaluate.js';
 import {
   isObject,
@@ -109,7 +110,7 @@ function rolloutEvent(
   const notice = rolloutNotice(workload.object, workload.kind);
   if (!notice) return [];
   const reason = notice.effect === 'outage' ? EVENT_REASON.outage : EVENT_REASON.held;
-  const note = `confighash: ${notice.text}`;
+  const note = warning(notice.text);
   return [workloadEvent(touch.ref, workload, 'Warning', reason, EVENT_ACTION.touch, note)];
 }
 
@@ -186,15 +187,15 @@ export function touchNote(
   adopted: boolean,
   sources: string,
 ): string {
-  if (adopted) return `confighash: recorded the config hash of ${sources} (no restart)`;
+  if (adopted) return warning(`recorded the config hash of ${sources} (no restart)`);
   if (changes.size === 0) {
-    return `confighash: config changed while not watched (sources: ${sources}); rolling`;
+    return warning(`config changed while not watched (sources: ${sources}); rolling`);
   }
   const groups = (['created', 'changed', 'deleted'] as const).flatMap((change) => {
     const names = [...changes].filter(([, c]) => c === change).map(([source]) => source);
     return names.length > 0 ? [`${names.sort().join(', ')} ${change}`] : [];
   });
-  return `confighash: ${groups.join('; ')}; rolling`;
+  return warning(`${groups.join('; ')}; rolling`);
 }
 
 function workloadEvent(

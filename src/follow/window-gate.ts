@@ -1,6 +1,7 @@
 // Whether a touch may run now under a rollout window (DESIGN.md §6). Pure:
 // the window text and the time in, open or held (until when, and why) out.
 
+import { warning } from '../admission/index.js';
 import { isWindowOpen, nextWindowOpening, parseRolloutWindow } from '../workload/index.js';
 
 export type WindowGate =
@@ -27,12 +28,14 @@ export function gateWindow(text: string | undefined, now: Date, retryMs: number)
     return {
       open: false,
       until,
-      note: `confighash: ${parsed.error}; config change held`,
+      note: warning(`${parsed.error}; config change held`),
       valid: false,
     };
   }
   if (isWindowOpen(parsed.window, now)) return { open: true };
   const until = nextWindowOpening(parsed.window, now) ?? new Date(now.getTime() + retryMs);
-  const note = `confighash: config change held until ${until.toISOString()} (window ${parsed.window.text})`;
+  const note = warning(
+    `config change held until ${until.toISOString()} (window ${parsed.window.text})`,
+  );
   return { open: false, until, note, valid: true };
 }

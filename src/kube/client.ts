@@ -25,6 +25,9 @@ export const FIELD_MANAGER = 'confighash';
 /** The field manager of `confighash plan`'s dry-run applies: never a real write's. */
 export const PLAN_FIELD_MANAGER = 'confighash-plan';
 
+/** Who reports follow mode's Events (`reportingController`); plan and explain find them by it. */
+export const REPORTING_CONTROLLER = 'confighash.dev/follow';
+
 /** `?fieldManager=confighash`, to append to a write's path. */
 export const FIELD_MANAGER_QUERY = `fieldManager=${encodeURIComponent(FIELD_MANAGER)}`;
 
@@ -77,7 +80,7 @@ export interface ApiAnswer {
 /**
  * Sends one request and reads its whole answer (sent again after a 401 as
  * sentAgainIfUnauthorized says). A review makes three of these: one promise
- * from request to body, as floor (b)'s GETs do (BENCHMARKS.md, issue 14).
+ * from request to body, as floor (b)'s GETs do (BENCHMARKS.md).
  */
 export function exchange(connection: ApiConnection, request: ApiRequest): Promise<ApiAnswer> {
   const payload = payloadOf(request);
@@ -242,7 +245,7 @@ type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Set<http.ClientRequest> };
  * `signal` option adds and removes an EventTarget listener for every request).
  * The set rides on the signal rather than in a WeakMap, and the listener is
  * added without options (the signal aborts once): ~3 µs a review less, measured
- * alone (BENCHMARKS.md, issue 14).
+ * alone (BENCHMARKS.md).
  */
 function abortWith(signal: TrackedSignal, outgoing: http.ClientRequest): void {
   if (signal.aborted) {

@@ -3,16 +3,15 @@
 // streams must not take the sockets admission lookups need).
 
 import { hostname } from 'node:os';
-import { REPORTING_CONTROLLER } from '../follow/events.js';
-import { microTime } from '../follow/lease.js';
-import type {
-  ConfigChange,
-  ConfigResource,
-  FollowApi,
-  NamespaceEvent,
-  NamespaceInfo,
-  WatchEnd,
-  WorkloadEvent,
+import {
+  type ConfigChange,
+  type ConfigResource,
+  type FollowApi,
+  microTime,
+  type NamespaceEvent,
+  type NamespaceInfo,
+  type WatchEnd,
+  type WorkloadEvent,
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
@@ -21,6 +20,7 @@ import {
   isStatus,
   METADATA_ONLY_LIST,
   METADATA_ONLY_OBJECT,
+  REPORTING_CONTROLLER,
   requestJson,
   streamWatch,
   type WatchEvent,

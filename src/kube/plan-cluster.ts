@@ -2,7 +2,6 @@
 // kubeconfig: GETs and lists whose failures become reasons, the dry-run `{}`
 // merge patch that asks the webhook itself, and confighash's Events on a workload.
 
-import { REPORTING_CONTROLLER } from '../follow/events.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
 import type { SourceKind } from '../sources.js';
 import {
@@ -22,6 +21,7 @@ import {
   isStatus,
   METADATA_ONLY_OBJECT,
   PLAN_FIELD_MANAGER,
+  REPORTING_CONTROLLER,
   requestJson,
   sourcePath,
   workloadPath,

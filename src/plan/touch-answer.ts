@@ -2,6 +2,7 @@
 // and explain read it: which hash it would write, whether the template's hash
 // changes (a rollout), and whether the webhook answered at all.
 
+import { isOwnWarning } from '../admission/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
@@ -40,7 +41,7 @@ export function readTouchAnswer(
   hasSources: boolean,
 ): TouchAnswer {
   const after = hashesOf(readWorkload(touch.object, live.kind));
-  const warnings = touch.warnings.filter((warning) => warning.startsWith('confighash: '));
+  const warnings = touch.warnings.filter(isOwnWarning);
   return {
     wouldWrite: after.templateHash ?? after.adoptedHash,
     rolls: after.templateHash !== hashesOf(live).templateHash,

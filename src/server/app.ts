@@ -14,6 +14,7 @@ import {
   decodeAdmissionReview,
   lookupBudgetMs,
   patched,
+  warning,
 } from '../admission/index.js';
 import type { MutationResult, Mutator } from '../review.js';
 import type { AdmissionMetrics } from './metrics.js';
@@ -115,7 +116,7 @@ function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logg
       // A bug must not block or break a write: allow it unchanged and say so.
       metrics.observeReview('error', seconds(), review.dryRun);
       logger.error({ ...reviewFields(review), err: error }, 'admission review failed');
-      return allowed(review.uid, ['confighash: internal error; no hash written']);
+      return allowed(review.uid, [warning('internal error; no hash written')]);
     } finally {
       deadline.clear();
     }

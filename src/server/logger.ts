@@ -24,15 +24,6 @@ export const REDACTED_PATHS = [
 ];
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-export const LOG_LEVELS: readonly LogLevel[] = [
-  'fatal',
-  'error',
-  'warn',
-  'info',
-  'debug',
-  'trace',
-  'silent',
-];
 
 export function loggerOptions(level: LogLevel): LoggerOptions {
   return {

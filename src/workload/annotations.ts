@@ -1,7 +1,6 @@
 // The annotation names of the cluster contract (DESIGN.md §2). They are API:
 // never rename them casually.
 
-export const ANNOTATION_PREFIX = 'confighash.dev/';
 export const ENABLED = 'confighash.dev/enabled';
 export const INCLUDE = 'confighash.dev/include';
 export const EXCLUDE = 'confighash.dev/exclude';

@@ -21,7 +21,6 @@ export {
   objectAt,
   podTemplateOf,
   readWorkload,
-  templateAnnotations,
   type Workload,
   workloadAnnotations,
 } from './object.js';

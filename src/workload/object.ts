@@ -41,13 +41,6 @@ export function workloadAnnotations(object: unknown): Readonly<Record<string, st
   return annotationsAt(object, ['metadata']);
 }
 
-export function templateAnnotations(
-  object: unknown,
-  kind: WorkloadKind,
-): Readonly<Record<string, string>> {
-  return annotationsAt(object, [...kind.templatePath, 'metadata']);
-}
-
 /** The parts of a workload that confighash reads, taken apart once per review or touch. */
 export interface Workload {
   readonly kind: WorkloadKind;

@@ -12,8 +12,8 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import { Histogram } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { optionEnvironmentVariables } from '../../src/config/index.js';
+import { LOG_LEVELS } from '../../src/config/serve.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
-import { LOG_LEVELS } from '../../src/server/logger.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { CHART, type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';
 

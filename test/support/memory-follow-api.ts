@@ -12,7 +12,7 @@ import type {
   WorkloadEvent,
 } from '../../src/follow/ports.js';
 import type { Mutator } from '../../src/review.js';
-import { HANDLED_KINDS, type WorkloadKind } from '../../src/workload/index.js';
+import type { WorkloadKind } from '../../src/workload/index.js';
 import { applyPatch } from './json-patch.js';
 
 export interface OpenWatch {
@@ -159,5 +159,3 @@ function untilAborted<T>(signal: AbortSignal, value: T): Promise<T> {
     else signal.addEventListener('abort', () => resolve(value), { once: true });
   });
 }
-
-export const DEPLOYMENT_KIND = HANDLED_KINDS[0]!;

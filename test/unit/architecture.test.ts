@@ -1,8 +1,10 @@
-// The import graph points inward (STYLE.md, issue 13): core ← evaluate ←
-// mutate/follow ← server/kube ← main. Read from the source text, so a new
-// import that points outward fails here rather than in review.
+// The import graph points inward (STYLE.md): core ← evaluate ← mutate/follow ←
+// server/kube ← main, and the packages that do I/O or belong to an adapter stay
+// out of the core. Read from the source text, so a new import that points
+// outward fails here rather than in review.
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
@@ -26,8 +28,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   evaluate: ['sources', 'hash', 'workload'],
   review: ['admission', 'evaluate', 'patch', 'sources'],
   mutate: ['admission', 'evaluate', 'review', 'patch', 'sources', 'workload'],
-  follow: ['evaluate', 'sources', 'workload'],
-  plan: ['evaluate', 'sources', 'hash', 'workload'],
+  follow: ['admission', 'evaluate', 'sources', 'workload'],
+  plan: ['admission', 'evaluate', 'sources', 'hash', 'workload'],
   certs: [],
   server: ['admission', 'review'],
   kube: ['evaluate', 'follow', 'plan', 'certs', 'hash', 'sources', 'workload'],
@@ -67,4 +69,106 @@ it('imports point inward only', () => {
 
 it('nothing but main imports mutate.ts', () => {
   expect(imports.filter(({ to, from }) => to === 'mutate' && from !== 'main')).toEqual([]);
+});
+
+// --- packages ---------------------------------------------------------------------
+
+/** The layers that know nothing of HTTP, processes, files or the network. */
+const PURE_CORE = [
+  'sources',
+  'hash',
+  'patch',
+  'workload',
+  'admission',
+  'evaluate',
+  'review',
+  'mutate',
+];
+
+/** Packages that do I/O or belong to an adapter: the core may import their types only. */
+const ADAPTER_PACKAGES = [
+  '@kubernetes/client-node',
+  'fastify',
+  'pino',
+  'prom-client',
+  'close-with-grace',
+  'node:child_process',
+  'node:fs',
+  'node:http',
+  'node:https',
+  'node:net',
+  'node:tls',
+];
+
+/** `fs` and `node:fs` are one module; a subpath (`node:fs/promises`) belongs to its package. */
+function packageOf(specifier: string): string {
+  const named = builtinModules.includes(specifier) ? `node:${specifier}` : specifier;
+  const parts = named.split('/');
+  return parts.slice(0, named.startsWith('@') ? 2 : 1).join('/');
+}
+
+/** `import type {…}`, or braces in which every name is a `type`: nothing is loaded. */
+function isTypesOnly(keyword: string | undefined, clause: string | undefined): boolean {
+  if (keyword) return true;
+  const names = /^\{([^}]*)\}$/
+    .exec(clause?.trim() ?? '')?.[1]
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  return names !== undefined && names.length > 0 && names.every((name) => name.startsWith('type '));
+}
+
+const packageImports = sourceFiles(SRC).flatMap((file) => {
+  const text = readFileSync(file, 'utf8');
+  const statements = [
+    ...text.matchAll(
+      /^(?:import|export)(\s+type)?\s+(?:([\w$*{},\s]*?)\s*from\s*)?'([^.'][^']*)'/gm,
+    ),
+  ].map((match) => ({ specifier: match[3]!, typesOnly: isTypesOnly(match[1], match[2]) }));
+  const dynamic = [...text.matchAll(/\bimport\('([^.'][^']*)'\)/g)].map((match) => ({
+    specifier: match[1]!,
+    typesOnly: false,
+  }));
+  return [...statements, ...dynamic].map(({ specifier, typesOnly }) => ({
+    file: relative(SRC, file),
+    from: layerOf(file),
+    to: packageOf(specifier),
+    typesOnly,
+  }));
+});
+
+it('the pure core imports no adapter package, types aside', () => {
+  expect(
+    packageImports.filter(
+      ({ from, to, typesOnly }) =>
+        PURE_CORE.includes(from) && ADAPTER_PACKAGES.includes(to) && !typesOnly,
+    ),
+  ).toEqual([]);
+});
+
+it('server imports neither kube nor the client kube wraps', () => {
+  expect([
+    ...imports.filter(({ from, to }) => from === 'server' && to === 'kube'),
+    ...packageImports.filter(
+      ({ from, to }) => from === 'server' && to === '@kubernetes/client-node',
+    ),
+  ]).toEqual([]);
+});
+
+it('only main builds adapters: nothing else imports kube or close-with-grace', () => {
+  expect([
+    ...imports.filter(({ from, to }) => to === 'kube' && from !== 'kube' && from !== 'main'),
+    ...packageImports.filter(({ from, to }) => to === 'close-with-grace' && from !== 'main'),
+  ]).toEqual([]);
+});
+
+it('the package check reads what it checks', () => {
+  // Without this, a regular expression that matched nothing would pass every rule above.
+  const seen = (to: string, typesOnly: boolean) =>
+    packageImports.some((entry) => entry.to === to && entry.typesOnly === typesOnly);
+  expect([seen('fastify', false), seen('node:fs', false), seen('pino', true)]).toEqual([
+    true,
+    true,
+    true,
+  ]);
 });

@@ -1,5 +1,5 @@
 // `confighash serve` options for self-managed certificates and hash key
-// (src/config/serve.ts): which files they stand for, and the mistakes they refuse.
+// (src/config/self-managed.ts): which files they stand for, and the mistakes they refuse.
 
 import { describe, expect, it } from 'vitest';
 import { parseServeConfig, type ServeConfig } from '../../src/config/index.js';

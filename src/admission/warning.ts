@@ -1,0 +1,15 @@
+// The one spelling of confighash's warnings. Admission answers carry them, follow
+// mode's Event notes are written the same way, and plan and explain tell the
+// webhook's own apart from the rest of a dry run's warnings by the same prefix.
+
+const PREFIX = 'confighash: ';
+
+/** `confighash: TEXT`, as people see it in kubectl's output and in Events. */
+export function warning(text: string): string {
+  return `${PREFIX}${text}`;
+}
+
+/** True for a warning confighash gave, not the apiserver or another webhook. */
+export function isOwnWarning(text: string): boolean {
+  return text.startsWith(PREFIX);
+}

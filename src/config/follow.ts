@@ -1,0 +1,124 @@
+// `confighash serve --follow` (DESIGN.md §6): follow mode's options, which roll
+// workloads on config changes that no write of theirs carries, and the Lease
+// that elects the one replica doing it.
+
+import { hostname } from 'node:os';
+import { parseGoDuration } from '../admission/index.js';
+import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
+import { FOLLOW_NAMESPACE_SELECTOR } from '../workload/index.js';
+import { type OptionSpec, parseInteger } from './options.js';
+
+export interface FollowConfig {
+  readonly options: FollowOptions;
+  readonly leaseNamespace: string;
+  readonly leaseName: string;
+  readonly identity: string;
+}
+
+export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'follow',
+    env: 'CONFIGHASH_FOLLOW',
+    value: '',
+    boolean: true,
+    help: `in namespaces labelled ${FOLLOW_NAMESPACE_SELECTOR}, touch workloads whose config changed`,
+  },
+  {
+    flag: 'follow-resync',
+    env: 'CONFIGHASH_FOLLOW_RESYNC',
+    value: 'DURATION',
+    defaultValue: '10m',
+    help: 'full resync of the follow namespaces this often',
+  },
+  {
+    flag: 'follow-debounce',
+    env: 'CONFIGHASH_FOLLOW_DEBOUNCE',
+    value: 'DURATION',
+    defaultValue: '10s',
+    help: 'wait this long after the last change before touching',
+  },
+  {
+    flag: 'follow-min-interval',
+    env: 'CONFIGHASH_FOLLOW_MIN_INTERVAL',
+    value: 'DURATION',
+    defaultValue: '60s',
+    help: 'touch one workload at most this often',
+  },
+  {
+    flag: 'follow-rate',
+    env: 'CONFIGHASH_FOLLOW_RATE',
+    value: 'N',
+    defaultValue: '5',
+    help: 'touches per second, for the whole cluster',
+  },
+  {
+    flag: 'follow-burst',
+    env: 'CONFIGHASH_FOLLOW_BURST',
+    value: 'N',
+    defaultValue: '20',
+    help: 'touches allowed at once above that rate',
+  },
+  {
+    flag: 'lease-namespace',
+    env: 'POD_NAMESPACE',
+    value: 'NS',
+    defaultValue: 'confighash-system',
+    help: 'namespace of the follow-mode Lease',
+  },
+  {
+    flag: 'lease-name',
+    env: 'CONFIGHASH_LEASE_NAME',
+    value: 'NAME',
+    defaultValue: 'confighash-follow',
+    help: 'name of the follow-mode Lease',
+  },
+  {
+    flag: 'identity',
+    env: 'POD_NAME',
+    value: 'ID',
+    help: 'this replica in the Lease (default: host name and process id)',
+  },
+];
+
+/** Follow mode's flags, when --follow is on; a string is the one-line mistake. */
+export function parseFollowConfig(
+  get: (flag: string) => string | undefined,
+): FollowConfig | undefined | string {
+  const enabled = get('follow') ?? 'false';
+  if (enabled !== 'true' && enabled !== 'false') {
+    return `CONFIGHASH_FOLLOW must be true or false, got '${enabled}'`;
+  }
+  if (enabled === 'false') return undefined;
+  const duration = (flag: string): number | string => {
+    const value = parseGoDuration(get(flag));
+    return value === undefined
+      ? `--${flag} must be a duration such as 10s or 5m, got '${get(flag)}'`
+      : value;
+  };
+  const resyncMs = duration('follow-resync');
+  const debounceMs = duration('follow-debounce');
+  const minIntervalMs = duration('follow-min-interval');
+  for (const value of [resyncMs, debounceMs, minIntervalMs])
+    if (typeof value === 'string') return value;
+  if ((resyncMs as number) < 1000)
+    return `--follow-resync must be at least 1s, got '${get('follow-resync')}'`;
+  const ratePerSecond = Number(get('follow-rate'));
+  if (!(ratePerSecond > 0))
+    return `--follow-rate must be a positive number, got '${get('follow-rate')}'`;
+  const burst = parseInteger(get('follow-burst'), 1, 100_000);
+  if (burst === undefined)
+    return `--follow-burst must be a whole number of at least 1, got '${get('follow-burst')}'`;
+  return {
+    options: {
+      ...DEFAULT_FOLLOW_OPTIONS,
+      resyncMs: resyncMs as number,
+      debounceMs: debounceMs as number,
+      minIntervalMs: minIntervalMs as number,
+      ratePerSecond,
+      burst,
+    },
+    leaseNamespace: get('lease-namespace')!,
+    leaseName: get('lease-name')!,
+    identity: get('identity') ?? `${hostname()}_${process.pid}`,
+  };
+}
