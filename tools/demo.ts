@@ -5,13 +5,14 @@
 // manifests and pods that really restart and print the new value.
 
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Kubectl, kubectlFor } from './cluster/kubectl.js';
 import { startLocalCluster, startNodeCluster } from './cluster/main.js';
+import { REPO_ROOT } from './cluster/repo.js';
 
-const EXAMPLES = fileURLToPath(new URL('../examples/shop/', import.meta.url));
-const GREETER = fileURLToPath(new URL('../examples/greeter/app.yaml', import.meta.url));
-const MANIFESTS = fileURLToPath(new URL('../manifests/', import.meta.url));
+const EXAMPLES = join(REPO_ROOT, 'examples/shop/');
+const GREETER = join(REPO_ROOT, 'examples/greeter/app.yaml');
+const MANIFESTS = join(REPO_ROOT, 'manifests/');
 const keep = process.argv.includes('--keep');
 /** Longer than the local cluster's follow debounce (LOCAL_FOLLOW_ARGS: 2 s). */
 const FOLLOW_SETTLE_MS = 3_000;

@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
-import { BUILD_DIR, REPO } from './build.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { BUILD_DIR } from './build.js';
 
 export interface Helper {
   readonly pid: number;
@@ -122,7 +123,7 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     ],
     `${logFile}.start`,
     {
-      cwd: REPO,
+      cwd: REPO_ROOT,
       env: {
         ...process.env,
         KUBECONFIG: options.kubeconfig,

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import { dumpYaml, KubeConfig, loadYaml } from '@kubernetes/client-node';
-import { REPO } from './build.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
 export interface ApiResponse {
   readonly status: number;
@@ -92,7 +92,7 @@ interface Registration {
 
 const registrationManifest = async () =>
   loadYaml<Registration>(
-    await readFile(join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
+    await readFile(join(REPO_ROOT, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
   );
 
 const clientConfig = (url: string, caPem: string) => ({
