@@ -6,6 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import { httpRequest } from './http.js';
 import type { Kubectl } from './kubectl.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
@@ -99,19 +100,11 @@ export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebho
   if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
 }
 
-async function readyzOk(port: number, ca: string): Promise<boolean> {
-  const { default: https } = await import('node:https');
-  return new Promise<boolean>((resolve) => {
-    const request = https.get(
-      { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 1000 },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode === 200);
-      },
-    );
-    request.on('error', () => resolve(false));
-    request.on('timeout', () => request.destroy());
-  });
+function readyzOk(port: number, ca: string): Promise<boolean> {
+  return httpRequest(`https://127.0.0.1:${port}/readyz`, { ca, timeoutMs: 1000 }).then(
+    (response) => response.status === 200,
+    () => false,
+  );
 }
 
 async function runToCompletion(args: readonly string[], dir: string): Promise<void> {
