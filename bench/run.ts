@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from '../src/certs/generate.js';
-import { buildProcesses, REPO } from './lib/build.js';
+import { REPO_ROOT } from '../tools/cluster/repo.js';
+import { buildProcesses } from './lib/build.js';
 import { panelsOf, renderChart } from './lib/chart.js';
 import { forkHelper } from './lib/children.js';
 import { clusterScenarios } from './lib/cluster-scenarios.js';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
   const plan = options.quick ? QUICK : FULL;
   const startedAt = new Date();
   const started = Date.now();
-  const resultsDir = join(REPO, 'bench/results');
+  const resultsDir = join(REPO_ROOT, 'bench/results');
   await mkdir(resultsDir, { recursive: true });
   log(`${options.quick ? 'quick' : 'full'} run; compiling src/ and bench/procs/`);
   await buildProcesses(log);

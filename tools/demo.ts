@@ -5,18 +5,25 @@
 // manifests and pods that really restart and print the new value.
 
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Kubectl, kubectlFor } from './cluster/kubectl.js';
 import { startLocalCluster, startNodeCluster } from './cluster/main.js';
+import { REPO_ROOT } from './cluster/repo.js';
 
-const EXAMPLES = fileURLToPath(new URL('../examples/shop/', import.meta.url));
-const GREETER = fileURLToPath(new URL('../examples/greeter/app.yaml', import.meta.url));
-const MANIFESTS = fileURLToPath(new URL('../manifests/', import.meta.url));
+const EXAMPLES = join(REPO_ROOT, 'examples/shop/');
+const GREETER = join(REPO_ROOT, 'examples/greeter/app.yaml');
+const MANIFESTS = join(REPO_ROOT, 'manifests/');
 const keep = process.argv.includes('--keep');
 /** Longer than the local cluster's follow debounce (LOCAL_FOLLOW_ARGS: 2 s). */
 const FOLLOW_SETTLE_MS = 3_000;
 const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
 const say = (text: string) => process.stdout.write(`\n${bold(`▶ ${text}`)}\n`);
+
+/** What every step of a tour uses: kubectl for checks, `run` for the commands it shows. */
+interface Tour {
+  readonly kubectl: Kubectl;
+  readonly run: ReturnType<typeof narrate>;
+}
 
 async function main(): Promise<void> {
   say(
@@ -25,140 +32,161 @@ async function main(): Promise<void> {
   process.stdout.write('  (the first run builds Kubernetes from Go modules: many minutes)\n');
   const cluster = await startLocalCluster((line) => process.stdout.write(`  ${line}\n`));
   const kubectl = kubectlFor(cluster.kubeconfig);
-  const run = narrate(kubectl);
+  const tour: Tour = { kubectl, run: narrate(kubectl) };
   try {
-    say(
-      'Opt the namespace `shop` in with a label, and apply the app: ConfigMaps, a Secret, a Deployment',
-    );
-    await run(['apply', '-f', `${EXAMPLES}namespace.yaml`]);
-    await run(['apply', '--server-side', '-n', 'shop', '-f', `${EXAMPLES}app.yaml`]);
-
-    say(
-      'The pod template now carries a keyed hash of the referenced config, and the list of sources',
-    );
-    const first = await annotations(kubectl, 'shop', 'web');
-    await run([
-      'get',
-      'deployment',
-      'web',
-      '-n',
-      'shop',
-      '-o',
-      'jsonpath={.spec.template.metadata.annotations}',
-    ]);
-    check(first.hash !== undefined, 'the Deployment template has confighash.dev/hash');
-    await waitForRevision(kubectl, 'shop', 'web', 1);
-    await run(['get', 'replicasets', '-n', 'shop', '-l', 'app=web']);
-
-    say(
-      'Change a key nobody reads (`unrelated-team-setting` in shared-flags) and re-apply: nothing rolls',
-    );
-    await run(
-      ['apply', '--server-side', '-n', 'shop', '-f', '-'],
-      (await readFile(`${EXAMPLES}app.yaml`, 'utf8')).replace('"42"', '"43"'),
-    );
-    check(
-      (await annotations(kubectl, 'shop', 'web')).hash === first.hash,
-      'the hash did not change',
-    );
-    await waitForRevision(kubectl, 'shop', 'web', 1);
-
-    say('Change the app config (workers: 4 → 8) and re-apply the same files: one new ReplicaSet');
-    await run(
-      ['apply', '--server-side', '-n', 'shop', '-f', '-'],
-      (await readFile(`${EXAMPLES}app.yaml`, 'utf8')).replace('workers: 4', 'workers: 8'),
-    );
-    await waitForRevision(kubectl, 'shop', 'web', 2);
-    await run(['get', 'replicasets', '-n', 'shop', '-l', 'app=web']);
-    check((await annotations(kubectl, 'shop', 'web')).hash !== first.hash, 'the hash changed');
-    process.stdout.write(
-      '  (no kubelet here, so pods stay Pending: the new ReplicaSet is the rollout)\n',
-    );
-
-    say(
-      'Apply a Deployment whose ConfigMap does not exist yet: allowed, with a warning from confighash',
-    );
-    const broken = await run([
-      'apply',
-      '--server-side',
-      '-n',
-      'shop',
-      '-f',
-      `${EXAMPLES}broken.yaml`,
-    ]);
-    check(
-      broken.includes('Warning: confighash: ConfigMap reports-config not found'),
-      'kubectl printed the warning',
-    );
-
-    say('A namespace without the label is left alone');
-    await run(['create', 'namespace', 'plain']);
-    await run(['apply', '--server-side', '-n', 'plain', '-f', `${EXAMPLES}app.yaml`]);
-    const plain = await annotations(kubectl, 'plain', 'web');
-    check(plain.hash === undefined, 'no hash in the unlabelled namespace');
-    await run([
-      'get',
-      'deployment',
-      'web',
-      '-n',
-      'plain',
-      '-o',
-      'jsonpath={.spec.template.metadata.annotations}',
-    ]);
-
-    say(
-      'Follow mode: a namespace labelled `follow`, the app applied client-side as most people do',
-    );
-    await run(['apply', '-f', `${EXAMPLES}follow-namespace.yaml`]);
-    await run(['apply', '-n', 'payments', '-f', `${EXAMPLES}app.yaml`]);
-    await waitForRevision(kubectl, 'payments', 'web', 1);
-    // Creating the sources was news to follow mode too: let it find nothing to roll first, so
-    // that the rotation below is a change of its own (not merged into "created").
-    process.stdout.write('  (follow mode sees the new ConfigMaps and Secret: nothing to roll)\n');
-    await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
-
-    say(
-      'Rotate the Secret out of band (as External Secrets or `kubectl edit` would): no write of the Deployment',
-    );
-    const rotated = await run(
-      [
-        'create',
-        'secret',
-        'generic',
-        'web-secret',
-        '-n',
-        'payments',
-        '--from-literal=DATABASE_PASSWORD=rotated',
-      ],
-      undefined,
-      ['--dry-run=client', '-o', 'yaml'],
-    );
-    await run(['replace', '-f', '-'], rotated);
-    process.stdout.write(
-      '  (confighash waits 2 s for more changes — 10 s by default — then touches the Deployment)\n',
-    );
-    await waitForRevision(kubectl, 'payments', 'web', 2);
-    await run(['get', 'replicasets', '-n', 'payments', '-l', 'app=web']);
-    const events = await run([
-      'get',
-      'events.events.k8s.io',
-      '-n',
-      'payments',
-      '--field-selector',
-      'reason=ConfigChanged',
-      '-o',
-      'custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note',
-    ]);
-    check(
-      events.includes('secret/web-secret changed; rolling'),
-      'the Event names the rotated Secret',
-    );
-
+    await applyShop(tour);
+    const firstHash = await showHash(tour);
+    await changeUnreadKey(tour, firstHash);
+    await changeAppConfig(tour, firstHash);
+    await applyWithMissingConfigMap(tour);
+    await applyToPlainNamespace(tour);
+    await applyFollowedApp(tour);
+    await rotateSecretOutOfBand(tour);
     say('Done: config changed → template changed → rollout; config unchanged → nothing happens.');
     await keepRunning(cluster.kubeconfig);
   } finally {
     await cluster.stop();
   }
+}
+
+async function applyShop({ run }: Tour): Promise<void> {
+  say(
+    'Opt the namespace `shop` in with a label, and apply the app: ConfigMaps, a Secret, a Deployment',
+  );
+  await run(['apply', '-f', `${EXAMPLES}namespace.yaml`]);
+  await run(['apply', '--server-side', '-n', 'shop', '-f', `${EXAMPLES}app.yaml`]);
+}
+
+/** Resolves with the hash the first apply wrote. */
+async function showHash({ kubectl, run }: Tour): Promise<string | undefined> {
+  say(
+    'The pod template now carries a keyed hash of the referenced config, and the list of sources',
+  );
+  const first = await annotations(kubectl, 'shop', 'web');
+  await showTemplateAnnotations(run, 'shop');
+  check(first.hash !== undefined, 'the Deployment template has confighash.dev/hash');
+  await waitForRevision(kubectl, 'shop', 'web', 1);
+  await run(['get', 'replicasets', '-n', 'shop', '-l', 'app=web']);
+  return first.hash;
+}
+
+async function changeUnreadKey({ kubectl, run }: Tour, firstHash: string | undefined) {
+  say(
+    'Change a key nobody reads (`unrelated-team-setting` in shared-flags) and re-apply: nothing rolls',
+  );
+  await run(
+    ['apply', '--server-side', '-n', 'shop', '-f', '-'],
+    (await readFile(`${EXAMPLES}app.yaml`, 'utf8')).replace('"42"', '"43"'),
+  );
+  check((await annotations(kubectl, 'shop', 'web')).hash === firstHash, 'the hash did not change');
+  await waitForRevision(kubectl, 'shop', 'web', 1);
+}
+
+async function changeAppConfig({ kubectl, run }: Tour, firstHash: string | undefined) {
+  say('Change the app config (workers: 4 → 8) and re-apply the same files: one new ReplicaSet');
+  await run(
+    ['apply', '--server-side', '-n', 'shop', '-f', '-'],
+    (await readFile(`${EXAMPLES}app.yaml`, 'utf8')).replace('workers: 4', 'workers: 8'),
+  );
+  await waitForRevision(kubectl, 'shop', 'web', 2);
+  await run(['get', 'replicasets', '-n', 'shop', '-l', 'app=web']);
+  check((await annotations(kubectl, 'shop', 'web')).hash !== firstHash, 'the hash changed');
+  process.stdout.write(
+    '  (no kubelet here, so pods stay Pending: the new ReplicaSet is the rollout)\n',
+  );
+}
+
+async function applyWithMissingConfigMap({ run }: Tour): Promise<void> {
+  say(
+    'Apply a Deployment whose ConfigMap does not exist yet: allowed, with a warning from confighash',
+  );
+  const broken = await run([
+    'apply',
+    '--server-side',
+    '-n',
+    'shop',
+    '-f',
+    `${EXAMPLES}broken.yaml`,
+  ]);
+  check(
+    broken.includes('Warning: confighash: ConfigMap reports-config not found'),
+    'kubectl printed the warning',
+  );
+}
+
+async function applyToPlainNamespace({ kubectl, run }: Tour): Promise<void> {
+  say('A namespace without the label is left alone');
+  await run(['create', 'namespace', 'plain']);
+  await run(['apply', '--server-side', '-n', 'plain', '-f', `${EXAMPLES}app.yaml`]);
+  const plain = await annotations(kubectl, 'plain', 'web');
+  check(plain.hash === undefined, 'no hash in the unlabelled namespace');
+  await showTemplateAnnotations(run, 'plain');
+}
+
+async function applyFollowedApp({ kubectl, run }: Tour): Promise<void> {
+  say('Follow mode: a namespace labelled `follow`, the app applied client-side as most people do');
+  await run(['apply', '-f', `${EXAMPLES}follow-namespace.yaml`]);
+  await run(['apply', '-n', 'payments', '-f', `${EXAMPLES}app.yaml`]);
+  await waitForRevision(kubectl, 'payments', 'web', 1);
+  // Creating the sources was news to follow mode too: let it find nothing to roll first, so
+  // that the rotation below is a change of its own (not merged into "created").
+  process.stdout.write('  (follow mode sees the new ConfigMaps and Secret: nothing to roll)\n');
+  await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
+}
+
+async function rotateSecretOutOfBand({ kubectl, run }: Tour): Promise<void> {
+  say(
+    'Rotate the Secret out of band (as External Secrets or `kubectl edit` would): no write of the Deployment',
+  );
+  const rotated = await run(
+    [
+      'create',
+      'secret',
+      'generic',
+      'web-secret',
+      '-n',
+      'payments',
+      '--from-literal=DATABASE_PASSWORD=rotated',
+    ],
+    undefined,
+    ['--dry-run=client', '-o', 'yaml'],
+  );
+  await run(['replace', '-f', '-'], rotated);
+  process.stdout.write(
+    '  (confighash waits 2 s for more changes — 10 s by default — then touches the Deployment)\n',
+  );
+  await waitForRevision(kubectl, 'payments', 'web', 2);
+  await run(['get', 'replicasets', '-n', 'payments', '-l', 'app=web']);
+  await checkConfigChangedEvent(run);
+}
+
+async function checkConfigChangedEvent(run: Tour['run']): Promise<void> {
+  const events = await run([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    'payments',
+    '--field-selector',
+    'reason=ConfigChanged',
+    '-o',
+    'custom-columns=OBJECT:.regarding.name,REASON:.reason,NOTE:.note',
+  ]);
+  check(
+    events.includes('secret/web-secret changed; rolling'),
+    'the Event names the rotated Secret',
+  );
+}
+
+async function showTemplateAnnotations(run: Tour['run'], ns: string): Promise<void> {
+  await run([
+    'get',
+    'deployment',
+    'web',
+    '-n',
+    ns,
+    '-o',
+    'jsonpath={.spec.template.metadata.annotations}',
+  ]);
 }
 
 async function nodeTour(): Promise<void> {
@@ -170,62 +198,80 @@ async function nodeTour(): Promise<void> {
   );
   const cluster = await startNodeCluster((line) => process.stdout.write(`  ${line}\n`));
   const kubectl = kubectlFor(cluster.kubeconfig);
-  const run = narrate(kubectl);
+  const tour: Tour = { kubectl, run: narrate(kubectl) };
   try {
-    say('Install confighash as a user would: the manifests, unchanged, with the image just built');
-    await run(['apply', '--server-side', '-k', `${MANIFESTS}overlays/default`]);
-    await run([
-      'rollout',
-      'status',
-      'deployment/confighash',
-      '-n',
-      'confighash-system',
-      '--timeout=240s',
-    ]);
-    await run(['get', 'pods', '-n', 'confighash-system', '-o', 'wide']);
-
-    say('Opt a namespace in and apply an app that prints the greeting from its ConfigMap');
-    await run(['create', 'namespace', 'greeter']);
-    await run(['label', 'namespace', 'greeter', 'confighash.dev/enabled=true']);
-    const app = await readFile(GREETER, 'utf8');
-    await run(['apply', '--server-side', '-n', 'greeter', '-f', GREETER]);
-    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
-    const before = await podNames(kubectl, 'greeter', 'greeter');
-    await run(['logs', '-n', 'greeter', '-l', 'app=greeter', '--prefix']);
-
-    say('Change a key the app does not read, and re-apply the file: no pod restarts');
-    await run(['apply', '--server-side', '-n', 'greeter', '-f', '-'], app.replace('"42"', '"43"'));
-    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
-    check(
-      sameMembers(await podNames(kubectl, 'greeter', 'greeter'), before),
-      'the same two pods are running',
-    );
-
-    say('Change the greeting (hello → bonjour), and re-apply the same file: the pods roll');
-    await run(
-      ['apply', '--server-side', '-n', 'greeter', '-f', '-'],
-      app.replace('GREETING: hello', 'GREETING: bonjour'),
-    );
-    await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
-    const after = await waitForPods(
-      kubectl,
-      'greeter',
-      'greeter',
-      (pods) => pods.length === 2 && pods.every((pod) => !before.includes(pod)),
-    );
-    check(after.length === 2, 'two new pods replaced the old ones');
-    const greetings = [];
-    for (const pod of after) greetings.push(await run(['logs', '-n', 'greeter', pod]));
-    check(
-      greetings.every((log) => log.includes('greeting=bonjour')),
-      'both new pods print the new greeting',
-    );
-
+    await installFromManifests(tour);
+    const { app, before } = await applyGreeter(tour);
+    await changeUnreadGreeterKey(tour, app, before);
+    await changeGreeting(tour, app, before);
     say('Done: the app sees the new config after one apply, and only when its config changed.');
     await keepRunning(cluster.kubeconfig);
   } finally {
     await cluster.stop();
   }
+}
+
+async function installFromManifests({ run }: Tour): Promise<void> {
+  say('Install confighash as a user would: the manifests, unchanged, with the image just built');
+  await run(['apply', '--server-side', '-k', `${MANIFESTS}overlays/default`]);
+  await run([
+    'rollout',
+    'status',
+    'deployment/confighash',
+    '-n',
+    'confighash-system',
+    '--timeout=240s',
+  ]);
+  await run(['get', 'pods', '-n', 'confighash-system', '-o', 'wide']);
+}
+
+/** Resolves with the app's file text and the pods it started. */
+async function applyGreeter({ kubectl, run }: Tour): Promise<{ app: string; before: string[] }> {
+  say('Opt a namespace in and apply an app that prints the greeting from its ConfigMap');
+  await run(['create', 'namespace', 'greeter']);
+  await run(['label', 'namespace', 'greeter', 'confighash.dev/enabled=true']);
+  const app = await readFile(GREETER, 'utf8');
+  await run(['apply', '--server-side', '-n', 'greeter', '-f', GREETER]);
+  await waitForGreeterRollout(run);
+  const before = await podNames(kubectl, 'greeter', 'greeter');
+  await run(['logs', '-n', 'greeter', '-l', 'app=greeter', '--prefix']);
+  return { app, before };
+}
+
+async function changeUnreadGreeterKey({ kubectl, run }: Tour, app: string, before: string[]) {
+  say('Change a key the app does not read, and re-apply the file: no pod restarts');
+  await run(['apply', '--server-side', '-n', 'greeter', '-f', '-'], app.replace('"42"', '"43"'));
+  await waitForGreeterRollout(run);
+  check(
+    sameMembers(await podNames(kubectl, 'greeter', 'greeter'), before),
+    'the same two pods are running',
+  );
+}
+
+async function changeGreeting({ kubectl, run }: Tour, app: string, before: string[]) {
+  say('Change the greeting (hello → bonjour), and re-apply the same file: the pods roll');
+  await run(
+    ['apply', '--server-side', '-n', 'greeter', '-f', '-'],
+    app.replace('GREETING: hello', 'GREETING: bonjour'),
+  );
+  await waitForGreeterRollout(run);
+  const after = await waitForPods(
+    kubectl,
+    'greeter',
+    'greeter',
+    (pods) => pods.length === 2 && pods.every((pod) => !before.includes(pod)),
+  );
+  check(after.length === 2, 'two new pods replaced the old ones');
+  const greetings = [];
+  for (const pod of after) greetings.push(await run(['logs', '-n', 'greeter', pod]));
+  check(
+    greetings.every((log) => log.includes('greeting=bonjour')),
+    'both new pods print the new greeting',
+  );
+}
+
+async function waitForGreeterRollout(run: Tour['run']): Promise<void> {
+  await run(['rollout', 'status', 'deployment/greeter', '-n', 'greeter', '--timeout=120s']);
 }
 
 async function keepRunning(kubeconfig: string): Promise<void> {

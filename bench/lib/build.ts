@@ -6,16 +6,15 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
-export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-export const BUILD_DIR = join(REPO, 'node_modules/.cache/confighash-bench');
+export const BUILD_DIR = join(REPO_ROOT, 'node_modules/.cache/confighash-bench');
 
 export async function buildProcesses(log: (line: string) => void): Promise<string> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const project = join(REPO, 'bench/tsconfig.procs.json');
-  await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: REPO }).catch(
+  const project = join(REPO_ROOT, 'bench/tsconfig.procs.json');
+  await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: REPO_ROOT }).catch(
     (error: { code?: number; stdout?: string; message: string }) => {
       // Exit code 2: type errors, but the JavaScript was written (`npx tsc --noEmit` is the gate).
       if (error.code === 2) {

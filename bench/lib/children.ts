@@ -6,10 +6,11 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import https from 'node:https';
 import { join } from 'node:path';
+import { httpRequest } from '../../tools/cluster/http.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
-import { BUILD_DIR, REPO } from './build.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { BUILD_DIR } from './build.js';
 
 export interface Helper {
   readonly pid: number;
@@ -122,7 +123,7 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     ],
     `${logFile}.start`,
     {
-      cwd: REPO,
+      cwd: REPO_ROOT,
       env: {
         ...process.env,
         KUBECONFIG: options.kubeconfig,
@@ -132,7 +133,11 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     },
   );
   const startup = sampleTreePeak(process_.child.pid ?? -1);
-  const get = (path: string) => httpsGet(options.port, path, options.certs.ca);
+  const get = (path: string) =>
+    httpRequest(`https://127.0.0.1:${options.port}${path}`, {
+      ca: options.certs.ca,
+      timeoutMs: 5_000,
+    });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (process_.child.exitCode !== null) {
@@ -162,24 +167,6 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     },
     stop: () => process_.stop(20_000),
   };
-}
-
-function httpsGet(
-  port: number,
-  path: string,
-  ca: string,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = https.get({ host: '127.0.0.1', port, path, ca, timeout: 5_000 }, (response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
-    request.on('error', reject);
-    request.on('timeout', () => request.destroy(new Error('timeout')));
-  });
 }
 
 function parseCounters(text: string): Record<string, number> {

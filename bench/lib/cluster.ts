@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import { dumpYaml, KubeConfig, loadYaml } from '@kubernetes/client-node';
-import { REPO } from './build.js';
+import { httpRequest } from '../../tools/cluster/http.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
 export interface ApiResponse {
   readonly status: number;
@@ -39,35 +40,26 @@ export async function connectApi(kubeconfigFile: string): Promise<ApiClient> {
     value === undefined ? undefined : Buffer.isBuffer(value) ? value.toString() : String(value);
   const tls = { ca: pem(options.ca), cert: pem(options.cert), key: pem(options.key) };
   const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ...tls });
-  const request: ApiClient['request'] = (method, path, body, contentType = 'application/json') =>
-    new Promise((resolve, reject) => {
-      const call = https.request(
-        {
-          hostname: server.hostname,
-          port: server.port,
-          path,
-          method,
-          agent,
-          headers: {
-            accept: 'application/json',
-            ...(body === undefined
-              ? {}
-              : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
-          },
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
-          );
-          response.on('error', reject);
-        },
-      );
-      call.on('error', reject);
-      call.setTimeout(30_000, () => call.destroy(new Error(`${method} ${path}: timed out`)));
-      call.end(body);
+  const request: ApiClient['request'] = async (
+    method,
+    path,
+    body,
+    contentType = 'application/json',
+  ) => {
+    const { status, body: text } = await httpRequest(new URL(path, server), {
+      method,
+      agent,
+      headers: {
+        accept: 'application/json',
+        ...(body === undefined
+          ? {}
+          : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+      },
+      body,
+      timeoutMs: 30_000,
     });
+    return { status, body: text };
+  };
   return {
     server,
     tls,
@@ -92,7 +84,7 @@ interface Registration {
 
 const registrationManifest = async () =>
   loadYaml<Registration>(
-    await readFile(join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
+    await readFile(join(REPO_ROOT, 'manifests/base/mutatingwebhookconfiguration.yaml'), 'utf8'),
   );
 
 const clientConfig = (url: string, caPem: string) => ({

@@ -38,94 +38,115 @@ export async function measureTargets(
   concurrencies: readonly number[],
   options: { rounds?: number; parameter?: LoadRun['parameter'] } = {},
 ): Promise<LoadRun[]> {
-  const { plan } = context;
-  const rounds = options.rounds ?? plan.rounds;
+  const rounds = options.rounds ?? context.plan.rounds;
   const runs: LoadRun[] = [];
   for (const concurrency of concurrencies) {
-    const totals = new Map<string, Accumulator>(
-      targets.map((t) => [
-        t.id,
-        {
-          samples: [],
-          responses: 0,
-          elapsedS: 0,
-          failures: 0,
-          connections: 0,
-          counted: false,
-          serverCpuUs: 0,
-          apiCpuUs: 0,
-          loadgenCpuUs: 0,
-        },
-      ]),
-    );
+    const totals = new Map(targets.map((t) => [t.id, emptyAccumulator()]));
     for (let round = 0; round < rounds; round++) {
       // Rotate the order, so that no target always runs first (or after the same one).
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const target of order) {
-        const total = totals.get(target.id)!;
-        const request = (durationS: number) => ({
-          request: {
-            url: `${target.url}?timeout=${ADMISSION_TIMEOUT}`,
-            body: target.body,
-            connections: concurrency,
-            durationS,
-            warmupS: 0,
-          },
-        });
-        const warm = await context.loadgen.call<LoadResult>('run', request(plan.warmupS));
-        // Connections are counted over the measured window only: the warm-up opened the pool.
-        const connectionsBefore = await target.apiConnections?.();
-        const wrongBefore = (await target.wrongOutcomes?.()) ?? 0;
-        const cpuBefore = await cpuOf(target, context.loadgen.pid);
-        const result = await context.loadgen.call<LoadResult>('run', request(plan.measureS));
-        const cpuAfter = await cpuOf(target, context.loadgen.pid);
-        total.serverCpuUs += cpuAfter.server - cpuBefore.server;
-        total.apiCpuUs += cpuAfter.api - cpuBefore.api;
-        total.loadgenCpuUs += cpuAfter.loadgen - cpuBefore.loadgen;
-        const connectionsAfter = await target.apiConnections?.();
-        const wrongAfter = (await target.wrongOutcomes?.()) ?? 0;
-        for (const sample of result.samplesUs) total.samples.push(sample);
-        total.responses += result.responses;
-        total.elapsedS += result.elapsedS;
-        total.failures +=
-          result.errors + result.timeouts + result.non2xx + wrongAfter - wrongBefore + warm.non2xx;
-        if (connectionsBefore !== undefined && connectionsAfter !== undefined) {
-          total.connections += connectionsAfter - connectionsBefore;
-          total.counted = true;
-        }
+        await measureRound(context, target, concurrency, totals.get(target.id)!);
       }
     }
     for (const target of targets) {
-      const total = totals.get(target.id)!;
-      const sorted = sortSamples(total.samples);
-      const run: LoadRun = {
-        target: target.id,
-        concurrency,
-        ...(options.parameter ? { parameter: options.parameter } : {}),
-        responses: total.responses,
-        rps: total.responses / total.elapsedS,
-        failures: total.failures,
-        latency: summarize(sorted),
-        curve: curve(sorted),
-        cpuUsPerReview: {
-          server: Math.round(total.serverCpuUs / total.responses),
-          ...(target.apiPid ? { api: Math.round(total.apiCpuUs / total.responses) } : {}),
-          loadgen: Math.round(total.loadgenCpuUs / total.responses),
-        },
-        ...(total.counted
-          ? {
-              apiConnections: total.connections,
-              apiConnectionsPer1k: (total.connections / Math.max(1, total.responses)) * 1000,
-            }
-          : {}),
-      };
+      const run = loadRunOf(target, concurrency, totals.get(target.id)!, options.parameter);
       runs.push(run);
-      log(
-        `  ${target.id.padEnd(16)} c=${String(concurrency).padStart(2)}${options.parameter ? ` ${formatParameter(options.parameter)}` : ''}: ${run.rps.toFixed(0)} reviews/s, p50 ${ms(run.latency.p50Us)} ms, p99 ${ms(run.latency.p99Us)} ms, CPU/review ${run.cpuUsPerReview?.server} µs${run.apiConnections === undefined ? '' : `, ${run.apiConnections} API connections`}${run.failures > 0 ? `, ${run.failures} FAILED` : ''}`,
-      );
+      logRun(run, options.parameter);
     }
   }
   return runs;
+}
+
+function emptyAccumulator(): Accumulator {
+  return {
+    samples: [],
+    responses: 0,
+    elapsedS: 0,
+    failures: 0,
+    connections: 0,
+    counted: false,
+    serverCpuUs: 0,
+    apiCpuUs: 0,
+    loadgenCpuUs: 0,
+  };
+}
+
+/** One target's turn in a round: a warm-up, then the measured window, added to `total`. */
+async function measureRound(
+  context: Context,
+  target: LoadTarget,
+  concurrency: number,
+  total: Accumulator,
+): Promise<void> {
+  const { plan, loadgen } = context;
+  const load = (durationS: number) =>
+    loadgen.call<LoadResult>('run', {
+      request: {
+        url: `${target.url}?timeout=${ADMISSION_TIMEOUT}`,
+        body: target.body,
+        connections: concurrency,
+        durationS,
+        warmupS: 0,
+      },
+    });
+  const warm = await load(plan.warmupS);
+  // Connections are counted over the measured window only: the warm-up opened the pool.
+  const connectionsBefore = await target.apiConnections?.();
+  const wrongBefore = (await target.wrongOutcomes?.()) ?? 0;
+  const cpuBefore = await cpuOf(target, loadgen.pid);
+  const result = await load(plan.measureS);
+  const cpuAfter = await cpuOf(target, loadgen.pid);
+  total.serverCpuUs += cpuAfter.server - cpuBefore.server;
+  total.apiCpuUs += cpuAfter.api - cpuBefore.api;
+  total.loadgenCpuUs += cpuAfter.loadgen - cpuBefore.loadgen;
+  const connectionsAfter = await target.apiConnections?.();
+  const wrongAfter = (await target.wrongOutcomes?.()) ?? 0;
+  for (const sample of result.samplesUs) total.samples.push(sample);
+  total.responses += result.responses;
+  total.elapsedS += result.elapsedS;
+  total.failures +=
+    result.errors + result.timeouts + result.non2xx + wrongAfter - wrongBefore + warm.non2xx;
+  if (connectionsBefore !== undefined && connectionsAfter !== undefined) {
+    total.connections += connectionsAfter - connectionsBefore;
+    total.counted = true;
+  }
+}
+
+function loadRunOf(
+  target: LoadTarget,
+  concurrency: number,
+  total: Accumulator,
+  parameter: LoadRun['parameter'] | undefined,
+): LoadRun {
+  const sorted = sortSamples(total.samples);
+  return {
+    target: target.id,
+    concurrency,
+    ...(parameter ? { parameter } : {}),
+    responses: total.responses,
+    rps: total.responses / total.elapsedS,
+    failures: total.failures,
+    latency: summarize(sorted),
+    curve: curve(sorted),
+    cpuUsPerReview: {
+      server: Math.round(total.serverCpuUs / total.responses),
+      ...(target.apiPid ? { api: Math.round(total.apiCpuUs / total.responses) } : {}),
+      loadgen: Math.round(total.loadgenCpuUs / total.responses),
+    },
+    ...(total.counted
+      ? {
+          apiConnections: total.connections,
+          apiConnectionsPer1k: (total.connections / Math.max(1, total.responses)) * 1000,
+        }
+      : {}),
+  };
+}
+
+function logRun(run: LoadRun, parameter: LoadRun['parameter'] | undefined): void {
+  log(
+    `  ${run.target.padEnd(16)} c=${String(run.concurrency).padStart(2)}${parameter ? ` ${formatParameter(parameter)}` : ''}: ${run.rps.toFixed(0)} reviews/s, p50 ${ms(run.latency.p50Us)} ms, p99 ${ms(run.latency.p99Us)} ms, CPU/review ${run.cpuUsPerReview?.server} µs${run.apiConnections === undefined ? '' : `, ${run.apiConnections} API connections`}${run.failures > 0 ? `, ${run.failures} FAILED` : ''}`,
+  );
 }
 
 export async function cpuOf(target: LoadTarget, loadgenPid: number) {

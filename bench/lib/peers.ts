@@ -4,11 +4,10 @@
 // from WAVE_SRC / RELOADER_SRC. wave's webhook next to confighash's, for the
 // paired added latency per server-side apply, is in wave-webhook.ts (scenario 4).
 
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
-import { REPO } from './build.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { runScript } from '../../tools/cluster/scripts.js';
 import { residentMb, type Webhook } from './children.js';
 import { type ApiClient, forEachBounded } from './cluster.js';
 import type { Scenario } from './report.js';
@@ -25,10 +24,7 @@ export interface PeerBinaries {
 
 /** Builds (or finds in the cache) the peers; needs WAVE_SRC and RELOADER_SRC. */
 export async function buildPeers(): Promise<PeerBinaries> {
-  const { stdout } = await promisify(execFile)('bash', [join(REPO, 'bench/build-peers.sh')], {
-    env: process.env,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const stdout = await runScript(join(REPO_ROOT, 'bench/build-peers.sh'), 'building the peers');
   const paths = Object.fromEntries(
     stdout
       .trim()

@@ -1,7 +1,7 @@
 // One AdmissionReview sent by hand, as the apiserver would send it: the checks
 // that a webhook answers the bench workload before any load or timed write.
 
-import https from 'node:https';
+import { httpRequest } from '../../tools/cluster/http.js';
 
 export interface ReviewAnswer {
   readonly allowed: boolean;
@@ -11,38 +11,25 @@ export interface ReviewAnswer {
   readonly text: string;
 }
 
-export function postReview(url: string, body: string, ca: string): Promise<ReviewAnswer> {
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      url,
-      { method: 'POST', ca, headers: { 'content-type': 'application/json' }, timeout: 30_000 },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        response.on('end', () => {
-          try {
-            const answer = (
-              JSON.parse(text) as { response?: { allowed?: boolean; patch?: string } }
-            ).response;
-            resolve({
-              allowed: answer?.allowed === true,
-              patch: answer?.patch ? Buffer.from(answer.patch, 'base64').toString() : '',
-              text,
-            });
-          } catch {
-            reject(
-              new Error(`${url} answered what is not an AdmissionReview: ${text.slice(0, 300)}`),
-            );
-          }
-        });
-      },
-    );
-    request.on('error', reject);
-    request.on('timeout', () => request.destroy(new Error(`${url}: no answer in 30 s`)));
-    request.end(body);
+export async function postReview(url: string, body: string, ca: string): Promise<ReviewAnswer> {
+  const { body: text } = await httpRequest(url, {
+    method: 'POST',
+    ca,
+    headers: { 'content-type': 'application/json' },
+    body,
+    timeoutMs: 30_000,
   });
+  let answer: { allowed?: boolean; patch?: string } | undefined;
+  try {
+    answer = (JSON.parse(text) as { response?: typeof answer }).response;
+  } catch {
+    throw new Error(`${url} answered what is not an AdmissionReview: ${text.slice(0, 300)}`);
+  }
+  return {
+    allowed: answer?.allowed === true,
+    patch: answer?.patch ? Buffer.from(answer.patch, 'base64').toString() : '',
+    text,
+  };
 }
 
 /** Throws unless `url` allows the review with a patch that writes `annotation`. */

@@ -8,9 +8,9 @@
 // (`--namespaces`): the other arms' writes are not its events.
 
 import { mkdir, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { httpRequest } from '../../tools/cluster/http.js';
 import { waitUntilReady } from '../../tools/cluster/processes.js';
 import { startPeerProcess } from './peers.js';
 import { checkReview, postReview } from './review.js';
@@ -92,21 +92,9 @@ function assertPortFree(port: number): Promise<void> {
   });
 }
 
-function metricsText(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(
-      { host: '127.0.0.1', port: METRICS_PORT, path: '/metrics', timeout: 5_000 },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        response.on('end', () => resolve(text));
-      },
-    );
-    request.on('error', reject);
-    request.on('timeout', () => request.destroy(new Error("wave's /metrics: no answer in 5 s")));
-  });
+async function metricsText(): Promise<string> {
+  const url = `http://127.0.0.1:${METRICS_PORT}/metrics`;
+  return (await httpRequest(url, { timeoutMs: 5_000 })).body;
 }
 
 /** controller-runtime's `controller_runtime_webhook_latency_seconds` of one webhook path. */

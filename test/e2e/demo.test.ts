@@ -3,11 +3,9 @@
 // that does not hold, so running it here keeps the quick start true.
 
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 
 it('npm run demo tells its story and every check in it holds', async () => {
   const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'demo'], {

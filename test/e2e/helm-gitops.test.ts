@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
   cluster,
   type E2eCluster,
@@ -17,7 +18,6 @@ import {
   yamlDocuments,
 } from '../support/e2e.js';
 import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
-import { REPO_ROOT } from '../support/process.js';
 
 const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
 const RELEASE = 'shop';

@@ -19,12 +19,11 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 const BUILD_TIMEOUT = 600_000;
 

@@ -11,13 +11,13 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import tls from 'node:tls';
-import { fileURLToPath } from 'node:url';
 import { dumpYaml, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificate } from '../../src/certs/generate.js';
 import type { Kubectl, KubectlResult } from '../../tools/cluster/kubectl.js';
 import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
+import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 import {
   type ClusterAccess,
   configMap,
@@ -33,7 +33,6 @@ import {
 import { named } from '../support/named.js';
 import { runConfighash } from '../support/process.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'confighash-system';
 const SERVICE_ACCOUNT = `system:serviceaccount:${NS}:confighash`;
 

@@ -11,10 +11,10 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 import {
   cluster,
   configMap,
@@ -26,7 +26,6 @@ import {
 } from '../support/e2e.js';
 import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const WORKER_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',

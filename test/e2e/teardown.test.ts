@@ -3,12 +3,10 @@
 
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 import { waitUntil } from '../support/e2e.js';
 import { processesMentioning } from '../support/process.js';
-
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 it('SIGKILL of `npm run cluster` takes etcd, kube-apiserver, kube-controller-manager and the webhook with it', async () => {
   const cluster = spawn(process.execPath, ['--import', 'tsx', 'tools/cluster/main.ts'], {

@@ -6,7 +6,7 @@
 
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { Histogram } from 'prom-client';
@@ -15,11 +15,12 @@ import { optionEnvironmentVariables } from '../../src/config/index.js';
 import { LOG_LEVELS } from '../../src/config/serve.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { CHART, type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';
 
-const OVERLAYS = fileURLToPath(new URL('../../manifests/overlays', import.meta.url));
+const OVERLAYS = join(REPO_ROOT, 'manifests/overlays');
 /** Overlays that only tests need: the opt-in components on top of a shipped overlay. */
-const TEST_OVERLAYS = fileURLToPath(new URL('../fixtures/kustomize', import.meta.url));
+const TEST_OVERLAYS = join(REPO_ROOT, 'test/fixtures/kustomize');
 const NAMESPACE = 'confighash-system';
 const helm = helmOrSkip('chart tests');
 

@@ -4,10 +4,10 @@
 
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest } from '../../tools/cluster/http.js';
 import { putStandardSources } from '../support/app.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from '../support/fake-api.js';
 import { freePort, runConfighash, stopStartedProcesses } from '../support/process.js';
@@ -164,38 +164,18 @@ describe('serve', () => {
       .poll(() => server.output.stdout.includes('"msg":"ready"'), { timeout: 15_000 })
       .toBe(true);
 
-    const post = (uid: string, query = '') =>
-      new Promise<{
-        status: number;
-        headers: Record<string, unknown>;
-        body: { response: { uid: string; patch?: string; warnings?: string[] } };
-      }>((resolve, reject) => {
-        const request = https.request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: `/mutate${query}`,
-            method: 'POST',
-            ca,
-            headers: { 'content-type': 'application/json' },
-          },
-          (response) => {
-            let text = '';
-            response.on('data', (chunk: Buffer) => {
-              text += chunk.toString();
-            });
-            response.on('end', () =>
-              resolve({
-                status: response.statusCode ?? 0,
-                headers: response.headers,
-                body: JSON.parse(text),
-              }),
-            );
-          },
-        );
-        request.on('error', reject);
-        request.end(JSON.stringify(admissionReview({ uid })));
+    const post = async (uid: string, query = '') => {
+      const answer = await httpRequest(`https://127.0.0.1:${port}/mutate${query}`, {
+        method: 'POST',
+        ca,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(admissionReview({ uid })),
       });
+      const body = JSON.parse(answer.body) as {
+        response: { uid: string; patch?: string; warnings?: string[] };
+      };
+      return { ...answer, body };
+    };
 
     const first = await post('cli-1');
     expect(first.status).toBe(200);

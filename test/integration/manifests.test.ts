@@ -8,13 +8,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { optionEnvironmentVariables, parseServeConfig, usage } from '../../src/config/index.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
-const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
+const MANIFESTS = join(REPO_ROOT, 'manifests');
 const OVERLAYS = ['default', 'cert-manager'] as const;
 /** Follow mode adds list/watch on purpose (components/follow); it is checked where it differs. */
 const ALL_OVERLAYS = [...OVERLAYS, 'follow'] as const;

@@ -6,6 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
 let dir: string;
@@ -175,9 +176,9 @@ describe('--kind', () => {
 describe('the kubectl plugin', () => {
   it('npm installs `kubectl-confighash` beside `confighash`: the same program, found by kubectl on PATH', async () => {
     const { readFile } = await import('node:fs/promises');
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'));
     expect(pkg.bin).toEqual({ confighash: 'dist/main.js', 'kubectl-confighash': 'dist/main.js' });
-    const main = await readFile(new URL('../../src/main.ts', import.meta.url), 'utf8');
+    const main = await readFile(join(REPO_ROOT, 'src/main.ts'), 'utf8');
     expect(main.startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 });

@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestImage } from '../../tools/cluster/images.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
 import { CHART, type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 import {
@@ -26,7 +27,7 @@ import {
   webhookCounters,
   webhookPods,
 } from '../support/node.js';
-import { REPO_ROOT, runConfighash } from '../support/process.js';
+import { runConfighash } from '../support/process.js';
 
 const HASH = 'confighash.dev/hash';
 const RELEASE = 'confighash';

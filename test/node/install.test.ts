@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
   attachNodeFixture,
@@ -18,7 +19,6 @@ import {
   waitForReadyWebhookPods,
   webhookCounters,
 } from '../support/node.js';
-import { REPO_ROOT } from '../support/process.js';
 
 const HASH = 'confighash.dev/hash';
 let fixture: NodeFixture;

@@ -12,8 +12,9 @@ import { expect, it } from 'vitest';
 import { outputOf } from '../../tools/cluster/child-output.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { removeStaleRuns, startLocalNode } from '../../tools/cluster/node.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { waitUntil } from '../support/e2e.js';
-import { processesMentioning, REPO_ROOT } from '../support/process.js';
+import { processesMentioning } from '../support/process.js';
 
 const execText = async (command: string, args: readonly string[]) =>
   (await outputOf(spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] }))).stdout;

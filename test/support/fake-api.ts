@@ -42,74 +42,38 @@ export interface FakeApi {
 
 const RESOURCES = { configmaps: 'ConfigMap', secrets: 'Secret' } as const;
 
-export async function startFakeApi(): Promise<FakeApi> {
-  const objects = new Map<string, StoredObject & { resourceVersion: number; uid: string }>();
-  const faults = new Map<string, Fault>();
-  const hanging = new Set<http.ServerResponse>();
-  let version = 1;
-  const id = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
+type Stored = StoredObject & { resourceVersion: number; uid: string };
 
+/** What the server answers from; `put`, `remove` and `fault` change it. */
+interface Store {
+  readonly objects: Map<string, Stored>;
+  readonly faults: Map<string, Fault>;
+  /** Requests held open by the 'hang' fault, to destroy on close. */
+  readonly hanging: Set<http.ServerResponse>;
+}
+
+/** A GET of one ConfigMap or Secret; `name` as it stands in the path, `key` decoded. */
+interface ObjectRoute {
+  readonly kind: StoredObject['kind'];
+  readonly resource: keyof typeof RESOURCES;
+  readonly name: string;
+  readonly key: string;
+}
+
+const id = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
+
+export async function startFakeApi(): Promise<FakeApi> {
+  const store: Store = { objects: new Map(), faults: new Map(), hanging: new Set() };
+  let version = 1;
   const server = http.createServer((request, response) => {
     api.requests.push(`${request.method} ${request.url}`);
     api.authorizations.push(request.headers.authorization);
-    const match = /^\/api\/v1\/namespaces\/([^/]+)\/(configmaps|secrets)\/([^/?]+)$/.exec(
-      request.url ?? '',
-    );
-    if (request.method !== 'GET' || !match) return status(response, 404, 'NotFound', 'no route');
-    const [, namespace, resource, name] = match as unknown as [
-      string,
-      string,
-      'configmaps' | 'secrets',
-      string,
-    ];
-    const kind = RESOURCES[resource];
-    const key = id(kind, decodeURIComponent(namespace), decodeURIComponent(name));
-    switch (faults.get(key)) {
-      case 'forbidden':
-        return status(response, 403, 'Forbidden', `${resource} "${name}" is forbidden`);
-      case 'server-error':
-        return status(response, 500, 'InternalError', 'etcd is sad');
-      case 'hang':
-        hanging.add(response);
-        return;
-      case 'not-json':
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{not json');
-        return;
-      case 'array':
-        response.writeHead(200, { 'content-type': 'application/json' }).end('[]');
-        return;
-      case 'data-not-object':
-        response
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({ kind, metadata: { name, uid: 'u', resourceVersion: '1' }, data: 'x' }),
-          );
-        return;
-    }
-    const object = objects.get(key);
-    if (!object) return status(response, 404, 'NotFound', `${resource} "${name}" not found`);
-    const body = {
-      apiVersion: 'v1',
-      kind,
-      metadata: {
-        name: object.name,
-        namespace: object.namespace,
-        uid: object.uid,
-        resourceVersion: String(object.resourceVersion),
-      },
-      ...(object.data ? { data: object.data } : {}),
-      ...(object.binaryData ? { binaryData: object.binaryData } : {}),
-    };
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    answer(store, request, response);
   });
   server.on('connection', () => {
     api.connections++;
   });
-  server.keepAliveTimeout = 120_000;
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-
+  const port = await listen(server);
   const api: FakeApi = {
     url: `http://127.0.0.1:${port}`,
     requests: [],
@@ -117,30 +81,125 @@ export async function startFakeApi(): Promise<FakeApi> {
     connections: 0,
     put(object) {
       const key = id(object.kind, object.namespace, object.name);
-      const uid = objects.get(key)?.uid ?? `uid-${key}`;
-      objects.set(key, { ...object, uid, resourceVersion: version++ });
+      const uid = store.objects.get(key)?.uid ?? `uid-${key}`;
+      store.objects.set(key, { ...object, uid, resourceVersion: version++ });
     },
     remove(kind, namespace, name) {
-      objects.delete(id(kind, namespace, name));
+      store.objects.delete(id(kind, namespace, name));
     },
     fault(kind, namespace, name, fault) {
-      if (fault) faults.set(id(kind, namespace, name), fault);
-      else faults.delete(id(kind, namespace, name));
+      if (fault) store.faults.set(id(kind, namespace, name), fault);
+      else store.faults.delete(id(kind, namespace, name));
     },
-    async close() {
-      for (const response of hanging) response.destroy();
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
+    close: () => close(server, store.hanging),
   };
   return api;
 }
 
-function status(response: http.ServerResponse, code: number, reason: string, message: string) {
-  const body = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code };
+/** Listens on a free port of 127.0.0.1, keeping idle connections as long as the tests need. */
+async function listen(server: http.Server): Promise<number> {
+  server.keepAliveTimeout = 120_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+async function close(server: http.Server, hanging: Set<http.ServerResponse>): Promise<void> {
+  for (const response of hanging) response.destroy();
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close');
+}
+
+function answer(store: Store, request: http.IncomingMessage, response: http.ServerResponse) {
+  const route = request.method === 'GET' ? routeOf(request.url ?? '') : undefined;
+  if (!route) return status(response, 404, 'NotFound', 'no route');
+  const fault = store.faults.get(route.key);
+  if (fault === 'hang') {
+    store.hanging.add(response);
+    return;
+  }
+  if (fault) return answerFault(response, fault, route);
+  const object = store.objects.get(route.key);
+  if (!object) {
+    return status(response, 404, 'NotFound', `${route.resource} "${route.name}" not found`);
+  }
+  json(response, 200, objectBody(object));
+}
+
+function routeOf(url: string): ObjectRoute | undefined {
+  const match = /^\/api\/v1\/namespaces\/([^/]+)\/(configmaps|secrets)\/([^/?]+)$/.exec(url);
+  if (!match) return undefined;
+  const [, namespace, resource, name] = match as unknown as [
+    string,
+    string,
+    keyof typeof RESOURCES,
+    string,
+  ];
+  const kind = RESOURCES[resource];
+  return {
+    kind,
+    resource,
+    name,
+    key: id(kind, decodeURIComponent(namespace), decodeURIComponent(name)),
+  };
+}
+
+/** What each fault but 'hang' answers in place of the object. */
+function answerFault(
+  response: http.ServerResponse,
+  fault: Exclude<Fault, 'hang'>,
+  { kind, resource, name }: ObjectRoute,
+) {
+  switch (fault) {
+    case 'forbidden':
+      return status(response, 403, 'Forbidden', `${resource} "${name}" is forbidden`);
+    case 'server-error':
+      return status(response, 500, 'InternalError', 'etcd is sad');
+    case 'not-json':
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{not json');
+      return;
+    case 'array':
+      return json(response, 200, []);
+    case 'data-not-object':
+      return json(response, 200, {
+        kind,
+        metadata: { name, uid: 'u', resourceVersion: '1' },
+        data: 'x',
+      });
+  }
+}
+
+function objectBody(object: Stored) {
+  return {
+    apiVersion: 'v1',
+    kind: object.kind,
+    metadata: {
+      name: object.name,
+      namespace: object.namespace,
+      uid: object.uid,
+      resourceVersion: String(object.resourceVersion),
+    },
+    ...(object.data ? { data: object.data } : {}),
+    ...(object.binaryData ? { binaryData: object.binaryData } : {}),
+  };
+}
+
+function json(response: http.ServerResponse, code: number, body: unknown) {
   response.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
+
+function status(response: http.ServerResponse, code: number, reason: string, message: string) {
+  json(response, code, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message,
+    reason,
+    code,
+  });
+}
+
 /** A kubeconfig file text pointing at `server`, as a user would have. */
 export function kubeconfigFor(server: string): string {
   return JSON.stringify({

@@ -5,7 +5,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from './process.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
 export type HelmMajor = 3 | 4;
 export type HelmBinaries = Readonly<Record<HelmMajor, string>>;

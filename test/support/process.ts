@@ -3,10 +3,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
-export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+export { REPO_ROOT };
+
+const MAIN = join(REPO_ROOT, 'src/main.ts');
 
 export interface RunningProcess {
   readonly child: ChildProcess;

@@ -6,10 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const SRC = join(REPO_ROOT, 'src');
 
 /** The layer of a file under src/, by its first path segment. */
 function layerOf(file: string): string {

@@ -5,14 +5,14 @@
 // notifications are not run: nothing here depends on them.
 
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type ControllerOptions, installCrds, startController } from './controllers.js';
 import { freePort } from './ports.js';
 import type { ManagedProcess } from './processes.js';
+import { REPO_ROOT } from './repo.js';
 import { runScript } from './scripts.js';
 
-const BUILD_SCRIPT = fileURLToPath(new URL('../build-argo-rollouts.sh', import.meta.url));
-const CRDS_SCRIPT = fileURLToPath(new URL('../crds.sh', import.meta.url));
+const BUILD_SCRIPT = join(REPO_ROOT, 'tools/build-argo-rollouts.sh');
+const CRDS_SCRIPT = join(REPO_ROOT, 'tools/crds.sh');
 const NAME = 'argo-rollouts-controller';
 
 /** The CRDs whose informers the controller waits on before it starts (files of tools/crds.sh). */

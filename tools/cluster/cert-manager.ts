@@ -5,12 +5,12 @@
 // validates and defaults cert-manager's objects, and nothing here depends on that.
 
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type ControllerOptions, installCrds, startController } from './controllers.js';
 import type { ManagedProcess } from './processes.js';
+import { REPO_ROOT } from './repo.js';
 import { runScript } from './scripts.js';
 
-const BUILD_SCRIPT = fileURLToPath(new URL('../build-cert-manager.sh', import.meta.url));
+const BUILD_SCRIPT = join(REPO_ROOT, 'tools/build-cert-manager.sh');
 
 /** The lines each process logs once its controllers run (tools/cert-manager). */
 const STARTED = {

@@ -3,11 +3,8 @@
 // script's stdout ends with `image: REF` lines and an `archive: PATH` line.
 
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
+import { REPO_ROOT } from './repo.js';
 import { runScript } from './scripts.js';
-
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface ImageArchive {
   readonly refs: readonly string[];
@@ -24,7 +21,7 @@ export interface NodeImages {
 /** The image the manifests name: tagged onto the built one, so that they run unchanged. */
 export async function manifestImage(): Promise<string> {
   const { readFile } = await import('node:fs/promises');
-  const deployment = await readFile(join(REPO, 'manifests/base/deployment.yaml'), 'utf8');
+  const deployment = await readFile(join(REPO_ROOT, 'manifests/base/deployment.yaml'), 'utf8');
   const image = /^\s+image:\s*(\S+)\s*$/m.exec(deployment)?.[1];
   if (!image) throw new Error('manifests/base/deployment.yaml names no image');
   return image;
@@ -37,7 +34,7 @@ export async function buildNodeImages(log: (line: string) => void = () => {}): P
 }
 
 async function runImageScript(script: string, log: (line: string) => void): Promise<ImageArchive> {
-  const lines = (await runScript(join(REPO, script), script, log)).split('\n');
+  const lines = (await runScript(join(REPO_ROOT, script), script, log)).split('\n');
   const refs = lines.flatMap((line) => /^image: (\S+)$/.exec(line)?.[1] ?? []);
   const archive = lines.flatMap((line) => /^archive: (.+)$/.exec(line)?.[1] ?? []).at(-1);
   if (refs.length === 0 || !archive)

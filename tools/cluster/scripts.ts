@@ -2,10 +2,8 @@
 // the log line by line, and the result is what the script prints on stdout.
 
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { outputOf } from './child-output.js';
-
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+import { REPO_ROOT } from './repo.js';
 
 /** Runs `bash SCRIPT` in the repository; resolves with its stdout, or fails with its stderr's tail. */
 export function runScript(
@@ -13,7 +11,7 @@ export function runScript(
   what: string,
   log: (line: string) => void = () => {},
 ): Promise<string> {
-  const child = spawn('bash', [script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', [script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const logLines = (chunk: string) => {
     for (const line of chunk.split('\n').filter(Boolean)) log(line);
   };

@@ -5,14 +5,14 @@
 
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import { httpRequest } from './http.js';
 import type { Kubectl } from './kubectl.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import { REPO_ROOT } from './repo.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const WEBHOOK_MANIFEST = join(REPO, 'manifests/base/mutatingwebhookconfiguration.yaml');
+const WEBHOOK_MANIFEST = join(REPO_ROOT, 'manifests/base/mutatingwebhookconfiguration.yaml');
 
 export interface LocalWebhook {
   readonly url: string;
@@ -52,7 +52,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       [
         '--import',
         'tsx',
-        join(REPO, 'src/main.ts'),
+        join(REPO_ROOT, 'src/main.ts'),
         'serve',
         '--host=127.0.0.1',
         `--port=${port}`,
@@ -63,7 +63,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       ],
       join(options.dir, `${options.name ?? 'confighash'}.log`),
       {
-        cwd: REPO,
+        cwd: REPO_ROOT,
         env: {
           ...globalThis.process.env,
           KUBECONFIG: options.kubeconfig,
@@ -100,28 +100,20 @@ export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebho
   if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
 }
 
-async function readyzOk(port: number, ca: string): Promise<boolean> {
-  const { default: https } = await import('node:https');
-  return new Promise<boolean>((resolve) => {
-    const request = https.get(
-      { host: '127.0.0.1', port, path: '/readyz', ca, timeout: 1000 },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode === 200);
-      },
-    );
-    request.on('error', () => resolve(false));
-    request.on('timeout', () => request.destroy());
-  });
+function readyzOk(port: number, ca: string): Promise<boolean> {
+  return httpRequest(`https://127.0.0.1:${port}/readyz`, { ca, timeoutMs: 1000 }).then(
+    (response) => response.status === 200,
+    () => false,
+  );
 }
 
 async function runToCompletion(args: readonly string[], dir: string): Promise<void> {
   const managed = startProcess(
     'confighash dev-certs',
     process.execPath,
-    ['--import', 'tsx', join(REPO, 'src/main.ts'), ...args],
+    ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), ...args],
     join(dir, 'dev-certs.log'),
-    { cwd: REPO },
+    { cwd: REPO_ROOT },
   );
   const code = await managed.exited;
   if (code !== 0) throw new Error(`confighash ${args.join(' ')} failed; see ${managed.logFile}`);
