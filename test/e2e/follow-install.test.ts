@@ -4,8 +4,8 @@
 // while `kubectl auth can-i` shows it can do nothing more than follow mode needs.
 
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
   type LocalWebhook,
   registerLocalWebhook,
@@ -24,7 +24,7 @@ import {
   yamlDocuments,
 } from '../support/e2e.js';
 
-const OVERLAY = fileURLToPath(new URL('../../manifests/overlays/follow', import.meta.url));
+const OVERLAY = join(REPO_ROOT, 'manifests/overlays/follow');
 const AS = '--as=system:serviceaccount:confighash-system:confighash';
 
 let e2e: E2eCluster;

@@ -11,9 +11,9 @@ import { expect, inject } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode } from '../../tools/cluster/node.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
-import { REPO_ROOT } from './process.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';

@@ -6,8 +6,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
-export { REPO_ROOT };
-
 const MAIN = join(REPO_ROOT, 'src/main.ts');
 
 export interface RunningProcess {

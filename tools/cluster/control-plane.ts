@@ -6,17 +6,17 @@
 
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { httpRequest } from './http.js';
 import { generateControlPlanePki } from './pki.js';
 import { freePort } from './ports.js';
 import { type ManagedProcess, startProcess, waitUntilReady } from './processes.js';
+import { REPO_ROOT } from './repo.js';
 import { runScript } from './scripts.js';
 
-const BUILD_SCRIPT = fileURLToPath(new URL('../build-control-plane.sh', import.meta.url));
+const BUILD_SCRIPT = join(REPO_ROOT, 'tools/build-control-plane.sh');
 const execFileAsync = promisify(execFile);
 
 export interface ControlPlane {
@@ -279,15 +279,12 @@ async function httpOk(url: string): Promise<boolean> {
   return response.ok;
 }
 
-function httpsOk(url: string, tls: { ca: string; cert: string; key: string }): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = https.get(url, { ...tls, timeout: 2000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    });
-    request.on('error', () => resolve(false));
-    request.on('timeout', () => request.destroy());
-  });
+async function httpsOk(
+  url: string,
+  tls: { ca: string; cert: string; key: string },
+): Promise<boolean> {
+  const response = await httpRequest(url, { ...tls, timeoutMs: 2000 }).catch(() => undefined);
+  return response?.status === 200;
 }
 
 function kubeconfigYaml(server: string, ca: string, cert: string, key: string): string {

@@ -4,14 +4,15 @@
 // the images built from this source imported, and confighash installed from the
 // manifests (the default overlay) as a user would.
 
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type ControlPlane, startControlPlane } from './control-plane.js';
 import { buildNodeImages, manifestImage, type NodeImages } from './images.js';
 import { type Kubectl, kubectlFor, strictKubectl } from './kubectl.js';
 import { type LocalNode, startLocalNode } from './node.js';
+import { REPO_ROOT } from './repo.js';
 import { type LocalWebhook, registerLocalWebhook, startLocalWebhook } from './webhook.js';
 
-const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
+const MANIFESTS = join(REPO_ROOT, 'manifests');
 
 export interface LocalCluster {
   readonly controlPlane: ControlPlane;

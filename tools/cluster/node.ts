@@ -15,15 +15,15 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type ControlPlane, type ControlPlaneSite, startControlPlane } from './control-plane.js';
 import { type Forward, forwardLoopbackToSocket } from './forward.js';
 import { type Kubectl, kubectlFor } from './kubectl.js';
 import { enterNewNamespaces, execInside, type RunNamespaces } from './namespaces.js';
 import { type ManagedProcess, waitUntilReady } from './processes.js';
+import { REPO_ROOT } from './repo.js';
 import { runScript } from './scripts.js';
 
-const TOOLS = fileURLToPath(new URL('..', import.meta.url));
+const TOOLS = join(REPO_ROOT, 'tools');
 const RUN_PREFIX = 'confighash-node-';
 export const NODE_NAME = 'confighash-node';
 const NODE_ADDRESS = '10.244.0.1';
