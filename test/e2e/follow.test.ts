@@ -29,7 +29,8 @@ const FOLLOW_ARGS = [
   '--lease-namespace=default',
   '--follow-debounce=2s',
   '--follow-min-interval=3s',
-  '--follow-resync=30s',
+  // Short, so that a row proving a resync finds nothing to roll waits seconds, not minutes.
+  '--follow-resync=10s',
 ];
 
 beforeAll(async () => {
@@ -304,8 +305,8 @@ describe('guards', () => {
     );
     await replace(...versions);
     await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the rollout');
-    // Any later evaluation (a straggling event, or the 30 s resync) must find nothing to roll.
-    await waitForNoRollVerdict(ns, 'web', Date.now(), 45_000);
+    // Any later evaluation (a straggling event, or the 10 s resync) must find nothing to roll.
+    await waitForNoRollVerdict(ns, 'web', Date.now(), 25_000);
     expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
   });
 
@@ -324,7 +325,8 @@ describe('guards', () => {
     expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
   });
 
-  const WINDOW_LEAD_MS = 25_000;
+  // The change, the debounce (2 s) and the deferral Event take a few seconds.
+  const WINDOW_LEAD_MS = 12_000;
   it('a closed rollout window defers the roll, which happens when it opens', async () => {
     const ns = await followNamespace();
     // The window opens at a minute boundary (its granularity) far enough ahead for the change,
