@@ -2,43 +2,27 @@
 # Builds Helm 3 and Helm 4 from Go modules (no binary downloads), for the chart's
 # lint/template tests and the Helm rows of the e2e and node suites.
 #
-#   tools/build-helm.sh            -> prints two lines: the Helm 3 and the Helm 4 binary
-#   tools/build-helm.sh --find     -> the same when both are built; else exit 1, building nothing
+#   tools/build-helm.sh            -> prints the directory holding helm3 and helm4
+#   tools/build-helm.sh --find     -> the same when both are built and current; else exit 1,
+#                                     building nothing
 #
-# Binaries go to ${XDG_CACHE_HOME:-$HOME/.cache}/confighash/helm-<version>/helm and
-# are kept there; progress and timings go to stderr. Sources are pinned by
-# tools/helm3/go.{mod,sum} and tools/helm4/go.{mod,sum}.
+# Binaries go to ${XDG_CACHE_HOME:-$HOME/.cache}/confighash/helm-v3.22.0-v4.3.2/ and are
+# kept there while current; tools/lib/go-build.sh is the skeleton (stamp, lock, output).
+# Sources are pinned by tools/helm3/go.{mod,sum} and tools/helm4/go.{mod,sum}.
 set -euo pipefail
+# shellcheck source=lib/go-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 
 readonly HELM3_VERSION=v3.22.0
 readonly HELM4_VERSION=v4.3.2
 
-TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-readonly TOOLS_DIR
-log() { printf '[build-helm] %s\n' "$*" >&2; }
-# shellcheck source=lib/go-build.sh
-source "$TOOLS_DIR/lib/go-build.sh"
+pinned "$TOOLS_DIR/helm3" helm.sh/helm/v3 "$HELM3_VERSION"
+pinned "$TOOLS_DIR/helm4" helm.sh/helm/v4 "$HELM4_VERSION"
+out_dir "helm-$HELM3_VERSION-$HELM4_VERSION"
 
-if [[ "${1:-}" == --find ]]; then
-  for version in "$HELM3_VERSION" "$HELM4_VERSION"; do
-    OUT_DIR=$(cache_dir "helm-$version")
-    has_all_binaries "$OUT_DIR" helm || exit 1
-    printf '%s\n' "$OUT_DIR/helm"
-  done
-  exit 0
-fi
-
-# build_helm MAJOR VERSION EXTRA_LDFLAGS : prints the binary's path.
-build_helm() {
-  local major=$1 version=$2 extra=$3
-  OUT_DIR=$(cache_dir "helm-$version")
-  if ! has_all_binaries "$OUT_DIR" helm && ! lock_out_dir helm; then
-    check_go "helm $version"
-    local ldflags="-s -w -X helm.sh/helm/v$major/internal/version.version=$version"
-    ldflags+=" -X helm.sh/helm/v$major/internal/version.gitTreeState=clean $extra"
-    build_one helm "$TOOLS_DIR/helm$major" "helm.sh/helm/v$major/cmd/helm" "$ldflags" "" version
-  fi
-  printf '%s\n' "$OUT_DIR/helm"
+# helm_ldflags MAJOR VERSION : the stamps of Helm's own Makefile.
+helm_ldflags() {
+  printf '%s' "-s -w -X helm.sh/helm/v$1/internal/version.version=$2 -X helm.sh/helm/v$1/internal/version.gitTreeState=clean"
 }
 
 # Helm 3 reports its Kubernetes version (.Capabilities.KubeVersion, lint's deprecation
@@ -47,9 +31,8 @@ build_helm() {
 helm3_kube="-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37"
 helm3_kube+=" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37"
 
-total_start=$SECONDS
-build_helm 3 "$HELM3_VERSION" "$helm3_kube"
-build_helm 4 "$HELM4_VERSION" ""
-if (( ${#TIMINGS[@]} > 0 )); then
-  log "build durations: ${TIMINGS[*]} (total $((SECONDS - total_start))s)"
-fi
+# Helm 4 first: Helm 3's module is aligned with it, so Helm 3 then mostly links.
+go_binary helm4 "$TOOLS_DIR/helm4" helm.sh/helm/v4/cmd/helm "$(helm_ldflags 4 "$HELM4_VERSION")" "" version
+go_binary helm3 "$TOOLS_DIR/helm3" helm.sh/helm/v3/cmd/helm "$(helm_ldflags 3 "$HELM3_VERSION") $helm3_kube" "" version
+
+build_declared "$@"

@@ -27,14 +27,10 @@ declare -rA ARGO_CONTROLLER_CRDS=(
 )
 readonly FILES=(rollouts.yaml clonesets.yaml statefulsets.yaml "${ARGO_CONTROLLER_CRDS[@]}")
 
-TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-readonly TOOLS_DIR
-log() { printf '[crds] %s\n' "$*" >&2; }
 # shellcheck source=lib/go-build.sh
-source "$TOOLS_DIR/lib/go-build.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 
-OUT_DIR=$(cache_dir "crds-argo-rollouts-$ARGO_VERSION-kruise-$KRUISE_VERSION")
-readonly OUT_DIR
+out_dir "crds-argo-rollouts-$ARGO_VERSION-kruise-$KRUISE_VERSION"
 
 # module_dir MODULE VERSION SUM: the module's directory in the Go module cache, after checking its sum.
 module_dir() {

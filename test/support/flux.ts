@@ -3,6 +3,7 @@
 // and reports what it did to each object.
 
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runScript } from '../../tools/cluster/scripts.js';
 
@@ -16,9 +17,11 @@ export interface FluxChange {
 
 let binary: Promise<string> | undefined;
 
-/** Builds tools/flux-apply once per process (minutes when the Go caches are cold). */
+/** Builds tools/flux-apply once per process (minutes when the Go caches are cold); its path. */
 function fluxApply(): Promise<string> {
-  binary ??= runScript('tools/build-flux-apply.sh', 'building tools/flux-apply');
+  binary ??= runScript('tools/build-flux-apply.sh', 'building tools/flux-apply').then((dir) =>
+    join(dir, 'flux-apply'),
+  );
   return binary;
 }
 

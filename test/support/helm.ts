@@ -19,8 +19,8 @@ function findHelm(): HelmBinaries | string {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    const [helm3, helm4] = out.trim().split('\n');
-    if (helm3 && helm4) return { 3: helm3, 4: helm4 };
+    const dir = out.trim();
+    if (dir) return { 3: join(dir, 'helm3'), 4: join(dir, 'helm4') };
   } catch {
     // exit 1: not built
   }
