@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Three suites, each run on its own (package.json): `fast` (unit and integration, files in
-// parallel), `e2e` (one control plane for the suite) and `node` (one real node for the suite).
-// The shared clusters are why e2e and node files run one at a time: each file finds the
-// cluster as the one before it left it, and puts it back (test/support/cluster-state.ts).
+// parallel), `e2e` (a control plane per worker, started once) and `node` (one real node for
+// the suite). Files that share a cluster run one after another on it: each finds the cluster
+// as the one before it left it, and puts it back (test/support/cluster-state.ts).
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -24,7 +24,9 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/e2e/global-setup.ts'],
-          fileParallelism: false,
+          // Two files at a time, each on a control plane of its own: the files mostly wait
+          // (for controllers, debounces, renewals), so two share these two cores well.
+          maxWorkers: 2,
           testTimeout: 120_000,
         },
       },

@@ -1,6 +1,7 @@
 // Zero dropped writes while confighash itself is disrupted, on a real node:
 // continuous server-side applies of workloads (at least 10/s, from just before
-// the disruption until it is over: the old pods gone, the replicas Ready again)
+// the disruption until it is over: the Service routes only to Ready replicas that
+// stay, and every replica that goes has had its SIGTERM)
 // while it is rolling-restarted, while one replica's pod is deleted, and while one
 // replica's container is killed with SIGKILL. Every applied workload must carry
 // the right hash, and the apiserver's own counters for the webhook (fail-open,
@@ -18,8 +19,8 @@ import {
   type Pod,
   SYSTEM_NAMESPACE,
   underLoad,
-  waitForNoTerminatingPods,
   waitForReadyWebhookPods,
+  waitUntilOnlyStayingReplicasServe,
   webhookPods,
 } from '../support/node.js';
 
@@ -49,8 +50,7 @@ describe('continuous applies while confighash is disrupted', () => {
       const result = await underLoad(fixture, 'load-restart', async () => {
         await fixture.k(['rollout', 'restart', 'deployment/confighash', '-n', SYSTEM_NAMESPACE]);
         await fixture.rollout();
-        // The old replicas drain until the apiserver has closed their connections.
-        await waitForNoTerminatingPods(fixture);
+        await waitUntilOnlyStayingReplicasServe(fixture);
       });
       expectNothingDropped(result);
     },
@@ -70,8 +70,7 @@ describe('continuous applies while confighash is disrupted', () => {
           SYSTEM_NAMESPACE,
           '--wait=false',
         ]);
-        await waitForNoTerminatingPods(fixture);
-        await waitForReadyWebhookPods(fixture);
+        await waitUntilOnlyStayingReplicasServe(fixture);
       });
       expectNothingDropped(result);
     },

@@ -22,8 +22,8 @@ import {
   type NodeFixture,
   SYSTEM_NAMESPACE,
   underLoad,
-  waitForNoTerminatingPods,
   waitForReadyWebhookPods,
+  waitUntilOnlyStayingReplicasServe,
   webhookCounters,
   webhookPods,
 } from '../support/node.js';
@@ -146,11 +146,11 @@ describe.skipIf(!helm)('the chart on a real node', () => {
     await fixture.cluster.node.ctr(['images', 'tag', '--force', image, `${repository}:${newTag}`]);
     const oldPods = (await webhookPods(fixture, ns)).map((p) => p.metadata.name);
 
-    // The upgrade is over when the new replicas are Ready and the old ones have drained.
+    // The upgrade is over when only the new replicas serve and the old ones have had SIGTERM.
     const result = await underLoad(fixture, 'helm4-upgrade', async () => {
       await run(4, ns, ['upgrade', RELEASE, CHART, '--set', `image.tag=${newTag}`]);
       await fixture.k(['rollout', 'status', 'deployment/confighash', '-n', ns, '--timeout=240s']);
-      await waitForNoTerminatingPods(fixture, ns);
+      await waitUntilOnlyStayingReplicasServe(fixture, ns);
     });
     expectNothingDropped(result);
     const pods = await waitForReadyWebhookPods(fixture, 2, ns);

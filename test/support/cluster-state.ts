@@ -55,6 +55,7 @@ export async function snapshotCluster(kubectl: Kubectl): Promise<ClusterState> {
  * one of the same name — then the rest.
  */
 export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Promise<void> {
+  const started = Date.now();
   const now = await snapshotCluster(kubectl);
   const added = (was: ReadonlySet<string>, is: ReadonlySet<string>) =>
     [...is].filter((name) => !was.has(name));
@@ -67,6 +68,12 @@ export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Pr
     clusterObjects.filter((name) => !webhooks.includes(name)),
   );
   await deleteObjects(kubectl, added(before.defaultObjects, now.defaultObjects), 'default');
+  // What a file's clean-up costs is part of what the suite costs: said, so that it can be seen.
+  console.info(
+    `clean-up: ${clusterObjects.length} cluster objects and namespaces ` +
+      `${added(before.namespaces, now.namespaces).join(' ') || '(none)'} removed in ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 async function names(kubectl: Kubectl, args: readonly string[]): Promise<Set<string>> {

@@ -1,4 +1,4 @@
-// The e2e fixture: the suite's one control plane (test/e2e/global-setup.ts), the webhook
+// The e2e fixture: a control plane of the suite's (test/e2e/global-setup.ts), the webhook
 // from the current source registered against it, and kubectl. A file has a webhook and a
 // directory of its own, and what it made in the cluster goes when it stops.
 
@@ -39,9 +39,14 @@ export interface E2eCluster extends SharedControlPlane {
   readonly webhook: LocalWebhook;
 }
 
-/** This file's share of the suite's control plane; `stop()` puts the cluster back as it was. */
+/**
+ * This file's share of its worker's control plane (one per worker: files of one worker run one
+ * after another, so what is new when a file ends is its own); `stop()` puts it back as it was.
+ */
 export async function useSharedControlPlane(): Promise<SharedControlPlane> {
-  const controlPlane = inject('controlPlane');
+  const controlPlanes = inject('controlPlanes');
+  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
+  const controlPlane = controlPlanes[(worker - 1) % controlPlanes.length]!;
   const kubectl = kubectlFor(controlPlane.kubeconfig);
   const before: ClusterState = await snapshotCluster(kubectl);
   const dir = await mkdtemp(join(tmpdir(), 'confighash-e2e-'));

@@ -103,7 +103,10 @@ export interface Pod {
     deletionTimestamp?: string;
     labels?: Record<string, string>;
   };
-  spec: { enableServiceLinks?: boolean };
+  spec: {
+    enableServiceLinks?: boolean;
+    containers?: { lifecycle?: { preStop?: { sleep?: { seconds?: number } } } }[];
+  };
   status: {
     phase?: string;
     podIP?: string;
@@ -148,19 +151,58 @@ export async function waitForReadyWebhookPods(
   return pods;
 }
 
-/** Waits until no pod of the webhook is terminating (a stopping one drains for up to 95 s). */
-export async function waitForNoTerminatingPods(
+/**
+ * Waits until the apiserver can reach only the replicas that stay, and every replica that goes
+ * has got its SIGTERM: the Service's ready endpoints are exactly the Ready, not terminating
+ * pods, and every terminating pod's preStop has run out. A stopping replica may go on draining
+ * idle connections for a minute and more after that, but the apiserver sends it nothing: the
+ * window in which a dropped write can happen is over.
+ */
+export async function waitUntilOnlyStayingReplicasServe(
   fixture: NodeFixture,
   namespace = SYSTEM_NAMESPACE,
 ): Promise<void> {
+  let terminating: Pod[] = [];
   await waitUntil(
     async () => {
-      const list = await fixture.json<{ items: Pod[] }>(['get', 'pods', '-n', namespace]);
-      return list.items.every((pod) => !pod.metadata.deletionTimestamp);
+      const list = await fixture.json<{ items: Pod[] }>([
+        'get',
+        'pods',
+        '-n',
+        namespace,
+        '-l',
+        'app.kubernetes.io/name=confighash',
+      ]);
+      terminating = list.items.filter((pod) => pod.metadata.deletionTimestamp);
+      const staying = list.items.filter((pod) => !pod.metadata.deletionTimestamp && isReady(pod));
+      const served = await readyEndpointAddresses(fixture, namespace);
+      const stayingIps = staying.map((pod) => pod.status.podIP ?? '').sort();
+      return staying.length === 2 && served.join(' ') === stayingIps.join(' ');
     },
-    'terminating confighash pods to be gone',
-    180_000,
+    'the Service to route only to the replicas that stay',
+    240_000,
   );
+  const sigtermAt = Math.max(
+    0,
+    ...terminating.map(
+      (pod) =>
+        Date.parse(pod.metadata.deletionTimestamp!) +
+        (pod.spec.containers?.[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000,
+    ),
+  );
+  await sleep(Math.max(0, sigtermAt - Date.now()));
+}
+
+/** The addresses the Service's EndpointSlices list as ready (what the apiserver dials), sorted. */
+async function readyEndpointAddresses(fixture: NodeFixture, namespace: string): Promise<string[]> {
+  const slices = await fixture.json<{
+    items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[];
+  }>(['get', 'endpointslices', '-n', namespace, '-l', 'kubernetes.io/service-name=confighash']);
+  return slices.items
+    .flatMap((slice) => slice.endpoints ?? [])
+    .filter((endpoint) => endpoint.conditions?.ready !== false)
+    .flatMap((endpoint) => endpoint.addresses)
+    .sort();
 }
 
 // Runs inside the node's network namespace, where pod IPs are routable: prints the
