@@ -194,6 +194,10 @@ function nodeSite(run: NodeRun, opened: (forward: Forward) => void): ControlPlan
     controllerManagerFlags: [
       // Every namespace gets kube-root-ca.crt: in-cluster clients trust the apiserver with it.
       `--root-ca-file=${join(run.dir, 'ca.crt')}`,
+      // A load row makes hundreds of Deployments; at the default 20 requests/s their
+      // ReplicaSets would keep the controllers minutes behind every later rollout on the node.
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
     ],
   };
 }
