@@ -36,6 +36,6 @@ bash tools/build-argo-rollouts.sh >/dev/null
 echo "== images" >&2
 bash tools/image/build.sh >/dev/null
 bash tools/image/test-images.sh >/dev/null
-# Arguments name test files to run instead of the whole suite; the suite's one node
+# Arguments name test files to run instead of the whole suite; the suite's nodes
 # (test/node/global-setup.ts) starts either way.
 exec npx vitest run --project node "$@"

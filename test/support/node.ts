@@ -32,9 +32,14 @@ export interface NodeFixture {
   stop(): Promise<void>;
 }
 
-/** This file's use of the suite's one node (test/node/global-setup.ts). */
+/**
+ * This file's use of its worker's node (test/node/global-setup.ts: one per worker; files of one
+ * worker run one after another, so what is new when a file ends is its own).
+ */
 export async function attachNodeFixture(): Promise<NodeFixture> {
-  const node = attachNode(inject('node'));
+  const nodes = inject('nodes');
+  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
+  const node = attachNode(nodes[(worker - 1) % nodes.length]!);
   const kubectl = kubectlFor(node.kubeconfig);
   const k = strictKubectl(kubectl);
   const before = await snapshotCluster(kubectl);

@@ -65,7 +65,14 @@ export interface NodeCluster {
 
 /** A control plane and a node running the images built from this source. */
 export async function startNodeCluster(log?: (line: string) => void): Promise<NodeCluster> {
-  const images = await buildNodeImages(log);
+  return startNodeWithImages(await buildNodeImages(log), log);
+}
+
+/** A control plane and a node running images already built (several nodes share one build). */
+export async function startNodeWithImages(
+  images: NodeImages,
+  log?: (line: string) => void,
+): Promise<NodeCluster> {
   const node = await startLocalNode({
     log,
     images: [images.testImages.archive, images.confighash.archive],
