@@ -37,5 +37,5 @@ echo "== images" >&2
 bash tools/image/build.sh >/dev/null
 bash tools/image/test-images.sh >/dev/null
 # Arguments name test files to run instead of the whole suite; the suite's nodes
-# (test/node/global-setup.ts) starts either way.
+# (test/node/global-setup.ts) start either way.
 exec npx vitest run --project node "$@"
