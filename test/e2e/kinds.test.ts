@@ -65,7 +65,8 @@ const FOLLOW_ARGS = [
 let crds: string;
 let counter = 0;
 
-// Before the cluster starts, as a failed fetch of the modules then starts nothing.
+// Its own hook, registered first: the CRDs are fetched before any cluster starts, and a failed
+// fetch starts none.
 beforeAll(async () => {
   crds = await runScript(join(REPO, 'tools/crds.sh'), 'tools/crds.sh');
 }, 300_000);
