@@ -7,36 +7,23 @@
 // than the duration and at least 5 minutes).
 
 import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CertManager, startCertManager } from '../../tools/cluster/cert-manager.js';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
-import {
-  cluster,
-  type E2eCluster,
-  namespace,
-  startE2eCluster,
-  waitUntil,
-  workload,
-  yamlDocuments,
-} from '../support/e2e.js';
+import { e2eFile, namespace, waitUntil, workload, yamlDocuments } from '../support/e2e.js';
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
 let certManager: CertManager;
-
-beforeAll(async () => {
-  e2e = await startE2eCluster(LOCAL_FOLLOW_ARGS);
-  api = cluster(e2e);
-  certManager = await startCertManager({
-    kubeconfig: e2e.controlPlane.kubeconfig,
-    kubectl: e2e.kubectl,
-    dir: e2e.dir,
-  });
-});
-
-afterAll(async () => {
-  await certManager?.stop();
-  await e2e?.stop();
+const file = e2eFile(LOCAL_FOLLOW_ARGS, {
+  async setup({ e2e }) {
+    certManager = await startCertManager({
+      kubeconfig: e2e.controlPlane.kubeconfig,
+      kubectl: e2e.kubectl,
+      dir: e2e.dir,
+    });
+  },
+  async teardown() {
+    await certManager?.stop();
+  },
 });
 
 /** A namespace with a self-signed Certificate renewed every 15 s, and a workload mounting its Secret. */
@@ -60,11 +47,18 @@ async function tlsApp(ns: string, label: 'true' | 'follow'): Promise<void> {
       issuerRef: { kind: 'Issuer', name: 'selfsigned' },
     },
   };
-  await e2e.k(
+  await file.e2e.k(
     ['apply', '--server-side', '-f', '-'],
     yamlDocuments(namespace(ns, label), issuer, certificate),
   );
-  await e2e.k(['wait', '--for=condition=Ready', '--timeout=120s', '-n', ns, 'certificate/web-tls']);
+  await file.e2e.k([
+    'wait',
+    '--for=condition=Ready',
+    '--timeout=120s',
+    '-n',
+    ns,
+    'certificate/web-tls',
+  ]);
   const podSpec = {
     volumes: [{ name: 'tls', secret: { secretName: 'web-tls' } }],
     containers: [
@@ -76,11 +70,11 @@ async function tlsApp(ns: string, label: 'true' | 'follow'): Promise<void> {
     ],
   };
   // Client-side, as the users who need follow mode apply: once, never again.
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(workload(ns, 'web', { podSpec })));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(workload(ns, 'web', { podSpec })));
 }
 
 async function servingSerial(ns: string): Promise<string> {
-  const secret = JSON.parse(await e2e.k(['get', 'secret', 'web-tls', '-n', ns, '-o', 'json']));
+  const secret = JSON.parse(await file.e2e.k(['get', 'secret', 'web-tls', '-n', ns, '-o', 'json']));
   return new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64')).serialNumber;
 }
 
@@ -89,9 +83,9 @@ describe('a Secret renewed by cert-manager (config changed outside any apply)', 
     await tlsApp('cm-true', 'true');
     await tlsApp('cm-follow', 'follow');
     for (const ns of ['cm-true', 'cm-follow']) {
-      expect(await api.revision(ns, 'web')).toBe(1);
+      expect(await file.api.revision(ns, 'web')).toBe(1);
       expect(
-        (await api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources'],
+        (await file.api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources'],
       ).toBe('secret/web-tls');
     }
     const issued = {
@@ -106,7 +100,7 @@ describe('a Secret renewed by cert-manager (config changed outside any apply)', 
     );
     const renewedAfter = (Date.now() - started) / 1000;
     await waitUntil(
-      async () => (await api.revision('cm-follow', 'web')) === 2,
+      async () => (await file.api.revision('cm-follow', 'web')) === 2,
       'follow mode to roll the workload after the renewal',
       60_000,
     );
@@ -121,6 +115,6 @@ describe('a Secret renewed by cert-manager (config changed outside any apply)', 
     );
     // Give follow mode the same chance it had in the other namespace: it must not act here.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    expect(await api.revision('cm-true', 'web')).toBe(1);
+    expect(await file.api.revision('cm-true', 'web')).toBe(1);
   }, 300_000); // two renewals and a roll: usually under a minute, past the suite's 120 s default when slow
 });

@@ -4,12 +4,12 @@
 // deleting the old token's ServiceAccount, which the apiserver then refuses.
 
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestJson } from '../../src/kube/client.js';
 import { connectToCluster } from '../../src/kube/connection.js';
+import { httpRequest } from '../../tools/cluster/http.js';
 import { credentialsFromFile } from '../support/credentials.js';
 import {
   type ClusterAccess,
@@ -62,24 +62,12 @@ function kubeconfig(user: object): string {
 }
 
 /** The status the apiserver answers a GET of the probe with this token (no retry, no client-node). */
-function statusWithToken(token: string): Promise<number> {
-  const server = new URL(controlPlane.server);
-  return new Promise((resolve, reject) => {
-    const request = https.get(
-      {
-        hostname: server.hostname,
-        port: server.port,
-        path: PROBE,
-        ca: controlPlane.caCert,
-        headers: { authorization: `Bearer ${token}` },
-      },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      },
-    );
-    request.on('error', reject);
+async function statusWithToken(token: string): Promise<number> {
+  const response = await httpRequest(new URL(PROBE, controlPlane.server), {
+    ca: controlPlane.caCert,
+    headers: { authorization: `Bearer ${token}` },
   });
+  return response.status;
 }
 
 /** Deletes the ServiceAccount and waits until the apiserver refuses its token. */

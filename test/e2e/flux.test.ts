@@ -14,36 +14,29 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
 import {
-  cluster,
   configMap,
-  type E2eCluster,
+  e2eFile,
   namespace,
   secret,
-  startE2eCluster,
   waitUntil,
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
 import { fluxReconcile } from '../support/flux.js';
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
 let repos: string;
 let counter = 0;
-
-beforeAll(async () => {
-  // Follow mode on, for the follow namespaces (a true namespace is admission only either way).
-  e2e = await startE2eCluster(LOCAL_FOLLOW_ARGS);
-  api = cluster(e2e);
-  repos = await mkdtemp(join(tmpdir(), 'confighash-flux-'));
-});
-
-afterAll(async () => {
-  await e2e?.stop();
-  if (repos) await rm(repos, { recursive: true, force: true });
+// Follow mode on, for the follow namespaces (a true namespace is admission only either way).
+const file = e2eFile(LOCAL_FOLLOW_ARGS, {
+  async setup() {
+    repos = await mkdtemp(join(tmpdir(), 'confighash-flux-'));
+  },
+  async teardown() {
+    if (repos) await rm(repos, { recursive: true, force: true });
+  },
 });
 
 /** A Kustomization's path in a Git repository: what the commits write, what a reconcile applies. */
@@ -58,7 +51,7 @@ interface FluxApp {
 
 async function fluxApp(label: 'true' | 'follow'): Promise<FluxApp> {
   const ns = `flux-${label}-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
   const dir = await mkdtemp(join(repos, `${ns}-`));
   return {
     ns,
@@ -71,13 +64,13 @@ async function fluxApp(label: 'true' | 'follow'): Promise<FluxApp> {
       await writeFile(join(dir, 'app.yaml'), yamlDocuments(...objects));
     },
     async reconcile() {
-      const changes = await fluxReconcile(e2e.controlPlane.kubeconfig, dir);
+      const changes = await fluxReconcile(file.e2e.controlPlane.kubeconfig, dir);
       return {
         configMap: changes.get(`ConfigMap/${ns}/web-config`),
         deployment: changes.get(`Deployment/${ns}/web`),
       };
     },
-    revision: () => api.revision(ns, 'web'),
+    revision: () => file.api.revision(ns, 'web'),
   };
 }
 
@@ -87,19 +80,19 @@ describe('Flux (kustomize-controller apply) in a true namespace', () => {
     await app.commit('v: 1');
     expect(await app.reconcile()).toEqual({ configMap: 'created', deployment: 'created' });
     expect(await app.revision()).toBe(1);
-    const first = await api.hash(app.ns, 'deployment', 'web');
+    const first = await file.api.hash(app.ns, 'deployment', 'web');
     expect(first).toMatch(/^[0-9a-f]{64}$/);
 
     await app.commit('v: 2');
     // The reconcile that brings the change: the Deployment's dry-run saw the old config.
     expect(await app.reconcile()).toEqual({ configMap: 'configured', deployment: 'unchanged' });
     expect(await app.revision()).toBe(1);
-    expect(await api.hash(app.ns, 'deployment', 'web')).toBe(first);
+    expect(await file.api.hash(app.ns, 'deployment', 'web')).toBe(first);
 
     // The next reconcile of the same commit: now the dry-run carries the new hash.
     expect(await app.reconcile()).toEqual({ configMap: 'unchanged', deployment: 'configured' });
     expect(await app.revision()).toBe(2);
-    expect(await api.hash(app.ns, 'deployment', 'web')).not.toBe(first);
+    expect(await file.api.hash(app.ns, 'deployment', 'web')).not.toBe(first);
 
     expect(await app.reconcile()).toEqual({ configMap: 'unchanged', deployment: 'unchanged' });
     expect(await app.revision()).toBe(2);
@@ -116,7 +109,7 @@ describe('Flux (kustomize-controller apply) in a true namespace', () => {
     expect(await app.revision()).toBe(2);
     expect(await app.reconcile()).toEqual({ configMap: 'unchanged', deployment: 'unchanged' });
     expect(await app.revision()).toBe(2);
-    expect(await api.replicaSets(app.ns, 'web')).toHaveLength(2);
+    expect(await file.api.replicaSets(app.ns, 'web')).toHaveLength(2);
   });
 
   it('rolls nothing on an unchanged reconcile', async () => {
@@ -136,12 +129,12 @@ describe('Flux (kustomize-controller apply) in a follow namespace', () => {
     await app.commit('v: 1');
     await app.reconcile();
     expect(await app.revision()).toBe(1);
-    const first = await api.hash(app.ns, 'deployment', 'web');
+    const first = await file.api.hash(app.ns, 'deployment', 'web');
 
     await app.commit('v: 2');
     expect(await app.reconcile()).toEqual({ configMap: 'configured', deployment: 'unchanged' });
     await waitUntil(
-      async () => (await api.hash(app.ns, 'deployment', 'web')) !== first,
+      async () => (await file.api.hash(app.ns, 'deployment', 'web')) !== first,
       'follow mode to roll the workload',
     );
     expect(await app.revision()).toBe(2);

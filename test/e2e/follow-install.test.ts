@@ -4,7 +4,7 @@
 // while `kubectl auth can-i` shows it can do nothing more than follow mode needs.
 
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
   type LocalWebhook,
@@ -12,13 +12,11 @@ import {
   startLocalWebhook,
 } from '../../tools/cluster/webhook.js';
 import {
-  cluster,
   configMap,
-  type E2eCluster,
+  e2eFile,
   namespace,
   secret,
   serviceAccountKubeconfig,
-  startE2eCluster,
   waitUntil,
   workload,
   yamlDocuments,
@@ -27,42 +25,40 @@ import {
 const OVERLAY = join(REPO_ROOT, 'manifests/overlays/follow');
 const AS = '--as=system:serviceaccount:confighash-system:confighash';
 
-let e2e: E2eCluster;
 let follower: LocalWebhook;
 let applyStderr: string;
 
-beforeAll(async () => {
-  e2e = await startE2eCluster();
-  const applied = await e2e.kubectl(['apply', '--server-side', '-k', OVERLAY]);
-  expect(applied.code).toBe(0);
-  applyStderr = applied.stderr;
-  // The manifests register the in-cluster Service, which has no pods here (no kubelet):
-  // point the same MutatingWebhookConfiguration back at the local webhook.
-  await registerLocalWebhook(e2e.kubectl, e2e.webhook);
-  const kubeconfig = await serviceAccountKubeconfig(
-    e2e.controlPlane,
-    e2e.k,
-    e2e.dir,
-    'confighash-system',
-    'confighash',
-  );
-  follower = await startLocalWebhook({
-    dir: e2e.dir,
-    kubeconfig,
-    shareCertsWith: e2e.webhook,
-    name: 'sa-follower',
-    extraArgs: [
-      '--follow',
-      '--lease-namespace=confighash-system',
-      '--follow-debounce=1s',
-      '--identity=sa-follower',
-    ],
-  });
-});
-
-afterAll(async () => {
-  await follower?.stop();
-  await e2e?.stop();
+const file = e2eFile([], {
+  async setup({ e2e }) {
+    const applied = await e2e.kubectl(['apply', '--server-side', '-k', OVERLAY]);
+    expect(applied.code).toBe(0);
+    applyStderr = applied.stderr;
+    // The manifests register the in-cluster Service, which has no pods here (no kubelet):
+    // point the same MutatingWebhookConfiguration back at the local webhook.
+    await registerLocalWebhook(e2e.kubectl, e2e.webhook);
+    const kubeconfig = await serviceAccountKubeconfig(
+      e2e.controlPlane,
+      e2e.k,
+      e2e.dir,
+      'confighash-system',
+      'confighash',
+    );
+    follower = await startLocalWebhook({
+      dir: e2e.dir,
+      kubeconfig,
+      shareCertsWith: e2e.webhook,
+      name: 'sa-follower',
+      extraArgs: [
+        '--follow',
+        '--lease-namespace=confighash-system',
+        '--follow-debounce=1s',
+        '--identity=sa-follower',
+      ],
+    });
+  },
+  async teardown() {
+    await follower?.stop();
+  },
 });
 
 it('the follow overlay applies server-side with zero warnings', () => {
@@ -70,10 +66,9 @@ it('the follow overlay applies server-side with zero warnings', () => {
 });
 
 it('a follower with the ServiceAccount token takes the Lease and rolls an out-of-band change, with an Event', async () => {
-  const api = cluster(e2e);
   const ns = 'follow-as-installed';
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
-  await e2e.k(
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
+  await file.e2e.k(
     ['apply', '-f', '-'],
     yamlDocuments(
       configMap(ns, 'web-config', { a: '1' }),
@@ -83,7 +78,7 @@ it('a follower with the ServiceAccount token takes the Lease and rolls an out-of
   );
   await waitUntil(
     async () =>
-      (await e2e
+      (await file.e2e
         .k([
           'get',
           'lease',
@@ -96,9 +91,12 @@ it('a follower with the ServiceAccount token takes the Lease and rolls an out-of
         .catch(() => '')) === 'sa-follower',
     'the follower to hold the Lease',
   );
-  await e2e.k(['replace', '-f', '-'], yamlDocuments(secret(ns, 'web-secret', { b: '3' })));
-  await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
-  const events = await e2e.k([
+  await file.e2e.k(['replace', '-f', '-'], yamlDocuments(secret(ns, 'web-secret', { b: '3' })));
+  await waitUntil(
+    async () => (await file.api.revision(ns, 'web')) === 2,
+    'the follow-mode rollout',
+  );
+  const events = await file.e2e.k([
     'get',
     'events.events.k8s.io',
     '-n',
@@ -108,7 +106,7 @@ it('a follower with the ServiceAccount token takes the Lease and rolls an out-of
   ]);
   expect(events).toContain('ConfigChanged');
   const log = await import('node:fs/promises').then((fs) =>
-    fs.readFile(join(e2e.dir, 'sa-follower.log'), 'utf8'),
+    fs.readFile(join(file.e2e.dir, 'sa-follower.log'), 'utf8'),
   );
   expect(log).not.toMatch(/forbidden/i);
 });
@@ -146,7 +144,7 @@ describe('what the ServiceAccount may do with follow mode (kubectl auth can-i)',
     ['patch namespaces', ['patch', 'namespaces'], 'no'],
     ['delete events', ['delete', 'events.events.k8s.io', '-n', 'shop'], 'no'],
   ])('%s: %s', async (_name, args, expected) => {
-    const result = await e2e.kubectl(['auth', 'can-i', ...args, AS]);
+    const result = await file.e2e.kubectl(['auth', 'can-i', ...args, AS]);
     expect(result.stdout.trim()).toBe(expected);
   });
 });

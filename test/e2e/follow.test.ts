@@ -4,23 +4,19 @@
 // applied client-side, as the users who need follow mode apply them.
 
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type LocalWebhook, startLocalWebhook } from '../../tools/cluster/webhook.js';
 import {
-  cluster,
   configMap,
-  type E2eCluster,
+  e2eFile,
   namespace,
   secret,
-  startE2eCluster,
   waitUntil,
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
 import { runConfighash } from '../support/process.js';
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
 const followers: LocalWebhook[] = [];
 let counter = 0;
 
@@ -33,31 +29,29 @@ const FOLLOW_ARGS = [
   '--follow-resync=10s',
 ];
 
-beforeAll(async () => {
-  // The registered webhook judges every write; two more replicas compete for the follow Lease.
-  e2e = await startE2eCluster();
-  api = cluster(e2e);
-  for (const name of ['follower-1', 'follower-2']) {
-    followers.push(
-      await startLocalWebhook({
-        dir: e2e.dir,
-        kubeconfig: e2e.controlPlane.kubeconfig,
-        shareCertsWith: e2e.webhook,
-        name,
-        extraArgs: [...FOLLOW_ARGS, `--identity=${name}`],
-      }),
-    );
-  }
-  await waitUntil(async () => (await leaseHolder()) !== '', 'a follow-mode leader', 30_000);
-});
-
-afterAll(async () => {
-  for (const follower of followers) await follower.stop();
-  await e2e?.stop();
+// The registered webhook judges every write; two more replicas compete for the follow Lease.
+const file = e2eFile([], {
+  async setup({ e2e }) {
+    for (const name of ['follower-1', 'follower-2']) {
+      followers.push(
+        await startLocalWebhook({
+          dir: e2e.dir,
+          kubeconfig: e2e.controlPlane.kubeconfig,
+          shareCertsWith: e2e.webhook,
+          name,
+          extraArgs: [...FOLLOW_ARGS, `--identity=${name}`],
+        }),
+      );
+    }
+    await waitUntil(async () => (await leaseHolder()) !== '', 'a follow-mode leader', 30_000);
+  },
+  async teardown() {
+    for (const follower of followers) await follower.stop();
+  },
 });
 
 async function leaseHolder(): Promise<string> {
-  const result = await e2e.kubectl([
+  const result = await file.e2e.kubectl([
     'get',
     'lease',
     'confighash-follow',
@@ -71,21 +65,21 @@ async function leaseHolder(): Promise<string> {
 
 async function leaderLog(): Promise<string> {
   const holder = await leaseHolder();
-  return readFile(`${e2e.dir}/${holder}.log`, 'utf8');
+  return readFile(`${file.e2e.dir}/${holder}.log`, 'utf8');
 }
 
 async function followNamespace(label = 'follow'): Promise<string> {
   const ns = `follow-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
   return ns;
 }
 
 async function applyClientSide(...objects: object[]): Promise<string> {
-  return e2e.k(['apply', '-f', '-'], yamlDocuments(...objects));
+  return file.e2e.k(['apply', '-f', '-'], yamlDocuments(...objects));
 }
 
 async function replace(...objects: object[]): Promise<void> {
-  await e2e.k(['replace', '-f', '-'], yamlDocuments(...objects));
+  await file.e2e.k(['replace', '-f', '-'], yamlDocuments(...objects));
 }
 
 /** Waits until the leader has evaluated `name` in `ns` and found nothing to roll. */
@@ -127,7 +121,9 @@ interface EventItem {
 }
 
 async function events(ns: string): Promise<EventItem[]> {
-  const list = JSON.parse(await e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+  const list = JSON.parse(
+    await file.e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+  ) as {
     items: EventItem[];
   };
   return list.items;
@@ -141,9 +137,12 @@ describe('out-of-band config changes roll', () => {
       secret(ns, 'web-secret', { password: 'p' }),
       workload(ns, 'web'),
     );
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
     await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: secret-ish-value-2' }));
-    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
+    await waitUntil(
+      async () => (await file.api.revision(ns, 'web')) === 2,
+      'the follow-mode rollout',
+    );
     await waitUntil(
       async () => (await events(ns)).some((event) => event.reason === 'ConfigChanged'),
       'the Event',
@@ -156,7 +155,7 @@ describe('out-of-band config changes roll', () => {
 
     // `confighash explain` shows the same Event to whoever asks why the pods rolled.
     const explain = runConfighash(['explain', 'deploy/web', '-n', ns, '-o', 'json'], {
-      KUBECONFIG: e2e.controlPlane.kubeconfig,
+      KUBECONFIG: file.e2e.controlPlane.kubeconfig,
     });
     expect(await explain.exited).toBe(0);
     const explanation = JSON.parse(explain.output.stdout) as {
@@ -177,13 +176,13 @@ describe('out-of-band config changes roll', () => {
       secret(ns, 'web-secret', { password: 'p' }),
       { ...paused, spec: { ...paused.spec, paused: true } },
     );
-    const before = await api.hash(ns, 'deployment', 'web');
+    const before = await file.api.hash(ns, 'deployment', 'web');
     await replace(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' }));
     await waitUntil(
       async () => (await events(ns)).some((event) => event.reason === 'RolloutHeld'),
       'the RolloutHeld Event',
     );
-    expect(await api.hash(ns, 'deployment', 'web')).not.toBe(before);
+    expect(await file.api.hash(ns, 'deployment', 'web')).not.toBe(before);
     const held = (await events(ns)).filter((event) => event.reason === 'RolloutHeld');
     expect(held).toEqual([
       expect.objectContaining({
@@ -210,9 +209,12 @@ describe('out-of-band config changes roll', () => {
       secret(ns, 'db', { url: 'postgres://a' }),
       workload(ns, 'web', { podSpec }),
     );
-    expect(await api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
+    expect(await file.api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
     await replace(secret(ns, 'db', { url: 'postgres://b' }));
-    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the follow-mode rollout');
+    await waitUntil(
+      async () => (await file.api.revision(ns, 'web')) === 2,
+      'the follow-mode rollout',
+    );
   });
 
   it.each(['StatefulSet', 'DaemonSet'] as const)(
@@ -224,11 +226,11 @@ describe('out-of-band config changes roll', () => {
         secret(ns, 'web-secret', { password: 'p' }),
         workload(ns, 'web', { kind }),
       );
-      const before = await api.hash(ns, kind.toLowerCase(), 'web');
+      const before = await file.api.hash(ns, kind.toLowerCase(), 'web');
       expect(before).toMatch(/^[0-9a-f]{64}$/);
       await replace(secret(ns, 'web-secret', { password: 'q' }));
       await waitUntil(
-        async () => (await api.hash(ns, kind.toLowerCase(), 'web')) !== before,
+        async () => (await file.api.hash(ns, kind.toLowerCase(), 'web')) !== before,
         `the ${kind} template hash to change`,
       );
     },
@@ -263,11 +265,11 @@ describe('changes that must not roll', () => {
       configMap(ns, 'shared', { mode: 'fast', other: '1' }),
       workload(ns, 'web', { podSpec }),
     );
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
     const changedAt = Date.now();
     await replace(changedConfigMap(ns));
     await waitForNoRollVerdict(ns, 'web', changedAt);
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
   });
 
   it('a namespace labelled true (admission only) does not roll on an out-of-band change', async () => {
@@ -286,8 +288,11 @@ describe('changes that must not roll', () => {
       workload(control, 'web'),
     );
     await replace(configMap(control, 'web-config', { 'app.yaml': 'v: 2' }));
-    await waitUntil(async () => (await api.revision(control, 'web')) === 2, 'the control rollout');
-    expect(await api.revision(ns, 'web')).toBe(1);
+    await waitUntil(
+      async () => (await file.api.revision(control, 'web')) === 2,
+      'the control rollout',
+    );
+    expect(await file.api.revision(ns, 'web')).toBe(1);
   });
 });
 
@@ -304,10 +309,10 @@ describe('guards', () => {
       configMap(ns, 'web-config', { 'app.yaml': `v: ${i + 1}` }),
     );
     await replace(...versions);
-    await waitUntil(async () => (await api.revision(ns, 'web')) === 2, 'the rollout');
+    await waitUntil(async () => (await file.api.revision(ns, 'web')) === 2, 'the rollout');
     // Any later evaluation (a straggling event, or the 10 s resync) must find nothing to roll.
     await waitForNoRollVerdict(ns, 'web', Date.now(), 25_000);
-    expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
+    expect(await file.api.replicaSets(ns, 'web')).toHaveLength(2);
   });
 
   it('a Deployment applied client-side together with its changed ConfigMap rolls once, not twice', async () => {
@@ -320,9 +325,9 @@ describe('guards', () => {
     await applyClientSide(...objects('v: 1', 'registry.example/app:1'));
     const changedAt = Date.now();
     await applyClientSide(...objects('v: 2', 'registry.example/app:2'));
-    expect(await api.revision(ns, 'web')).toBe(2);
+    expect(await file.api.revision(ns, 'web')).toBe(2);
     await waitForNoRollVerdict(ns, 'web', changedAt);
-    expect(await api.replicaSets(ns, 'web')).toHaveLength(2);
+    expect(await file.api.replicaSets(ns, 'web')).toHaveLength(2);
   });
 
   // The change, the debounce (2 s) and the deferral Event take a few seconds.
@@ -345,9 +350,9 @@ describe('guards', () => {
       async () => (await events(ns)).some((event) => event.reason === 'RolloutDeferred'),
       'the deferral Event',
     );
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
     await waitUntil(
-      async () => (await api.revision(ns, 'web')) === 2,
+      async () => (await file.api.revision(ns, 'web')) === 2,
       'the rollout when the window opens',
       180_000,
     );
@@ -385,7 +390,7 @@ describe('one follower', () => {
     // Lease duration (15 s) plus one retry period and our polling.
     expect(Date.now() - killedAt).toBeLessThan(15_000 + 2_000 + 3_000);
     await waitUntil(
-      async () => (await api.revision(ns, 'web')) === 2,
+      async () => (await file.api.revision(ns, 'web')) === 2,
       'the change made while nobody led to roll',
     );
   }, 90_000);

@@ -5,18 +5,10 @@
 // to an earlier template reuses its ReplicaSet, so counting ReplicaSets would miss it).
 
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-import {
-  cluster,
-  type E2eCluster,
-  namespace,
-  secret,
-  startE2eCluster,
-  waitUntil,
-  yamlDocuments,
-} from '../support/e2e.js';
+import { e2eFile, namespace, secret, waitUntil, yamlDocuments } from '../support/e2e.js';
 import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 
 const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
@@ -25,34 +17,23 @@ const RELEASE = 'shop';
 const FOLLOW_SETTLE_MS = 6_000;
 const helm = helmOrSkip('Helm GitOps e2e');
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
-
-beforeAll(async () => {
-  if (!helm) return;
-  e2e = await startE2eCluster([...LOCAL_FOLLOW_ARGS, '--follow-min-interval=1s']);
-  api = cluster(e2e);
-});
-
-afterAll(async () => {
-  await e2e?.stop();
-});
+const file = e2eFile([...LOCAL_FOLLOW_ARGS, '--follow-min-interval=1s'], { skip: !helm });
 
 type Mode = 'true' | 'follow';
 
 /** A release of the app chart in its own namespace, and how many rollouts each step made. */
 function releaseIn(ns: string, mode: Mode) {
-  const helmIn = helmAgainst(helm!, e2e.controlPlane.kubeconfig, e2e.dir);
+  const helmIn = helmAgainst(helm!, file.e2e.controlPlane.kubeconfig, file.e2e.dir);
   const run = (major: HelmMajor, args: readonly string[]) => helmIn(major, ns, args);
-  const revision = () => api.revision(ns, RELEASE);
+  const revision = () => file.api.revision(ns, RELEASE);
   const rotateSecret = (password: string) =>
-    e2e.k(
+    file.e2e.k(
       ['apply', '--server-side', '-f', '-'],
       yamlDocuments(secret(ns, 'app-credentials', { PASSWORD: password })),
     );
   return {
     async create(): Promise<void> {
-      await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, mode)));
+      await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, mode)));
       await rotateSecret('first');
     },
     rotateSecret,
@@ -104,7 +85,7 @@ describe.skipIf(!helm).concurrent.each([
     const step = (args: readonly string[]) => () =>
       release.helm(major, ['upgrade', '--install', RELEASE, APP_CHART, ...args]);
     await step([])();
-    expect(await api.revision(`helm${major}-${mode}`, RELEASE)).toBe(1);
+    expect(await file.api.revision(`helm${major}-${mode}`, RELEASE)).toBe(1);
     const measured = {
       configOnly: await release.rollouts(step(['--set', 'level=debug']), expected.configOnly),
       unchanged: await release.rollouts(step(['--set', 'level=debug'])),

@@ -23,6 +23,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
+import { runScriptForOutput } from '../../tools/cluster/scripts.js';
 
 const run = promisify(execFile);
 const BUILD_TIMEOUT = 600_000;
@@ -234,29 +235,27 @@ function parseOutput(stdout: string): { refs: string[]; archive: string } {
   return { refs, archive };
 }
 
-async function runScript(command: string, args: string[]) {
-  const { stdout, stderr } = await run(command, args, {
-    cwd: REPO,
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: BUILD_TIMEOUT,
-  });
-  return { ...parseOutput(stdout), stdout, stderr };
+/** A build script's images and archive, and its stdout and stderr. */
+async function runImageScript(script: string) {
+  const output = await runScriptForOutput(join(REPO, script), script, { timeoutMs: BUILD_TIMEOUT });
+  return { ...parseOutput(output.stdout), ...output };
 }
 
 // --- the confighash image -----------------------------------------------------------
 
 describe('npm run image', () => {
-  let first: Awaited<ReturnType<typeof runScript>>;
+  let first: Awaited<ReturnType<typeof runImageScript>>;
   let firstBytes: string;
-  let second: Awaited<ReturnType<typeof runScript>>;
+  let second: Awaited<ReturnType<typeof runImageScript>>;
   let image: Image;
   let work: string;
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'confighash-image-test-'));
-    first = await runScript('npm', ['run', 'image']);
+    // What `npm run image` runs (package.json).
+    first = await runImageScript('tools/image/build.sh');
     firstBytes = sha256(await readFile(first.archive));
-    second = await runScript('npm', ['run', 'image']);
+    second = await runImageScript('tools/image/build.sh');
     const { images } = await readArchive(second.archive);
     expect(images).toHaveLength(1);
     image = images[0]!;
@@ -420,13 +419,13 @@ describe('npm run image', () => {
 // --- the test images ----------------------------------------------------------------
 
 describe('tools/image/test-images.sh', () => {
-  let built: Awaited<ReturnType<typeof runScript>>;
+  let built: Awaited<ReturnType<typeof runImageScript>>;
   let images: Map<string, Image>;
   let work: string;
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'confighash-test-images-'));
-    built = await runScript('bash', ['tools/image/test-images.sh']);
+    built = await runImageScript('tools/image/test-images.sh');
     images = new Map((await readArchive(built.archive)).images.map((image) => [image.ref, image]));
   }, BUILD_TIMEOUT);
 
@@ -444,11 +443,11 @@ describe('tools/image/test-images.sh', () => {
     'is reproducible, and a rerun with the same inputs reuses the archive',
     async () => {
       const bytes = sha256(await readFile(built.archive));
-      const cached = await runScript('bash', ['tools/image/test-images.sh']);
+      const cached = await runImageScript('tools/image/test-images.sh');
       expect(cached.stderr).toContain('cached');
       expect(cached.archive).toBe(built.archive);
       await rm(built.archive);
-      const rebuilt = await runScript('bash', ['tools/image/test-images.sh']);
+      const rebuilt = await runImageScript('tools/image/test-images.sh');
       expect(rebuilt.stderr).not.toContain('cached');
       expect(rebuilt.archive).toBe(built.archive);
       expect(sha256(await readFile(rebuilt.archive))).toBe(bytes);

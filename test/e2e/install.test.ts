@@ -7,13 +7,13 @@
 
 import { createHmac, X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import tls from 'node:tls';
 import { dumpYaml, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificate } from '../../src/certs/generate.js';
+import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl, KubectlResult } from '../../tools/cluster/kubectl.js';
 import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
@@ -677,23 +677,13 @@ async function waitUntilServing(replica: Replica): Promise<void> {
         const log = await readFile(replica.process.logFile, 'utf8').catch(() => '');
         throw new Error(`${replica.name} exited: ${log.slice(-2000)}`);
       }
-      return new Promise<boolean>((resolve) => {
-        const request = https.get(
-          {
-            host: '127.0.0.1',
-            port: replica.port,
-            path: '/readyz',
-            rejectUnauthorized: false,
-            timeout: 1000,
-          },
-          (response) => {
-            response.resume();
-            resolve(response.statusCode === 200);
-          },
-        );
-        request.on('error', () => resolve(false));
-        request.on('timeout', () => request.destroy());
-      });
+      return httpRequest(`https://127.0.0.1:${replica.port}/readyz`, {
+        rejectUnauthorized: false,
+        timeoutMs: 1000,
+      }).then(
+        (response) => response.status === 200,
+        () => false,
+      );
     },
     `${replica.name} to be ready`,
     60_000,

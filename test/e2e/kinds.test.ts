@@ -7,20 +7,18 @@
 // or Kruise controllers here: what is proven is the template the apiserver
 // stores, kubectl's warnings and follow mode's touches and Events.
 
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { loadYaml } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
+import { runScript } from '../../tools/cluster/scripts.js';
 import {
-  cluster,
   configMap,
   type E2eCluster,
+  e2eFile,
   namespace,
-  startE2eCluster,
   waitUntil,
   yamlDocuments,
 } from '../support/e2e.js';
@@ -64,23 +62,36 @@ const FOLLOW_ARGS = [
   '--follow-min-interval=1s',
 ];
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
+let crds: string;
 let counter = 0;
 
+// Its own hook, registered first: the CRDs are fetched before any cluster starts, and a failed
+// fetch starts none.
 beforeAll(async () => {
-  const { stdout } = await promisify(execFile)('bash', [join(REPO, 'tools/crds.sh')]);
-  const crds = stdout.trim();
-  e2e = await startE2eCluster([...KIND_ARGS, ...FOLLOW_ARGS]);
-  api = cluster(e2e);
-  for (const file of ['rollouts.yaml', 'clonesets.yaml', 'statefulsets.yaml']) {
-    await e2e.k(['apply', '--server-side', '-f', join(crds, file)]);
+  crds = await runScript(join(REPO, 'tools/crds.sh'), 'tools/crds.sh');
+}, 300_000);
+
+const file = e2eFile([...KIND_ARGS, ...FOLLOW_ARGS], {
+  async setup({ e2e }) {
+    await installCrds(e2e);
+    await addWebhookRules(e2e);
+  },
+  teardown: stopStartedProcesses,
+  timeoutMs: 300_000,
+});
+
+async function installCrds(e2e: E2eCluster): Promise<void> {
+  for (const crd of ['rollouts.yaml', 'clonesets.yaml', 'statefulsets.yaml']) {
+    await e2e.k(['apply', '--server-side', '-f', join(crds, crd)]);
   }
   // JSON, not yamlDocuments: client-node's dumpYaml serializes a CRD through its model, which drops
   // the raw `x-kubernetes-preserve-unknown-fields` key.
   await e2e.k(['apply', '--server-side', '-f', '-'], JSON.stringify(WORKER_CRD));
   await e2e.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  // The components' own rule patches, plus a rule for the test's kind.
+}
+
+/** The components' own rule patches, plus a rule for the test's kind. */
+async function addWebhookRules(e2e: E2eCluster): Promise<void> {
   const ops: object[] = [];
   for (const component of ['argo-rollouts', 'openkruise']) {
     const text = await readFile(
@@ -107,12 +118,7 @@ beforeAll(async () => {
     '-p',
     JSON.stringify(ops),
   ]);
-}, 300_000);
-
-afterAll(async () => {
-  await stopStartedProcesses();
-  await e2e?.stop();
-});
+}
 
 const POD_TEMPLATE = {
   metadata: { labels: { app: 'web' } },
@@ -193,12 +199,12 @@ const KINDS: Record<string, KindRow> = {
 
 async function freshNamespace(label: string): Promise<string> {
   const ns = `kinds-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
   return ns;
 }
 
 async function applyServerSide(...objects: object[]) {
-  const result = await e2e.kubectl(
+  const result = await file.e2e.kubectl(
     ['apply', '--server-side', '-f', '-'],
     yamlDocuments(...objects),
   );
@@ -207,7 +213,7 @@ async function applyServerSide(...objects: object[]) {
 }
 
 async function annotationsOf(ns: string, row: KindRow) {
-  const object = JSON.parse(await e2e.k(['get', '-n', ns, row.resource, 'web', '-o', 'json']));
+  const object = JSON.parse(await file.e2e.k(['get', '-n', ns, row.resource, 'web', '-o', 'json']));
   return row.templateAnnotations(object) ?? {};
 }
 
@@ -233,7 +239,7 @@ describe.each(Object.entries(KINDS))('%s', (_name, row) => {
     await applyServerSide(configMap(ns, 'web-config', { 'app.yaml': 'v: 1' }), row.object(ns));
     const first = (await annotationsOf(ns, row))['confighash.dev/hash'];
     expect(first).toMatch(/^[0-9a-f]{64}$/);
-    await e2e.k(
+    await file.e2e.k(
       ['replace', '-f', '-'],
       yamlDocuments(configMap(ns, 'web-config', { 'app.yaml': 'v: 2' })),
     );
@@ -243,7 +249,7 @@ describe.each(Object.entries(KINDS))('%s', (_name, row) => {
       60_000,
     );
     const events = JSON.parse(
-      await e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+      await file.e2e.k(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
     ) as { items: { reason: string; regarding: { kind: string; name: string } }[] };
     expect(events.items.filter((e) => e.reason === 'ConfigChanged')).toEqual([
       expect.objectContaining({ regarding: expect.objectContaining({ name: 'web' }) }),
@@ -313,17 +319,17 @@ describe('a Rollout with workloadRef', () => {
       'Warning: confighash: Rollout with workloadRef left alone; its pod template is not in it',
     );
     const stored = JSON.parse(
-      await e2e.k(['get', '-n', ns, 'rollouts.argoproj.io', 'web', '-o', 'json']),
+      await file.e2e.k(['get', '-n', ns, 'rollouts.argoproj.io', 'web', '-o', 'json']),
     );
     expect(stored.spec.template).toBeUndefined();
-    expect(await api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
+    expect(await file.api.hash(ns, 'deployment', 'web')).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 
 describe('plan and explain know the kinds of other projects', () => {
   async function confighash(args: readonly string[]) {
     const running = runConfighash(args, {
-      KUBECONFIG: e2e.controlPlane.kubeconfig,
+      KUBECONFIG: file.e2e.controlPlane.kubeconfig,
       NO_COLOR: '1',
     });
     const code = await running.exited;

@@ -6,15 +6,13 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  cluster,
   configMap,
-  type E2eCluster,
+  e2eFile,
   namespace,
   secret,
   serviceAccountKubeconfig,
-  startE2eCluster,
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
@@ -22,26 +20,19 @@ import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
 const VALUES = ['hunter2-e2e', 'v: 1', 'v: 2', 'debug-1', 'debug-2'];
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
 let dir: string;
 let counter = 0;
-
-beforeAll(async () => {
-  e2e = await startE2eCluster();
-  api = cluster(e2e);
-  dir = await mkdtemp(join(tmpdir(), 'confighash-plan-'));
-});
-
-afterAll(async () => {
-  await e2e?.stop();
+const file = e2eFile([], {
+  async setup() {
+    dir = await mkdtemp(join(tmpdir(), 'confighash-plan-'));
+  },
 });
 
 afterEach(stopStartedProcesses);
 
 async function appNamespace(label?: string): Promise<string> {
   const ns = `plan-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, label)));
   return ns;
 }
 
@@ -55,7 +46,7 @@ function appObjects(ns: string, config: string, extra: Record<string, string> = 
 
 /** web-config's app.yaml to `v: 2` by a patch of the ConfigMap alone: no workload write carries it. */
 async function changeConfigOutOfBand(ns: string): Promise<void> {
-  await e2e.k([
+  await file.e2e.k([
     'patch',
     'configmap',
     'web-config',
@@ -68,7 +59,7 @@ async function changeConfigOutOfBand(ns: string): Promise<void> {
 }
 
 async function apply(args: readonly string[], objects: object[]): Promise<void> {
-  await e2e.k(['apply', ...args, '-f', '-'], yamlDocuments(...objects));
+  await file.e2e.k(['apply', ...args, '-f', '-'], yamlDocuments(...objects));
 }
 
 interface Run {
@@ -84,7 +75,7 @@ async function confighash(
 ): Promise<Run> {
   const running = runConfighash(
     args,
-    { KUBECONFIG: kubeconfig ?? e2e.controlPlane.kubeconfig, NO_COLOR: '1' },
+    { KUBECONFIG: kubeconfig ?? file.e2e.controlPlane.kubeconfig, NO_COLOR: '1' },
     input,
   );
   const code = await running.exited;
@@ -139,7 +130,7 @@ describe('plan before a change of the pod template itself', () => {
       changedSources: [],
     });
     await apply(['--server-side'], withImage('v: 1', 'registry.example/app:2'));
-    expect(await api.revision(ns, 'web')).toBe(2);
+    expect(await file.api.revision(ns, 'web')).toBe(2);
 
     const both = await planJson([], withImage('v: 2', 'registry.example/app:3'));
     expect(both.plans[0]).toMatchObject({
@@ -150,7 +141,7 @@ describe('plan before a change of the pod template itself', () => {
       ],
     });
     await apply(['--server-side'], withImage('v: 2', 'registry.example/app:3'));
-    expect(await api.revision(ns, 'web')).toBe(3);
+    expect(await file.api.revision(ns, 'web')).toBe(3);
   });
 });
 
@@ -160,7 +151,7 @@ describe('plan before a config-only change', () => {
     async (label) => {
       const ns = await appNamespace(label);
       await apply(['--server-side'], appObjects(ns, 'v: 1'));
-      expect(await api.revision(ns, 'web')).toBe(1);
+      expect(await file.api.revision(ns, 'web')).toBe(1);
 
       const { code, plans } = await planJson([], appObjects(ns, 'v: 2'));
       expect(code).toBe(1);
@@ -175,7 +166,7 @@ describe('plan before a config-only change', () => {
         },
       ]);
       await apply(['--server-side'], appObjects(ns, 'v: 2'));
-      expect(await api.revision(ns, 'web')).toBe(2);
+      expect(await file.api.revision(ns, 'web')).toBe(2);
 
       const unchanged = await planJson([], appObjects(ns, 'v: 2'));
       expect(unchanged.code).toBe(0);
@@ -189,7 +180,7 @@ describe('plan before a config-only change', () => {
   it('--client-side in a `true` namespace: the write will not reach the webhook, and indeed nothing rolls', async () => {
     const ns = await appNamespace('true');
     await apply([], appObjects(ns, 'v: 1'));
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
     const { code, plans } = await planJson(['--client-side'], appObjects(ns, 'v: 2'));
     expect(code).toBe(0);
     expect(plans[0]!.verdict).toBe('no-roll');
@@ -203,7 +194,7 @@ describe('plan before a config-only change', () => {
     expect(serverSide.plans[0]!.verdict).toBe('roll');
 
     await apply([], appObjects(ns, 'v: 2'));
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
   });
 
   it('reads -f - (stdin) and -k DIR (kubectl kustomize), with a readable table', async () => {
@@ -242,7 +233,7 @@ describe('plan after an out-of-band change', () => {
       'its config already changed since its last write (the webhook would write a new hash now): any write rolls it',
     ]);
     await apply(['--server-side'], appObjects(ns, 'v: 2'));
-    expect(await api.revision(ns, 'web')).toBe(2);
+    expect(await file.api.revision(ns, 'web')).toBe(2);
   });
 });
 
@@ -305,8 +296,8 @@ describe('plan says why nothing rolls', () => {
   it('a Secret the user may not read: unknown with the reason, exit 1, no crash', async () => {
     const ns = await appNamespace('true');
     await apply(['--server-side'], appObjects(ns, 'v: 1'));
-    await e2e.k(['create', 'serviceaccount', 'viewer', '-n', ns]);
-    await e2e.k([
+    await file.e2e.k(['create', 'serviceaccount', 'viewer', '-n', ns]);
+    await file.e2e.k([
       'create',
       'role',
       'viewer',
@@ -315,7 +306,7 @@ describe('plan says why nothing rolls', () => {
       '--verb=get,list',
       '--resource=configmaps,deployments,statefulsets,daemonsets',
     ]);
-    await e2e.k([
+    await file.e2e.k([
       'create',
       'rolebinding',
       'viewer',
@@ -324,21 +315,27 @@ describe('plan says why nothing rolls', () => {
       '--role=viewer',
       `--serviceaccount=${ns}:viewer`,
     ]);
-    await e2e.k([
+    await file.e2e.k([
       'create',
       'clusterrole',
       `${ns}-namespaces`,
       '--verb=get',
       '--resource=namespaces',
     ]);
-    await e2e.k([
+    await file.e2e.k([
       'create',
       'clusterrolebinding',
       `${ns}-namespaces`,
       `--clusterrole=${ns}-namespaces`,
       `--serviceaccount=${ns}:viewer`,
     ]);
-    const kubeconfig = await serviceAccountKubeconfig(e2e.controlPlane, e2e.k, dir, ns, 'viewer');
+    const kubeconfig = await serviceAccountKubeconfig(
+      file.e2e.controlPlane,
+      file.e2e.k,
+      dir,
+      ns,
+      'viewer',
+    );
     const { code, plans } = await planJson([], appObjects(ns, 'v: 2'), kubeconfig);
     expect(code).toBe(1);
     expect(plans[0]).toMatchObject({
@@ -370,7 +367,7 @@ describe('explain', () => {
   it('right after a server-side apply: nextWriteRolls false; after an out-of-band change: true, until touched', async () => {
     const ns = await appNamespace('true');
     await apply(['--server-side'], appObjects(ns, 'v: 1'));
-    const hash = await api.hash(ns, 'deployment', 'web');
+    const hash = await file.api.hash(ns, 'deployment', 'web');
     const settled = await explainJson(ns);
     expect(settled).toMatchObject({
       namespaceMode: 'true',
@@ -402,11 +399,11 @@ describe('explain', () => {
       /this namespace is "true", so nothing writes it until/,
     );
     // The dry-run wrote nothing: the template still has the old hash, and no rollout happened.
-    expect(await api.hash(ns, 'deployment', 'web')).toBe(hash);
-    expect(await api.revision(ns, 'web')).toBe(1);
+    expect(await file.api.hash(ns, 'deployment', 'web')).toBe(hash);
+    expect(await file.api.revision(ns, 'web')).toBe(1);
 
-    await e2e.k(['patch', 'deployment', 'web', '-n', ns, '--type=merge', '-p', '{}']);
-    expect(await api.revision(ns, 'web')).toBe(2);
+    await file.e2e.k(['patch', 'deployment', 'web', '-n', ns, '--type=merge', '-p', '{}']);
+    expect(await file.api.revision(ns, 'web')).toBe(2);
     expect((await explainJson(ns)).nextWriteRolls).toBe(false);
   });
 

@@ -13,29 +13,11 @@
 // to a plainly mounted ConfigMap rolls nothing while a change to an env-consumed
 // one rolls; without the annotation, both roll.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cluster,
-  configMap,
-  type E2eCluster,
-  namespace,
-  startE2eCluster,
-  workload,
-  yamlDocuments,
-} from '../support/e2e.js';
+import { describe, expect, it } from 'vitest';
+import { configMap, e2eFile, namespace, workload, yamlDocuments } from '../support/e2e.js';
 
-let e2e: E2eCluster;
-let api: ReturnType<typeof cluster>;
+const file = e2eFile();
 let counter = 0;
-
-beforeAll(async () => {
-  e2e = await startE2eCluster();
-  api = cluster(e2e);
-});
-
-afterAll(async () => {
-  await e2e?.stop();
-});
 
 type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
@@ -54,9 +36,9 @@ function app(ns: string, kind: Kind, spec: Record<string, unknown>, config: stri
 /** Applies v: 1, then v: 2 server-side; returns kubectl's stderr of both applies. */
 async function changeConfig(kind: Kind, spec: Record<string, unknown>) {
   const ns = `notice-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
   const apply = async (config: string) => {
-    const result = await e2e.kubectl(
+    const result = await file.e2e.kubectl(
       ['apply', '--server-side', '-f', '-'],
       yamlDocuments(...app(ns, kind, spec, config)),
     );
@@ -64,9 +46,9 @@ async function changeConfig(kind: Kind, spec: Record<string, unknown>) {
     return result.stderr;
   };
   const created = await apply('v: 1');
-  const first = await api.hash(ns, kind.toLowerCase(), 'web');
+  const first = await file.api.hash(ns, kind.toLowerCase(), 'web');
   const changed = await apply('v: 2');
-  const second = await api.hash(ns, kind.toLowerCase(), 'web');
+  const second = await file.api.hash(ns, kind.toLowerCase(), 'web');
   return { ns, created, changed, first, second };
 }
 
@@ -116,11 +98,20 @@ describe('a config change kubectl is warned about', () => {
 
   it('the paused Deployment made no new ReplicaSet; the Recreate one did', async () => {
     const paused = await changeConfig('Deployment', { paused: true });
-    const pausedSets = await e2e.k(['get', 'rs', '-n', paused.ns, '-l', 'app=web', '-o', 'name']);
+    const pausedSets = await file.e2e.k([
+      'get',
+      'rs',
+      '-n',
+      paused.ns,
+      '-l',
+      'app=web',
+      '-o',
+      'name',
+    ]);
     // Paused from its creation: the controller makes no ReplicaSet at all until it is resumed.
     expect(pausedSets.trim()).toBe('');
     const recreate = await changeConfig('Deployment', { strategy: { type: 'Recreate' } });
-    expect(await api.revision(recreate.ns, 'web')).toBe(2);
+    expect(await file.api.revision(recreate.ns, 'web')).toBe(2);
   });
 
   it('a rolling Deployment gets no such warning', async () => {
@@ -169,13 +160,13 @@ function reloadingApp(
 
 async function setUp(annotations: Record<string, string>) {
   const ns = `live-reload-${++counter}`;
-  await e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
   const apply = async (config: Record<string, string> = {}) => {
-    await e2e.k(
+    await file.e2e.k(
       ['apply', '--server-side', '-f', '-'],
       yamlDocuments(...reloadingApp(ns, annotations, config)),
     );
-    return api.revision(ns, 'web');
+    return file.api.revision(ns, 'web');
   };
   expect(await apply()).toBe(1);
   return { ns, apply };
@@ -184,9 +175,9 @@ async function setUp(annotations: Record<string, string>) {
 describe('confighash.dev/live-reload: "true"', () => {
   it('a change to the plainly mounted ConfigMap rolls nothing; an env-consumed or subPath one rolls', async () => {
     const { ns, apply } = await setUp({ 'confighash.dev/live-reload': 'true' });
-    expect((await api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources']).toBe(
-      'configmap/conf,configmap/env',
-    );
+    expect(
+      (await file.api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources'],
+    ).toBe('configmap/conf,configmap/env');
     expect(await apply({ files: 'v: 2' })).toBe(1);
     expect(await apply({ files: 'v: 2', env: 'debug' })).toBe(2);
     expect(await apply({ files: 'v: 2', env: 'debug', conf: 'a = 2' })).toBe(3);
@@ -196,9 +187,9 @@ describe('confighash.dev/live-reload: "true"', () => {
 describe('without the annotation', () => {
   it('a change to the plainly mounted ConfigMap rolls, and so does an env-consumed one', async () => {
     const { ns, apply } = await setUp({});
-    expect((await api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources']).toBe(
-      'configmap/conf,configmap/env,configmap/files',
-    );
+    expect(
+      (await file.api.templateAnnotations(ns, 'deployment', 'web'))['confighash.dev/sources'],
+    ).toBe('configmap/conf,configmap/env,configmap/files');
     expect(await apply({ files: 'v: 2' })).toBe(2);
     expect(await apply({ files: 'v: 2', env: 'debug' })).toBe(3);
   });

@@ -6,12 +6,13 @@
 import { once } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { putStandardSources } from '../support/app.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from '../support/fake-api.js';
-import { freePort, runConfighash } from '../support/process.js';
+import { freePort, type RunningProcess, runConfighash } from '../support/process.js';
 import { admissionReview, NAMESPACE } from '../support/workloads.js';
 
 let api: FakeApi | undefined;
@@ -19,7 +20,15 @@ afterAll(async () => {
   await api?.close();
 });
 
-it('after SIGTERM, keeps an idle kept-alive connection open and answers the next review on it with Connection: close', async () => {
+interface Served {
+  readonly server: RunningProcess;
+  readonly port: number;
+  /** The CA of the server's certificate. */
+  readonly ca: Buffer;
+}
+
+/** `confighash serve` on the fake apiserver with the standard sources, once it says it is ready. */
+async function serveOnFakeApi(): Promise<Served> {
   const dir = await mkdtemp(join(tmpdir(), 'confighash-drain-'));
   api = await startFakeApi();
   putStandardSources(api, NAMESPACE);
@@ -43,13 +52,28 @@ it('after SIGTERM, keeps an idle kept-alive connection open and answers the next
   await expect
     .poll(() => server.output.stdout.includes('"msg":"ready"'), { timeout: 15_000 })
     .toBe(true);
+  return { server, port, ca: await readFile(join(certs, 'ca.crt')) };
+}
 
-  // One connection, kept alive by the client as long as the test wants it (like the apiserver's 90 s).
+interface Review {
+  readonly status: number;
+  readonly connection: unknown;
+  readonly uid: string;
+}
+
+/** A client of one connection, and every socket its reviews went over. */
+interface KeptAliveClient {
+  readonly agent: https.Agent;
+  readonly sockets: Set<unknown>;
+  post(uid: string): Promise<Review>;
+}
+
+/** One connection, kept alive by the client as long as the test wants it (like the apiserver's 90 s). */
+function keptAliveClient({ port, ca }: Served): KeptAliveClient {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1, timeout: 120_000 });
-  const ca = await readFile(join(certs, 'ca.crt'));
   const sockets = new Set<unknown>();
   const post = (uid: string) =>
-    new Promise<{ status: number; connection: unknown; uid: string }>((resolve, reject) => {
+    new Promise<Review>((resolve, reject) => {
       const request = https.request(
         {
           host: '127.0.0.1',
@@ -78,31 +102,56 @@ it('after SIGTERM, keeps an idle kept-alive connection open and answers the next
       request.on('error', reject);
       request.end(JSON.stringify(admissionReview({ uid })));
     });
+  return { agent, sockets, post };
+}
 
-  const before = await post('drain-1');
+/** A review before SIGTERM leaves the connection open; whether the server closes it later. */
+async function reviewKeepingConnection(client: KeptAliveClient): Promise<() => boolean> {
+  const before = await client.post('drain-1');
   expect(before).toMatchObject({ status: 200, uid: 'drain-1' });
   expect(before.connection).not.toBe('close');
-  const [socket] = [...sockets] as import('node:net').Socket[];
+  const [socket] = [...client.sockets] as Socket[];
   let closedByServer = false;
   socket!.on('end', () => {
     closedByServer = true;
   });
+  return () => closedByServer;
+}
 
+/** SIGTERM: the server says it is shutting down and leaves the idle connection alone. */
+async function sigtermLeavesIdleConnection(
+  server: RunningProcess,
+  closedByServer: () => boolean,
+): Promise<void> {
   server.child.kill('SIGTERM');
   await expect
     .poll(() => server.output.stdout.includes('shutting down'), { timeout: 10_000 })
     .toBe(true);
   // Longer than any close the server might do at once; it must not touch the idle connection.
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  expect(closedByServer).toBe(false);
+  expect(closedByServer()).toBe(false);
+}
 
-  const after = await post('drain-2');
+/** The next review on the same connection is answered, with `Connection: close`. */
+async function reviewClosingConnection(client: KeptAliveClient): Promise<void> {
+  const after = await client.post('drain-2');
   expect(after).toMatchObject({ status: 200, uid: 'drain-2', connection: 'close' });
-  expect(sockets.size).toBe(1); // the same connection carried it
+  expect(client.sockets.size).toBe(1); // the same connection carried it
+}
 
+async function expectDrainedExit(server: RunningProcess): Promise<void> {
   const [code] = await once(server.child, 'exit');
   expect(code).toBe(0);
   expect(server.output.stdout).toContain('"remaining":0');
   expect(server.output.stdout).toContain('connections drained');
-  agent.destroy();
+}
+
+it('after SIGTERM, keeps an idle kept-alive connection open and answers the next review on it with Connection: close', async () => {
+  const served = await serveOnFakeApi();
+  const client = keptAliveClient(served);
+  const closedByServer = await reviewKeepingConnection(client);
+  await sigtermLeavesIdleConnection(served.server, closedByServer);
+  await reviewClosingConnection(client);
+  await expectDrainedExit(served.server);
+  client.agent.destroy();
 });

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dumpYaml } from '@kubernetes/client-node';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import {
@@ -90,6 +90,57 @@ export async function startE2eCluster(webhookArgs: readonly string[] = []): Prom
   }
 }
 
+/** What a file's tests use of its cluster: valid inside tests, once the file's beforeAll has run. */
+export interface E2eFile {
+  readonly e2e: E2eCluster;
+  readonly api: ClusterApi;
+}
+
+export interface E2eFileOptions {
+  /** The file's own setup, once its webhook is registered: CRDs, followers, cert-manager. */
+  readonly setup?: (file: E2eFile) => Promise<void>;
+  /** The file's own clean-up, before the cluster stops; it runs however far setup got. */
+  readonly teardown?: () => Promise<void>;
+  /** Starts nothing: the file's tests skip themselves (a tool they need is not built). */
+  readonly skip?: boolean;
+  /** The setup hook's timeout, where the suite's hookTimeout is not the one wanted. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Registers the file's hooks: beforeAll starts its cluster (`startE2eCluster(webhookArgs)`)
+ * and then `setup`; afterAll runs `teardown` and then stops the cluster.
+ */
+export function e2eFile(
+  webhookArgs: readonly string[] = [],
+  options: E2eFileOptions = {},
+): E2eFile {
+  let started: E2eFile | undefined;
+  const file: E2eFile = {
+    get e2e() {
+      return startedFile().e2e;
+    },
+    get api() {
+      return startedFile().api;
+    },
+  };
+  function startedFile(): E2eFile {
+    if (!started) throw new Error('the e2e cluster is used before its beforeAll has started it');
+    return started;
+  }
+  beforeAll(async () => {
+    if (options.skip) return;
+    const e2e = await startE2eCluster(webhookArgs);
+    started = { e2e, api: cluster(e2e) };
+    await options.setup?.(file);
+  }, options.timeoutMs);
+  afterAll(async () => {
+    await options.teardown?.();
+    await started?.e2e.stop();
+  });
+  return file;
+}
+
 /** Multi-document YAML, as users keep it in one file. */
 export function yamlDocuments(...objects: object[]): string {
   return objects.map((object) => dumpYaml(object)).join('---\n');
@@ -154,6 +205,9 @@ interface ObjectWithTemplate {
   spec: { template: { metadata?: { annotations?: Record<string, string> } } };
   status?: { observedGeneration?: number };
 }
+
+/** kubectl reads of a file's workloads, as the tests ask them. */
+export type ClusterApi = ReturnType<typeof cluster>;
 
 export function cluster(e2e: E2eCluster) {
   const { k } = e2e;

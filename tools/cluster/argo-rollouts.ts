@@ -34,14 +34,14 @@ export interface ArgoRollouts {
 
 /** Builds the controller once (minutes, cold) or finds it; returns the binary's directory. */
 export function ensureArgoRolloutsBinary(log: (line: string) => void = () => {}): Promise<string> {
-  return runScript(BUILD_SCRIPT, 'building Argo Rollouts', log);
+  return runScript(BUILD_SCRIPT, 'building Argo Rollouts', { log });
 }
 
 /** Installs Argo Rollouts' CRDs and starts its controller. */
 export async function startArgoRollouts(options: ControllerOptions): Promise<ArgoRollouts> {
   const log = options.log ?? (() => {});
   const bin = await ensureArgoRolloutsBinary(log);
-  const crds = await runScript(CRDS_SCRIPT, 'copying the CRDs', log);
+  const crds = await runScript(CRDS_SCRIPT, 'copying the CRDs', { log });
   await installCrds(
     options.kubectl,
     CRD_FILES.map((file) => join(crds, file)),

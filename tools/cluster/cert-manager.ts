@@ -25,7 +25,7 @@ export interface CertManager {
 
 /** Builds cert-manager once (minutes, cold) or finds it; returns the binaries' directory. */
 export function ensureCertManagerBinaries(log: (line: string) => void = () => {}): Promise<string> {
-  return runScript(BUILD_SCRIPT, 'building cert-manager', log);
+  return runScript(BUILD_SCRIPT, 'building cert-manager', { log });
 }
 
 /** Installs cert-manager's CRDs and starts its controller and cainjector. */

@@ -80,7 +80,7 @@ export const LOOPBACK: ControlPlaneSite = {
 export function ensureControlPlaneBinaries(
   log: (line: string) => void = () => {},
 ): Promise<string> {
-  return runScript(BUILD_SCRIPT, 'building the control plane', log);
+  return runScript(BUILD_SCRIPT, 'building the control plane', { log });
 }
 
 /** What the steps of one start share: where it runs, its files, and what it started. */

@@ -34,7 +34,7 @@ export async function buildNodeImages(log: (line: string) => void = () => {}): P
 }
 
 async function runImageScript(script: string, log: (line: string) => void): Promise<ImageArchive> {
-  const lines = (await runScript(join(REPO_ROOT, script), script, log)).split('\n');
+  const lines = (await runScript(join(REPO_ROOT, script), script, { log })).split('\n');
   const refs = lines.flatMap((line) => /^image: (\S+)$/.exec(line)?.[1] ?? []);
   const archive = lines.flatMap((line) => /^archive: (.+)$/.exec(line)?.[1] ?? []).at(-1);
   if (refs.length === 0 || !archive)

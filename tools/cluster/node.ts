@@ -272,7 +272,7 @@ async function waitForNodeReady(run: NodeRun, kubectl: Kubectl): Promise<void> {
 
 /** Builds (once) or finds kubelet, kube-scheduler, containerd, ctr and nsinit. */
 function buildNodeBinaries(log: (line: string) => void): Promise<string> {
-  return runScript(join(TOOLS, 'build-node.sh'), 'building the node', log);
+  return runScript(join(TOOLS, 'build-node.sh'), 'building the node', { log });
 }
 
 /** Loopback, the Service address, the bridge; a private /run, CNI cache and node state. */
