@@ -243,7 +243,7 @@ async function runImageScript(script: string) {
 
 // --- the confighash image -----------------------------------------------------------
 
-describe('npm run image', () => {
+describe('npm run image (tools/image/build.sh)', () => {
   let first: Awaited<ReturnType<typeof runImageScript>>;
   let firstBytes: string;
   let second: Awaited<ReturnType<typeof runImageScript>>;
@@ -263,6 +263,11 @@ describe('npm run image', () => {
 
   afterAll(async () => {
     if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('is what `npm run image` runs: the build script, nothing around it', async () => {
+    const { scripts } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8'));
+    expect(scripts.image).toBe('bash tools/image/build.sh');
   });
 
   it('prints the image and the archive last, and the manifest digest on stderr', async () => {
