@@ -1,13 +1,14 @@
 // The e2e suite's control planes, started once for all its files (vitest globalSetup): one
 // per worker (vitest.config.ts, maxWorkers), so that two files run side by side while each
-// control plane still serves one file at a time. A file runs its own webhook against its
-// worker's control plane, in namespaces of its own, and removes what it made when it ends
-// (test/support/e2e.ts). Files that need an apiserver started differently start their own
-// and say why.
+// control plane serves one file at a time (test/support/per-worker.ts). A file runs its own
+// webhook against its worker's control plane, in namespaces of its own, and removes what it
+// made when it ends (test/support/e2e.ts). Files that need an apiserver started differently
+// start their own and say why.
 
 import type { TestProject } from 'vitest/node';
 import { startControlPlane } from '../../tools/cluster/control-plane.js';
 import type { ClusterAccess } from '../support/e2e.js';
+import { startOnePerWorker, verboseLog } from '../support/per-worker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,29 +18,19 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const log = process.env.CONFIGHASH_E2E_VERBOSE
-    ? (line: string) => console.error(line)
-    : undefined;
-  const started = Date.now();
-  const workers = Number(project.config.maxWorkers) || 1;
-  const controlPlanes = await Promise.all(
-    Array.from({ length: workers }, () => startControlPlane({ log })),
-  );
-  console.info(
-    `e2e: ${workers} control plane(s), one per worker, ready in ` +
-      `${((Date.now() - started) / 1000).toFixed(1)} s`,
-  );
-  project.provide(
-    'controlPlanes',
-    controlPlanes.map(({ dir, kubeconfig, componentKubeconfig, server, caCert }) => ({
+  const log = verboseLog();
+  const controlPlanes = await startOnePerWorker(
+    project,
+    'e2e: control planes',
+    () => startControlPlane({ log }),
+    ({ dir, kubeconfig, componentKubeconfig, server, caCert }) => ({
       dir,
       kubeconfig,
       componentKubeconfig,
       server,
       caCert,
-    })),
+    }),
   );
-  return async () => {
-    await Promise.all(controlPlanes.map((controlPlane) => controlPlane.stop()));
-  };
+  project.provide('controlPlanes', [...controlPlanes.access]);
+  return controlPlanes.stop;
 }

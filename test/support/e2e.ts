@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dumpYaml } from '@kubernetes/client-node';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import {
@@ -15,6 +15,7 @@ import {
   startLocalWebhook,
 } from '../../tools/cluster/webhook.js';
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
+import { thisWorkersCluster, verboseLog } from './per-worker.js';
 
 /** A control plane as a test uses it: its address, CA and admin kubeconfigs. */
 export type ClusterAccess = Pick<
@@ -44,9 +45,7 @@ export interface E2eCluster extends SharedControlPlane {
  * after another, so what is new when a file ends is its own); `stop()` puts it back as it was.
  */
 export async function useSharedControlPlane(): Promise<SharedControlPlane> {
-  const controlPlanes = inject('controlPlanes');
-  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
-  const controlPlane = controlPlanes[(worker - 1) % controlPlanes.length]!;
+  const controlPlane = thisWorkersCluster('controlPlanes');
   const kubectl = kubectlFor(controlPlane.kubeconfig);
   const before: ClusterState = await snapshotCluster(kubectl);
   const dir = await mkdtemp(join(tmpdir(), 'confighash-e2e-'));
@@ -64,9 +63,7 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
 
 /** The registered webhook runs admission only unless `webhookArgs` say otherwise. */
 export async function startE2eCluster(webhookArgs: readonly string[] = []): Promise<E2eCluster> {
-  const log = process.env.CONFIGHASH_E2E_VERBOSE
-    ? (line: string) => console.error(line)
-    : undefined;
+  const log = verboseLog();
   const shared = await useSharedControlPlane();
   try {
     const webhook = await startLocalWebhook({

@@ -7,13 +7,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
+import { thisWorkersCluster } from './per-worker.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
@@ -37,9 +38,7 @@ export interface NodeFixture {
  * worker run one after another, so what is new when a file ends is its own).
  */
 export async function attachNodeFixture(): Promise<NodeFixture> {
-  const nodes = inject('nodes');
-  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
-  const node = attachNode(nodes[(worker - 1) % nodes.length]!);
+  const node = attachNode(thisWorkersCluster('nodes'));
   const kubectl = kubectlFor(node.kubeconfig);
   const k = strictKubectl(kubectl);
   const before = await snapshotCluster(kubectl);
@@ -123,11 +122,8 @@ export interface Pod {
 export const isReady = (pod: Pod) =>
   pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-/** The webhook's pods, not counting those already terminating. */
-export async function webhookPods(
-  fixture: NodeFixture,
-  namespace = SYSTEM_NAMESPACE,
-): Promise<Pod[]> {
+/** The webhook's pods, those terminating among them. */
+async function allWebhookPods(fixture: NodeFixture, namespace: string): Promise<Pod[]> {
   const list = await fixture.json<{ items: Pod[] }>([
     'get',
     'pods',
@@ -136,7 +132,17 @@ export async function webhookPods(
     '-l',
     'app.kubernetes.io/name=confighash',
   ]);
-  return list.items.filter((pod) => !pod.metadata.deletionTimestamp);
+  return list.items;
+}
+
+/** The webhook's pods, not counting those already terminating. */
+export async function webhookPods(
+  fixture: NodeFixture,
+  namespace = SYSTEM_NAMESPACE,
+): Promise<Pod[]> {
+  return (await allWebhookPods(fixture, namespace)).filter(
+    (pod) => !pod.metadata.deletionTimestamp,
+  );
 }
 
 export async function waitForReadyWebhookPods(
@@ -170,16 +176,9 @@ export async function waitUntilOnlyStayingReplicasServe(
   let terminating: Pod[] = [];
   await waitUntil(
     async () => {
-      const list = await fixture.json<{ items: Pod[] }>([
-        'get',
-        'pods',
-        '-n',
-        namespace,
-        '-l',
-        'app.kubernetes.io/name=confighash',
-      ]);
-      terminating = list.items.filter((pod) => pod.metadata.deletionTimestamp);
-      const staying = list.items.filter((pod) => !pod.metadata.deletionTimestamp && isReady(pod));
+      const pods = await allWebhookPods(fixture, namespace);
+      terminating = pods.filter((pod) => pod.metadata.deletionTimestamp);
+      const staying = pods.filter((pod) => !pod.metadata.deletionTimestamp && isReady(pod));
       const served = await readyEndpointAddresses(fixture, namespace);
       const stayingIps = staying.map((pod) => pod.status.podIP ?? '').sort();
       return staying.length === 2 && served.join(' ') === stayingIps.join(' ');
