@@ -105,6 +105,7 @@ export interface Pod {
     name: string;
     uid: string;
     deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
     labels?: Record<string, string>;
   };
   spec: {
@@ -186,15 +187,20 @@ export async function waitUntilOnlyStayingReplicasServe(
     'the Service to route only to the replicas that stay',
     240_000,
   );
-  const sigtermAt = Math.max(
-    0,
-    ...terminating.map(
-      (pod) =>
-        Date.parse(pod.metadata.deletionTimestamp!) +
-        (pod.spec.containers?.[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000,
-    ),
-  );
+  const sigtermAt = Math.max(0, ...terminating.map(sigtermTime));
   await sleep(Math.max(0, sigtermAt - Date.now()));
+}
+
+/**
+ * When a terminating pod's container gets SIGTERM: when its deletion began — its
+ * deletionTimestamp is when the grace period ends, deletionGracePeriodSeconds after that —
+ * plus its preStop sleep.
+ */
+function sigtermTime(pod: Pod): number {
+  const deletedAt =
+    Date.parse(pod.metadata.deletionTimestamp!) -
+    (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
+  return deletedAt + (pod.spec.containers?.[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000;
 }
 
 /** The addresses the Service's EndpointSlices list as ready (what the apiserver dials), sorted. */
