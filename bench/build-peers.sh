@@ -20,12 +20,8 @@ readonly WAVE_VERSION=wave-4.5.0
 readonly RELOADER_VERSION=v1.4.21
 readonly OPENSHIFT_API_REPLACEMENT=v0.0.0-20260109135506-3920bba77f16
 
-BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-TOOLS_DIR=$(cd "$BENCH_DIR/../tools" && pwd -P)
-readonly BENCH_DIR TOOLS_DIR
-log() { printf '[build-peers] %s\n' "$*" >&2; }
 # shellcheck source=../tools/lib/go-build.sh
-source "$TOOLS_DIR/lib/go-build.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tools/lib/go-build.sh"
 
 [[ -n "${WAVE_SRC:-}" && -f "${WAVE_SRC}/go.mod" ]] ||
   die "set WAVE_SRC to a checkout of github.com/wave-k8s/wave at $WAVE_VERSION (fetch it; the module proxy does not serve it)"
@@ -33,28 +29,35 @@ source "$TOOLS_DIR/lib/go-build.sh"
   die "set RELOADER_SRC to a checkout of github.com/stakater/Reloader at $RELOADER_VERSION"
 grep -q '^module github.com/wave-k8s/wave$' "$WAVE_SRC/go.mod" || die "$WAVE_SRC is not wave"
 grep -q '^module github.com/stakater/Reloader$' "$RELOADER_SRC/go.mod" || die "$RELOADER_SRC is not Reloader"
-check_go "the peers"
+
+# Each peer is one skeleton build (tools/lib/go-build.sh: stamp, lock, its directory on
+# stdout) in a subshell of its own, since a build has one output directory.
 
 # --- wave: its committed go.sum, as is ------------------------------------------
-OUT_DIR=$(cache_dir "$WAVE_VERSION")
-build_one wave "$WAVE_SRC" ./cmd/manager "-s -w" "" --version
-printf 'wave=%s\n' "$OUT_DIR/wave"
+wave_dir=$(
+  out_dir "$WAVE_VERSION"
+  go_binary wave "$WAVE_SRC" ./cmd/manager "-s -w"
+  build_declared
+)
+printf 'wave=%s\n' "$wave_dir/wave"
 
 # --- Reloader: a copy with github.com/openshift/api replaced --------------------
-OUT_DIR=$(cache_dir "reloader-$RELOADER_VERSION")
-if [[ ! -x "$OUT_DIR/reloader" ]]; then
+reloader_dir=$(
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"; cleanup' EXIT
   cp -a "$RELOADER_SRC/." "$copy/"
   (cd "$copy" && go mod edit -replace "github.com/openshift/api=github.com/openshift/api@$OPENSHIFT_API_REPLACEMENT")
   export GONOSUMDB=github.com/openshift/api
+  # go.sum gains the replacement's lines: the one place the build may write it.
+  export GOFLAGS="-mod=mod -buildvcs=false"
   # Reloader makes its Kubernetes client while its packages initialise, before it
   # parses --help: the check that the binary runs needs a kubeconfig (never dialled).
   printf '%s\n' 'apiVersion: v1' 'kind: Config' 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]' \
     'users: [{name: u, user: {}}]' 'contexts: [{name: c, context: {cluster: c, user: u}}]' 'current-context: c' \
     >"$copy/check.kubeconfig"
-  # go.sum gains the replacement's lines: the one place the build may write it.
-  KUBECONFIG="$copy/check.kubeconfig" GOFLAGS="-mod=mod -buildvcs=false" \
-    build_one reloader "$copy" . "-s -w" "" --help
-fi
-printf 'reloader=%s\n' "$OUT_DIR/reloader"
+  export KUBECONFIG="$copy/check.kubeconfig"
+  out_dir "reloader-$RELOADER_VERSION"
+  go_binary reloader "$copy" . "-s -w" "" --help
+  build_declared
+)
+printf 'reloader=%s\n' "$reloader_dir/reloader"

@@ -156,7 +156,8 @@ compute_stamps() {
     B_STAMP[i]=$({
       stamp_recipe "$i"
       while IFS= read -r file; do
-        printf 'file %s %s\n' "${file#"$TOOLS_DIR"/}" "$(sha256sum <"$file" | cut -d' ' -f1)"
+        # Named within the module: where a checkout or a copy of it lies is not what it builds.
+        printf 'file %s %s\n' "${file#"${B_DIR[i]}"/}" "$(sha256sum <"$file" | cut -d' ' -f1)"
       done < <(stamp_inputs "$i")
     } | sha256sum | cut -d' ' -f1)
   done
