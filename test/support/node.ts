@@ -466,7 +466,12 @@ function applyDeployment(
 
 // --- a disruption under load ------------------------------------------------------
 
-const DISRUPTION_RATE = 12;
+/**
+ * Writes a second during a disruption. A dropped write can only happen in the instant a
+ * replica stops being dialled, so what a row can catch is the writes in flight then: the
+ * windows are seconds long, and the rate is what makes a broken drain show.
+ */
+const DISRUPTION_RATE = 20;
 /**
  * The load runs from LOAD_LEAD_MS before the disruption to LOAD_TAIL_MS after it is over: the
  * window is the disruption's own length (its `disrupt` resolves when it is over), not a fixed
@@ -503,7 +508,7 @@ export interface DisruptionResult {
 }
 
 /**
- * At least 10 applies/s (DISRUPTION_RATE) in a fresh namespace, from a little before `disrupt`
+ * DISRUPTION_RATE applies/s (at least 10 held to) in a fresh namespace, from a little before `disrupt`
  * starts until a little after it resolves — it resolves when the disruption is over (old pods
  * gone, a renewal served) — and what the apiserver's counters say of that window.
  */
