@@ -1,7 +1,8 @@
 // What a test file leaves in a cluster it shares with the other files of its suite: the
 // objects it made are found by difference with what was there when it began, and removed when
 // it ends, so that the next file starts from the same cluster. Files of a suite run one after
-// another (--no-file-parallelism), so whatever is new was made by the file that is ending.
+// another on one cluster (per-worker.ts), so whatever is new was made by the file that is
+// ending. What a file changes of what was there before it is its own to put back.
 
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
 
@@ -60,9 +61,10 @@ export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Pr
   const added = (was: ReadonlySet<string>, is: ReadonlySet<string>) =>
     [...is].filter((name) => !was.has(name));
   const clusterObjects = added(before.clusterObjects, now.clusterObjects);
+  const namespaces = added(before.namespaces, now.namespaces);
   const webhooks = clusterObjects.filter((name) => name.includes('webhookconfiguration'));
   await deleteObjects(kubectl, webhooks);
-  await deleteNamespaces(kubectl, added(before.namespaces, now.namespaces));
+  await deleteNamespaces(kubectl, namespaces);
   await deleteObjects(
     kubectl,
     clusterObjects.filter((name) => !webhooks.includes(name)),
@@ -71,7 +73,7 @@ export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Pr
   // What a file's clean-up costs is part of what the suite costs: said, so that it can be seen.
   console.info(
     `clean-up: ${clusterObjects.length} cluster objects and namespaces ` +
-      `${added(before.namespaces, now.namespaces).join(' ') || '(none)'} removed in ` +
+      `${namespaces.join(' ') || '(none)'} removed in ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 }
