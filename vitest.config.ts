@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // Three suites, each run on its own (package.json): `fast` (unit and integration, files in
-// parallel), `e2e` (a control plane per worker, started once) and `node` (a real node per
-// worker). Files that share a cluster run one after another on it: each finds the cluster
+// parallel), `e2e` (a control plane per worker, started once) and `node` (one real node,
+// likewise). Files that share a cluster run one after another on it: each finds the cluster
 // as the one before it left it, and puts it back (test/support/cluster-state.ts).
 export default defineConfig({
   test: {
@@ -36,9 +36,11 @@ export default defineConfig({
           name: 'node',
           include: ['test/node/**/*.test.ts'],
           globalSetup: ['test/node/global-setup.ts'],
-          // Two files at a time, each on a node of its own: a node file mostly waits (for
-          // pods, rollouts, renewals), so two share these two cores well.
-          maxWorkers: 2,
+          // One file at a time, on one node: the load rows (writes through a real node
+          // while a replica goes) need both cores — with a second node beside them, a
+          // replica's deletion once cost a correct build 4 writes their hash (the apiserver
+          // fell open), which a load row must never see.
+          maxWorkers: 1,
           testTimeout: 300_000,
         },
       },

@@ -1,7 +1,7 @@
 // The node suite's nodes (each a control plane, containerd, a kubelet, the images built from
 // this source), started once for all its files (vitest globalSetup): one per worker
-// (vitest.config.ts, maxWorkers), so that two files run side by side while each node serves
-// one file at a time (test/support/per-worker.ts). A file installs confighash as it needs and
+// (vitest.config.ts, maxWorkers: one, for the load rows' sake), each node serving one file at
+// a time (test/support/per-worker.ts). A file installs confighash as it needs and
 // removes what it made when it ends (test/support/node.ts). The teardown file starts nodes of
 // its own: what it proves is about runs that end.
 
