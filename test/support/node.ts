@@ -469,8 +469,8 @@ function applyDeployment(
 /**
  * Writes a second during a disruption. A dropped write can only happen in the instant a
  * replica stops being dialled, so what a row can catch is the writes in flight then. 20/s
- * caught a broken drain no more often than 12/s (once each), and with a second node on the
- * same two cores it once cost a correct build 4 writes: 12/s, the rate every row was proven at.
+ * did not catch a broken drain more often than 12/s, and beside a second node on the same two
+ * cores it once cost a correct build 4 writes: 12/s, the rate every row was proven at.
  */
 const DISRUPTION_RATE = 12;
 /**
