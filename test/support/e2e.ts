@@ -9,11 +9,7 @@ import { dumpYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import {
-  type LocalWebhook,
-  registerLocalWebhook,
-  startLocalWebhook,
-} from '../../tools/cluster/webhook.js';
+import { type LocalWebhook, withRegisteredWebhook } from '../../tools/cluster/webhook.js';
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
 import { thisWorkersCluster, verboseLog } from './per-worker.js';
 
@@ -65,26 +61,12 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
 export async function startE2eCluster(webhookArgs: readonly string[] = []): Promise<E2eCluster> {
   const log = verboseLog();
   const shared = await useSharedControlPlane();
-  try {
-    const webhook = await startLocalWebhook({
-      dir: shared.dir,
-      kubeconfig: shared.controlPlane.kubeconfig,
-      extraArgs: webhookArgs,
-      log,
-    });
-    await registerLocalWebhook(shared.kubectl, webhook);
-    return {
-      ...shared,
-      webhook,
-      async stop() {
-        await webhook.stop();
-        await shared.stop();
-      },
-    };
-  } catch (error) {
-    await shared.stop();
-    throw error;
-  }
+  return withRegisteredWebhook(shared, shared.kubectl, {
+    dir: shared.dir,
+    kubeconfig: shared.controlPlane.kubeconfig,
+    extraArgs: webhookArgs,
+    log,
+  });
 }
 
 /** What a file's tests use of its cluster: valid inside tests, once the file's beforeAll has run. */

@@ -10,7 +10,7 @@ import { buildNodeImages, manifestImage, type NodeImages } from './images.js';
 import { type Kubectl, kubectlFor, strictKubectl } from './kubectl.js';
 import { type LocalNode, startLocalNode } from './node.js';
 import { REPO_ROOT } from './repo.js';
-import { type LocalWebhook, registerLocalWebhook, startLocalWebhook } from './webhook.js';
+import { type LocalWebhook, withRegisteredWebhook } from './webhook.js';
 
 const MANIFESTS = join(REPO_ROOT, 'manifests');
 
@@ -31,28 +31,18 @@ export async function startLocalCluster(
   webhookArgs: readonly string[] = LOCAL_FOLLOW_ARGS,
 ): Promise<LocalCluster> {
   const controlPlane = await startControlPlane({ log });
-  try {
-    const webhook = await startLocalWebhook({
-      dir: controlPlane.dir,
-      kubeconfig: controlPlane.kubeconfig,
-      extraArgs: webhookArgs,
-      log,
-    });
-    await registerLocalWebhook(kubectlFor(controlPlane.kubeconfig), webhook);
-    return {
-      controlPlane,
-      webhook,
-      kubeconfig: controlPlane.kubeconfig,
-      dir: controlPlane.dir,
-      async stop() {
-        await webhook.stop();
-        await controlPlane.stop();
-      },
-    };
-  } catch (error) {
-    await controlPlane.stop();
-    throw error;
-  }
+  const host = {
+    controlPlane,
+    kubeconfig: controlPlane.kubeconfig,
+    dir: controlPlane.dir,
+    stop: () => controlPlane.stop(),
+  };
+  return withRegisteredWebhook(host, kubectlFor(controlPlane.kubeconfig), {
+    dir: controlPlane.dir,
+    kubeconfig: controlPlane.kubeconfig,
+    extraArgs: webhookArgs,
+    log,
+  });
 }
 
 export interface NodeCluster {

@@ -89,6 +89,36 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
   return webhook;
 }
 
+/**
+ * The webhook from this source beside `host` (a control plane, or a test file's share of one),
+ * registered against it: `stop()` stops the webhook, then the host. When starting or
+ * registering fails, the webhook and the host are stopped before the error is thrown.
+ */
+export async function withRegisteredWebhook<Host extends { stop(): Promise<void> }>(
+  host: Host,
+  kubectl: Kubectl,
+  options: WebhookOptions,
+): Promise<Host & { readonly webhook: LocalWebhook }> {
+  let webhook: LocalWebhook | undefined;
+  try {
+    webhook = await startLocalWebhook(options);
+    await registerLocalWebhook(kubectl, webhook);
+  } catch (error) {
+    await webhook?.stop();
+    await host.stop();
+    throw error;
+  }
+  const started = webhook;
+  return {
+    ...host,
+    webhook: started,
+    async stop() {
+      await started.stop();
+      await host.stop();
+    },
+  };
+}
+
 /** Applies the manifests' MutatingWebhookConfiguration, pointed at a local URL. */
 export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebhook): Promise<void> {
   const manifest = loadYaml<{ webhooks: { clientConfig: unknown }[] }>(
