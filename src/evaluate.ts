@@ -2,9 +2,18 @@
 // ConfigSource port, become one answer — no sources, unreadable (which lookups
 // failed and why), or hashed (the hash, the sources list, and which required
 // sources are absent). Admission and follow mode both take this answer as it
-// is; neither works out again what failed.
+// is; neither works out again what failed, nor whether a hash they find is current.
 
-import { computeHash, type HashInput, HashMemo, type SourceContent } from './hash/index.js';
+import {
+  computeHash,
+  type DigestKey,
+  type HashInput,
+  HashMemo,
+  type HashVersion,
+  NamespaceKeys,
+  type SourceContent,
+  v1DigestKey,
+} from './hash/index.js';
 import { formatSourceList, type SourceKind, type SourceRef } from './sources.js';
 import { findSources, type Workload } from './workload/index.js';
 
@@ -69,14 +78,31 @@ export type Evaluation = EvaluationBase &
         readonly failures: readonly FailedLookup[];
         readonly missingRequired: readonly SourceRef[];
       }
-    | {
+    | ({
         readonly status: 'hashed';
-        readonly hash: string;
         /** The `sources` annotation value. */
         readonly sources: string;
         readonly missingRequired: readonly SourceRef[];
-      }
+      } & Digests)
   );
+
+/** The content now, digested: what is written, and what a v1 release wrote for it. */
+export interface Digests {
+  /** The v2 digest (DESIGN.md §3): the `hash` a write gets. */
+  readonly hash: string;
+  /** The v1 digest, computed when first asked: only a value other than `hash` needs it. */
+  legacyHash(): string;
+}
+
+/**
+ * Whether a `hash` or `adopted-hash` value stands for the content now (DESIGN.md §3,
+ * "no rollout on upgrade"): it is the v2 digest, or the v1 digest a release before v2
+ * wrote. The one definition of "current" that admission and follow mode share.
+ */
+export function isCurrentHash(value: string | undefined, digests: Digests): boolean {
+  if (value === undefined) return false;
+  return value === digests.hash || value === digests.legacyHash();
+}
 
 export type Evaluator = (
   workload: Pick<Workload, 'template' | 'annotations'>,
@@ -96,6 +122,10 @@ export function createEvaluator({
   hashKey,
   memo = new HashMemo(),
 }: EvaluatorDependencies): Evaluator {
+  const keys: DigestKeys = {
+    v1: v1DigestKey(hashKey),
+    v2: new NamespaceKeys(hashKey),
+  };
   return async (workload, namespace, signal) => {
     const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
     // In parallel: the deadline is for all lookups together (DESIGN.md §4).
@@ -117,7 +147,7 @@ export function createEvaluator({
     }
     return {
       status: 'hashed',
-      hash: hashLookups(hashKey, memo, lookups),
+      ...digestLookups(keys, memo, namespace, lookups),
       sources: formatSourceList(sources),
       missingRequired,
       lookups,
@@ -126,23 +156,37 @@ export function createEvaluator({
   };
 }
 
-function hashLookups(
-  hashKey: Uint8Array,
+interface DigestKeys {
+  readonly v1: DigestKey;
+  readonly v2: NamespaceKeys;
+}
+
+function digestLookups(
+  keys: DigestKeys,
   memo: HashMemo,
+  namespace: string,
   lookups: readonly SourceLookup[],
-): string {
+): Digests {
   const identity = lookupsIdentity(lookups);
-  const remembered = identity === undefined ? undefined : memo.get(identity);
-  if (remembered !== undefined) return remembered;
-  const inputs: HashInput[] = lookups.map(({ ref, result }) => ({
+  const digest = (version: HashVersion, key: () => DigestKey): string => {
+    const remembered = identity === undefined ? undefined : memo.get(version, namespace, identity);
+    if (remembered !== undefined) return remembered;
+    const hash = computeHash(key(), hashInputs(lookups));
+    if (identity !== undefined) memo.set(version, namespace, identity, hash);
+    return hash;
+  };
+  const hash = digest('v2', () => keys.v2.get(namespace));
+  let legacy: string | undefined;
+  return { hash, legacyHash: () => (legacy ??= digest('v1', () => keys.v1)) };
+}
+
+function hashInputs(lookups: readonly SourceLookup[]): HashInput[] {
+  return lookups.map(({ ref, result }) => ({
     kind: ref.kind,
     name: ref.name,
     selection: ref.selection,
     content: result.status === 'found' ? result.content : undefined,
   }));
-  const hash = computeHash(hashKey, inputs);
-  if (identity !== undefined) memo.set(identity, hash);
-  return hash;
 }
 
 /** What went into a hash, by uid and resourceVersion; undefined when some object cannot say. */

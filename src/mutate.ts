@@ -3,7 +3,13 @@
 // patch with warnings. Knows nothing of HTTP; follow mode never imports it.
 
 import { type AdmissionRequest, warning } from './admission/index.js';
-import { createEvaluator, type Evaluation, type EvaluatorDependencies } from './evaluate.js';
+import {
+  createEvaluator,
+  type Digests,
+  type Evaluation,
+  type EvaluatorDependencies,
+  isCurrentHash,
+} from './evaluate.js';
 import { buildAnnotationPatch } from './patch/index.js';
 import type { LookupRecord, MutationResult, Mutator, Outcome } from './review.js';
 import { describeSource } from './sources.js';
@@ -167,7 +173,7 @@ function decide(
       return keepOld(target, previous, warnings);
     }
     case 'no-sources':
-      return write(target, previous, { hash: undefined, sources: undefined }, []);
+      return write(target, previous, undefined, []);
     case 'hashed': {
       const missing = evaluation.missingRequired.map(describeSource);
       // Never roll into pods that cannot start: keep what was there.
@@ -198,23 +204,28 @@ function keepOld(
   };
 }
 
+/** `now` undefined: the workload reads no sources. */
 function write(
   target: Target,
   previous: Annotations | undefined,
-  now: { readonly hash: string | undefined; readonly sources: string | undefined },
+  now: (Digests & { readonly sources: string }) | undefined,
   warnings: readonly string[],
 ): Decision {
-  const adopting =
+  const otherwiseUnchanged =
     previous !== undefined &&
-    previous.hash === undefined &&
-    (previous.adoptedHash === undefined || previous.adoptedHash === now.hash) &&
     templatesEqualIgnoringOurs(target.workload.template, target.old?.template);
+  // A value that stands for the content now stays, whichever version wrote it: an upgrade
+  // from v1 rolls nothing; the first write that changes the hash for a real reason writes v2.
+  if (otherwiseUnchanged && now && isCurrentHash(previous.hash ?? previous.adoptedHash, now)) {
+    return { outcome: previous.hash ? 'patched' : 'adopted', desired: previous, warnings };
+  }
   // Labelling a namespace must not restart every workload in it.
-  if (adopting)
-    return { outcome: 'adopted', desired: { ...previous, adoptedHash: now.hash }, warnings };
+  if (otherwiseUnchanged && previous.hash === undefined && previous.adoptedHash === undefined) {
+    return { outcome: 'adopted', desired: { ...previous, adoptedHash: now?.hash }, warnings };
+  }
   return {
     outcome: 'patched',
-    desired: { hash: now.hash, sources: now.sources, adoptedHash: undefined },
+    desired: { hash: now?.hash, sources: now?.sources, adoptedHash: undefined },
     warnings,
   };
 }

@@ -1,4 +1,4 @@
-// Scenario 6: the v1 encoding and HMAC against raw SHA-256 over the same bytes.
+// Scenario 6: the encoding and HMAC against raw SHA-256 over the same bytes.
 
 import { join } from 'node:path';
 import type { HashCase } from '../procs/hash-micro.js';

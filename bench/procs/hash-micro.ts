@@ -1,6 +1,9 @@
-// Scenario 6, in its own process: the v1 encoding + HMAC (src/hash) over
-// 1 MiB against node:crypto SHA-256 over the same bytes, in alternating blocks
-// so that both see the same machine. Ratio = v1 throughput ÷ raw throughput.
+// Scenario 6, in its own process: the encoding + HMAC (src/hash) over 1 MiB
+// against node:crypto SHA-256 over the same bytes, in alternating blocks so that
+// both see the same machine. Ratio = hash throughput ÷ raw throughput. It hashes
+// v2 with a namespace key derived once, as the evaluator does; v1 encodes the same
+// bytes under another first line (the `v1UsPerMiB` field keeps its name for the
+// results already recorded).
 
 import { createHash } from 'node:crypto';
 import {
@@ -8,6 +11,7 @@ import {
   contentOfConfigMap,
   contentOfSecret,
   type HashInput,
+  v2DigestKey,
 } from '../../src/hash/index.js';
 import { serveRequests } from './ipc.js';
 
@@ -22,7 +26,7 @@ export interface HashCase {
 }
 
 const MIB = 1024 * 1024;
-const KEY = Buffer.alloc(32, 7);
+const KEY = v2DigestKey(Buffer.alloc(32, 7), 'bench');
 
 function bytesOf(length: number): Buffer {
   const buffer = Buffer.allocUnsafe(length);

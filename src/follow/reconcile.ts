@@ -2,7 +2,7 @@
 // write now (the same evaluator admission uses): touch it, or leave it. The
 // webhook stays the single judge of what the new annotations are.
 
-import type { Evaluation } from '../evaluate.js';
+import { type Evaluation, isCurrentHash } from '../evaluate.js';
 import { ADOPTED_HASH, annotationsAt, ENABLED, HASH, type Workload } from '../workload/index.js';
 
 export type ReconcileDecision =
@@ -28,7 +28,8 @@ export function decideReconcile(
       const current =
         annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
       if (current === undefined) return { touch: true, why: 'not-yet-hashed' };
-      return current === evaluation.hash
+      // A v1 value of the content now is up to date too: the webhook would keep it.
+      return isCurrentHash(current, evaluation)
         ? { touch: false, why: 'up-to-date' }
         : { touch: true, why: 'config-changed' };
     }

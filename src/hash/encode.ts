@@ -1,13 +1,13 @@
-// The v1 encoding and digest (DESIGN.md §3). The encoding is produced as
-// bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
+// The encoding and digest of DESIGN.md §3, v1 and v2 (the same encoding under
+// another first line, keyed per namespace: versions.ts). The encoding is produced
+// as bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
 // (keys, lengths, short values) are batched, a large value is passed through
 // without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
 import { compareBytewise, compareSources, type KeySelection } from '../sources.js';
 import type { EncodedValue, HashInput, SourceContent } from './types.js';
-
-export const ENCODING_HEADER = 'confighash/v1\n';
+import { type DigestKey, ENCODING_HEADERS, type HashVersion } from './versions.js';
 
 /**
  * Receives the encoding in order. A chunk is valid only during the call (the
@@ -15,10 +15,14 @@ export const ENCODING_HEADER = 'confighash/v1\n';
  */
 export type EncodingSink = (chunk: Uint8Array) => void;
 
-/** Sorts the inputs and writes their v1 encoding to `sink`. */
-export function encodeSources(inputs: readonly HashInput[], sink: EncodingSink): void {
+/** Sorts the inputs and writes their encoding in `version` to `sink`. */
+export function encodeSources(
+  version: HashVersion,
+  inputs: readonly HashInput[],
+  sink: EncodingSink,
+): void {
   const out = new ChunkWriter(sink);
-  out.text(ENCODING_HEADER);
+  out.text(ENCODING_HEADERS[version]);
   for (const input of [...inputs].sort(compareSources)) {
     out.text(`${input.kind}\n${input.name}\n`);
     if (input.content === undefined) {
@@ -49,17 +53,17 @@ function selectedKeys(selection: KeySelection, content: SourceContent): string[]
   return keys.sort(compareBytewise);
 }
 
-/** `hash` annotation value: lowercase hex HMAC-SHA256 of the encoding. */
-export function computeHash(hashKey: Uint8Array, inputs: readonly HashInput[]): string {
-  const hmac = createHmac('sha256', hashKey);
-  encodeSources(inputs, (chunk) => hmac.update(chunk));
+/** `hash` annotation value: lowercase hex HMAC-SHA256 of the key's version's encoding. */
+export function computeHash(digestKey: DigestKey, inputs: readonly HashInput[]): string {
+  const hmac = createHmac('sha256', digestKey.key);
+  encodeSources(digestKey.version, inputs, (chunk) => hmac.update(chunk));
   return hmac.digest('hex');
 }
 
 /** The encoding as one buffer, for tests and debugging; hashing never needs it. */
-export function encodeToBuffer(inputs: readonly HashInput[]): Buffer {
+export function encodeToBuffer(version: HashVersion, inputs: readonly HashInput[]): Buffer {
   const parts: Buffer[] = [];
-  encodeSources(inputs, (chunk) => parts.push(Buffer.from(chunk)));
+  encodeSources(version, inputs, (chunk) => parts.push(Buffer.from(chunk)));
   return Buffer.concat(parts);
 }
 

@@ -2,8 +2,16 @@
 // the real API adapter against a real HTTP server instead.
 
 import type { ConfigSource, LookupFailure, LookupResult } from '../../src/evaluate.js';
-import { contentOfConfigMap, contentOfSecret } from '../../src/hash/index.js';
+import {
+  computeHash,
+  contentOfConfigMap,
+  contentOfSecret,
+  type HashVersion,
+  v1DigestKey,
+  v2DigestKey,
+} from '../../src/hash/index.js';
 import type { SourceKind } from '../../src/sources.js';
+import { findSources, type Workload } from '../../src/workload/index.js';
 
 interface Entry {
   data?: Record<string, string>;
@@ -55,4 +63,27 @@ export class MemorySource implements ConfigSource {
       content: kind === 'ConfigMap' ? contentOfConfigMap(entry) : contentOfSecret(entry),
     };
   }
+}
+
+/**
+ * A workload's digest in one version from `source`'s objects, by the hash module alone
+ * (pinned by the golden vectors): what a release writing that version wrote for it.
+ */
+export async function digestOf(
+  source: MemorySource,
+  workload: Pick<Workload, 'template' | 'annotations'>,
+  version: HashVersion,
+  hashKey: Uint8Array,
+  namespace: string,
+): Promise<string> {
+  const { sources } = findSources(workload.template?.spec, workload.annotations);
+  const inputs = await Promise.all(
+    sources.map(async (ref) => {
+      const result = await source.get(ref.kind, namespace, ref.name);
+      const content = result.status === 'found' ? result.content : undefined;
+      return { kind: ref.kind, name: ref.name, selection: ref.selection, content };
+    }),
+  );
+  const key = version === 'v1' ? v1DigestKey(hashKey) : v2DigestKey(hashKey, namespace);
+  return computeHash(key, inputs);
 }

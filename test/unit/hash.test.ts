@@ -1,5 +1,5 @@
-// The v1 hash (DESIGN.md §3): golden vectors from an independent implementation
-// (tools/golden/make_vectors.py), then the properties the contract promises.
+// The hash, v1 and v2 (DESIGN.md §3): golden vectors from an independent
+// implementation (tools/golden/make_vectors.py), then the properties the contract promises.
 
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,11 +8,15 @@ import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
-  ENCODING_HEADER,
+  deriveNamespaceKey,
+  ENCODING_HEADERS,
   encodeToBuffer,
   type HashInput,
   HashMemo,
+  NamespaceKeys,
   type SecretData,
+  v1DigestKey,
+  v2DigestKey,
 } from '../../src/hash/index.js';
 import {
   compareBytewise,
@@ -38,9 +42,18 @@ interface Vector {
   hash: string;
 }
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/hash-vectors.json', import.meta.url), 'utf8'),
-) as Vector[];
+interface V2Vector extends Vector {
+  namespace: string;
+  namespaceKeyHex: string;
+}
+
+function fixture<T>(name: string): T {
+  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')) as T;
+}
+
+const vectors = fixture<Vector[]>('hash-vectors.json');
+const v2Vectors = fixture<V2Vector[]>('hash-vectors-v2.json');
+const ENCODING_HEADER = ENCODING_HEADERS.v1;
 
 /** Table rows as [name, row]: `%s` shows the whole name, where `$name` quotes and truncates. */
 function toInput(source: VectorSource): HashInput {
@@ -55,22 +68,54 @@ function toInput(source: VectorSource): HashInput {
   return { kind: source.kind, name: source.name, selection, content };
 }
 
-describe('golden vectors', () => {
+function expectEncoding(encoding: Buffer, encodingBase64: string): void {
+  // Compare as text first: a mismatch then shows where the encodings diverge.
+  const expected = Buffer.from(encodingBase64, 'base64');
+  expect(encoding.toString('latin1')).toBe(expected.toString('latin1'));
+  expect(encoding.equals(expected)).toBe(true);
+}
+
+describe('golden vectors, v1', () => {
   it('has enough uniquely named vectors to mean something', () => {
     expect(vectors.length).toBeGreaterThanOrEqual(12);
     expect(new Set(vectors.map((vector) => vector.name)).size).toBe(vectors.length);
   });
 
   it.each(named(vectors))('%s: encoding', (_name, { sources, encodingBase64 }) => {
-    const encoding = encodeToBuffer(sources.map(toInput));
-    // Compare as text first: a mismatch then shows where the encodings diverge.
-    const expected = Buffer.from(encodingBase64, 'base64');
-    expect(encoding.toString('latin1')).toBe(expected.toString('latin1'));
-    expect(encoding.equals(expected)).toBe(true);
+    expectEncoding(encodeToBuffer('v1', sources.map(toInput)), encodingBase64);
   });
 
   it.each(named(vectors))('%s: hash', (_name, { keyHex, sources, hash }) => {
-    expect(computeHash(Buffer.from(keyHex, 'hex'), sources.map(toInput))).toBe(hash);
+    const key = v1DigestKey(Buffer.from(keyHex, 'hex'));
+    expect(computeHash(key, sources.map(toInput))).toBe(hash);
+  });
+});
+
+describe('golden vectors, v2', () => {
+  it('has two namespaces with the same content and different hashes', () => {
+    expect(new Set(v2Vectors.map((vector) => vector.name)).size).toBe(v2Vectors.length);
+    const sameSecret = v2Vectors.filter(({ name }) => name.startsWith('same secret in namespace'));
+    expect(sameSecret.map(({ namespace }) => namespace)).toEqual(['team-a', 'team-b']);
+    expect(sameSecret[0]!.encodingBase64).toBe(sameSecret[1]!.encodingBase64);
+    expect(sameSecret[0]!.hash).not.toBe(sameSecret[1]!.hash);
+  });
+
+  it.each(named(v2Vectors))(
+    '%s: namespace key',
+    (_name, { keyHex, namespace, namespaceKeyHex }) => {
+      expect(deriveNamespaceKey(Buffer.from(keyHex, 'hex'), namespace).toString('hex')).toBe(
+        namespaceKeyHex,
+      );
+    },
+  );
+
+  it.each(named(v2Vectors))('%s: encoding', (_name, { sources, encodingBase64 }) => {
+    expectEncoding(encodeToBuffer('v2', sources.map(toInput)), encodingBase64);
+  });
+
+  it.each(named(v2Vectors))('%s: hash', (_name, { keyHex, namespace, sources, hash }) => {
+    const key = v2DigestKey(Buffer.from(keyHex, 'hex'), namespace);
+    expect(computeHash(key, sources.map(toInput))).toBe(hash);
   });
 });
 
@@ -109,11 +154,13 @@ describe('golden discovery vectors', () => {
             : contentOfSecret(object as SecretData);
       return { kind: ref.kind, name: ref.name, selection: ref.selection, content };
     });
-    expect(computeHash(Buffer.from(vector.keyHex, 'hex'), inputs)).toBe(vector.hash);
+    expect(computeHash(v1DigestKey(Buffer.from(vector.keyHex, 'hex')), inputs)).toBe(vector.hash);
   });
 });
 
-const KEY = Buffer.alloc(32, 7);
+const HASH_KEY = Buffer.alloc(32, 7);
+/** The properties hold for what is written: v2, in one namespace. */
+const KEY = v2DigestKey(HASH_KEY, 'shop');
 const ALL: KeySelection = { all: true };
 
 function keys(...names: string[]): KeySelection {
@@ -244,23 +291,50 @@ describe('computeHash', () => {
   });
 
   it('returns a different hash for a different key', () => {
-    const other = Buffer.from(KEY);
+    const other = Buffer.from(HASH_KEY);
     other[31] = 8;
-    expect(other.equals(KEY)).toBe(false);
-    expect(computeHash(other, inputs)).not.toBe(computeHash(KEY, inputs));
+    expect(other.equals(HASH_KEY)).toBe(false);
+    expect(computeHash(v2DigestKey(other, 'shop'), inputs)).not.toBe(computeHash(KEY, inputs));
+  });
+
+  it('returns a different hash in another namespace, the same in the same one', () => {
+    expect(computeHash(v2DigestKey(HASH_KEY, 'shop-2'), inputs)).not.toBe(computeHash(KEY, inputs));
+    expect(computeHash(v2DigestKey(HASH_KEY, 'shop'), inputs)).toBe(computeHash(KEY, inputs));
+  });
+
+  it('v1 is keyed by the hash key alone, v2 by the namespace key', () => {
+    const v1 = createHmac('sha256', HASH_KEY).update(encodeToBuffer('v1', inputs)).digest('hex');
+    expect(computeHash(v1DigestKey(HASH_KEY), inputs)).toBe(v1);
+    const namespaceKey = createHmac('sha256', HASH_KEY)
+      .update('confighash/v2 namespace\nshop')
+      .digest();
+    const v2 = createHmac('sha256', namespaceKey)
+      .update(encodeToBuffer('v2', inputs))
+      .digest('hex');
+    expect(computeHash(KEY, inputs)).toBe(v2);
+    expect(v2).not.toBe(v1);
+  });
+
+  it('the v2 encoding is the v1 encoding under its own first line', () => {
+    const v1 = encodeToBuffer('v1', inputs);
+    const v2 = encodeToBuffer('v2', inputs);
+    expect(v2.subarray(0, ENCODING_HEADERS.v2.length).toString()).toBe('confighash/v2\n');
+    expect(v2.subarray(ENCODING_HEADERS.v2.length)).toEqual(v1.subarray(ENCODING_HEADER.length));
   });
 
   it('streams exactly the bytes that encodeToBuffer returns into the HMAC', () => {
-    const encoding = encodeToBuffer(inputs);
-    expect(encoding.subarray(0, ENCODING_HEADER.length).toString()).toBe(ENCODING_HEADER);
-    expect(computeHash(KEY, inputs)).toBe(createHmac('sha256', KEY).update(encoding).digest('hex'));
+    const encoding = encodeToBuffer('v2', inputs);
+    expect(encoding.subarray(0, ENCODING_HEADERS.v2.length).toString()).toBe(ENCODING_HEADERS.v2);
+    expect(computeHash(KEY, inputs)).toBe(
+      createHmac('sha256', KEY.key).update(encoding).digest('hex'),
+    );
   });
 
   it.each([
     ['padded', 'YQ=='],
     ['unpadded', 'YQ'],
   ])('declares the decoded length of a %s base64 value', (_name, base64) => {
-    const encoding = encodeToBuffer([
+    const encoding = encodeToBuffer('v1', [
       {
         kind: 'Secret',
         name: 's',
@@ -275,7 +349,7 @@ describe('computeHash', () => {
   it.each(['YQ==\n', 'Y Q==', 'YQ'])(
     'declares the decoded length of non-canonical base64 %j',
     (text) => {
-      const encoding = encodeToBuffer([
+      const encoding = encodeToBuffer('v1', [
         {
           kind: 'Secret',
           name: 's',
@@ -378,60 +452,84 @@ describe('compareBytewise', () => {
 describe('HashMemo', () => {
   it('remembers what was set', () => {
     const memo = new HashMemo(4);
-    memo.set('a', 'hash-a');
-    expect(memo.get('a')).toBe('hash-a');
-    expect(memo.get('b')).toBeUndefined();
+    memo.set('v2', 'ns', 'a', 'hash-a');
+    expect(memo.get('v2', 'ns', 'a')).toBe('hash-a');
+    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
   });
 
   it('evicts the least recently set entry beyond maxEntries', () => {
     const memo = new HashMemo(2);
-    memo.set('a', '1');
-    memo.set('b', '2');
-    memo.set('c', '3');
+    memo.set('v2', 'ns', 'a', '1');
+    memo.set('v2', 'ns', 'b', '2');
+    memo.set('v2', 'ns', 'c', '3');
     expect(memo.size).toBe(2);
-    expect(memo.get('a')).toBeUndefined();
-    expect(memo.get('b')).toBe('2');
-    expect(memo.get('c')).toBe('3');
+    expect(memo.get('v2', 'ns', 'a')).toBeUndefined();
+    expect(memo.get('v2', 'ns', 'b')).toBe('2');
+    expect(memo.get('v2', 'ns', 'c')).toBe('3');
   });
 
   it('a get makes an entry recent again', () => {
     const memo = new HashMemo(2);
-    memo.set('a', '1');
-    memo.set('b', '2');
-    memo.get('a');
-    memo.set('c', '3');
-    expect(memo.get('b')).toBeUndefined();
-    expect(memo.get('a')).toBe('1');
-    expect(memo.get('c')).toBe('3');
+    memo.set('v2', 'ns', 'a', '1');
+    memo.set('v2', 'ns', 'b', '2');
+    memo.get('v2', 'ns', 'a');
+    memo.set('v2', 'ns', 'c', '3');
+    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
+    expect(memo.get('v2', 'ns', 'a')).toBe('1');
+    expect(memo.get('v2', 'ns', 'c')).toBe('3');
   });
 
   it('setting an existing entry replaces it and makes it recent', () => {
     const memo = new HashMemo(2);
-    memo.set('a', '1');
-    memo.set('b', '2');
-    memo.set('a', '1b');
+    memo.set('v2', 'ns', 'a', '1');
+    memo.set('v2', 'ns', 'b', '2');
+    memo.set('v2', 'ns', 'a', '1b');
     expect(memo.size).toBe(2);
-    memo.set('c', '3');
-    expect(memo.get('a')).toBe('1b');
-    expect(memo.get('b')).toBeUndefined();
+    memo.set('v2', 'ns', 'c', '3');
+    expect(memo.get('v2', 'ns', 'a')).toBe('1b');
+    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
   });
 
   it('a miss does not disturb recency', () => {
     const memo = new HashMemo(2);
-    memo.set('a', '1');
-    memo.set('b', '2');
-    memo.get('missing');
-    memo.set('c', '3');
-    expect(memo.get('a')).toBeUndefined();
+    memo.set('v2', 'ns', 'a', '1');
+    memo.set('v2', 'ns', 'b', '2');
+    memo.get('v2', 'ns', 'missing');
+    memo.set('v2', 'ns', 'c', '3');
+    expect(memo.get('v2', 'ns', 'a')).toBeUndefined();
     expect(memo.size).toBe(2);
+  });
+
+  it('keeps each version and namespace apart', () => {
+    const memo = new HashMemo(8);
+    memo.set('v2', 'team-a', 'same objects', 'hash-a');
+    expect(memo.get('v2', 'team-b', 'same objects')).toBeUndefined();
+    expect(memo.get('v1', 'team-a', 'same objects')).toBeUndefined();
+    memo.set('v2', 'team-b', 'same objects', 'hash-b');
+    expect(memo.get('v2', 'team-a', 'same objects')).toBe('hash-a');
+    expect(memo.get('v2', 'team-b', 'same objects')).toBe('hash-b');
   });
 
   it('never grows beyond maxEntries', () => {
     const memo = new HashMemo(16);
-    for (let index = 0; index < 100; index++) memo.set(`id-${index}`, String(index));
+    for (let index = 0; index < 100; index++) memo.set('v2', 'ns', `id-${index}`, String(index));
     expect(memo.size).toBe(16);
-    expect(memo.get('id-83')).toBeUndefined();
-    expect(memo.get('id-84')).toBe('84');
-    expect(memo.get('id-99')).toBe('99');
+    expect(memo.get('v2', 'ns', 'id-83')).toBeUndefined();
+    expect(memo.get('v2', 'ns', 'id-84')).toBe('84');
+    expect(memo.get('v2', 'ns', 'id-99')).toBe('99');
+  });
+});
+
+describe('NamespaceKeys', () => {
+  it('derives each namespace key once and forgets the oldest beyond maxEntries', () => {
+    const keys = new NamespaceKeys(HASH_KEY, 2);
+    const first = keys.get('a');
+    expect(first).toEqual(v2DigestKey(HASH_KEY, 'a'));
+    expect(keys.get('a')).toBe(first);
+    keys.get('b');
+    keys.get('c');
+    expect(keys.size).toBe(2);
+    expect(keys.get('a')).not.toBe(first);
+    expect(keys.get('a')).toEqual(first);
   });
 });

@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Golden vectors for the confighash v1 hash (DESIGN.md section 3).
+"""Golden vectors for the confighash hash, v1 and v2 (DESIGN.md section 3).
 
 An independent implementation of the encoding and digest, written from the
 spec text (not from the TypeScript), so that test/unit/hash.test.ts compares
 two readings of the contract rather than the code with itself.
+
+v2 ("a key per namespace"): nsKey = HMAC-SHA256(key, "confighash/v2 namespace\n"
++ namespace); the encoding is v1's with the first line "confighash/v2\n";
+hash = hex(HMAC-SHA256(nsKey, encoding)). Its vectors go to hash-vectors-v2.json;
+the v1 vectors stay as they were, since a v1 digest of the content now still
+counts as current (no rollout on upgrade).
 
 It also writes discovery vectors: pod specs and workload annotations (include,
 exclude, live reload), the objects they read, and the `sources` annotation and
@@ -11,7 +17,8 @@ hash that section 3 gives for them, so that which sources count is pinned too.
 
 Usage: python3 tools/golden/make_vectors.py [OUTPUT]
 Default OUTPUT: test/fixtures/hash-vectors.json (relative to the repo root);
-the discovery vectors go beside it, as discovery-vectors.json.
+the v2 vectors go beside it, as hash-vectors-v2.json, and the discovery vectors
+as discovery-vectors.json.
 Standard library only. The output is deterministic: re-running it must leave
 the fixture unchanged; a changed fixture means the hash changed, which makes
 every workload in every cluster roll once.
@@ -25,6 +32,8 @@ import sys
 from pathlib import Path
 
 HEADER = b"confighash/v1\n"
+HEADERS = {"v1": HEADER, "v2": b"confighash/v2\n"}
+NAMESPACE_KEY_PREFIX = b"confighash/v2 namespace\n"
 KIND_ORDER = {"ConfigMap": 0, "Secret": 1}
 LINE_WIDTH = 100  # biome.json formatter.lineWidth
 
@@ -60,13 +69,13 @@ def object_content(kind, obj):
     return content
 
 
-def encode(sources):
-    """The v1 byte string for a list of {kind, name, selection, object} sources."""
+def encode(sources, version="v1"):
+    """The byte string for a list of {kind, name, selection, object} sources."""
     for source in sources:
         for text in [source["name"], *(source["selection"] if source["selection"] != "all" else [])]:
             assert "\n" not in text, "names and keys cannot contain a newline"
     ordered = sorted(sources, key=lambda s: (KIND_ORDER[s["kind"]], utf8(s["name"])))
-    out = bytearray(HEADER)
+    out = bytearray(HEADERS[version])
     for source in ordered:
         out += utf8(source["kind"]) + b"\n" + utf8(source["name"]) + b"\n"
         if source["object"] is None:
@@ -87,6 +96,11 @@ def encode(sources):
 
 def digest(key, encoding):
     return hmac.new(key, encoding, hashlib.sha256).hexdigest()
+
+
+def namespace_key(key, namespace):
+    """v2: the namespace's own HMAC key, derived from the hash key."""
+    return hmac.new(key, NAMESPACE_KEY_PREFIX + utf8(namespace), hashlib.sha256).digest()
 
 
 def source(kind, name, selection="all", obj=None):
@@ -228,6 +242,47 @@ VECTORS = [
         # once astral characters appear.
         "astral and bmp keys in utf-8 byte order",
         [source("ConfigMap", "astral", "all", {"data": {"\U0001F600": "astral", "\uFFFF": "bmp-last", "\uE000": "bmp-private"}})],
+    ),
+]
+
+
+def v2_vector(name, namespace, sources, key=KEY_A):
+    encoding = encode(sources, "v2")
+    ns_key = namespace_key(key, namespace)
+    return {
+        "name": name,
+        "keyHex": key.hex(),
+        "namespace": namespace,
+        "namespaceKeyHex": ns_key.hex(),
+        "sources": sources,
+        "encodingBase64": base64.b64encode(encoding).decode("ascii"),
+        "hash": digest(ns_key, encoding),
+    }
+
+
+APP = [source("ConfigMap", "app", "all", {"data": {"mode": "prod", "level": "info"}})]
+DB_PASSWORD = [source("Secret", "db", ["password"], {"data": {"password": b64("hunter2")}})]
+
+V2_VECTORS = [
+    v2_vector("empty source list is just the v2 header", "default", []),
+    v2_vector("configmap data, whole object", "default", APP),
+    # The threat v2 answers: the same Secret name and content in two namespaces.
+    v2_vector("same secret in namespace team-a", "team-a", DB_PASSWORD),
+    v2_vector("same secret in namespace team-b", "team-b", DB_PASSWORD),
+    # Not reachable (a namespaced object always has a namespace), but pins that the
+    # derivation appends the name to the prefix and nothing else.
+    v2_vector("empty namespace name: key of the prefix alone", "", DB_PASSWORD),
+    v2_vector("namespace name of 63 characters", "n" * 63, DB_PASSWORD),
+    v2_vector("different hash key, same namespace and content", "team-a", DB_PASSWORD, key=KEY_B),
+    v2_vector(
+        "mixed sources: absent, missing key, binaryData, sorted",
+        "shop",
+        [
+            source("Secret", "zeta", "all", {"data": {"z": b64(b"\x00\xff")}}),
+            source("ConfigMap", "beta", ["b", "gone"], {"data": {"b": "Grüße"}, "binaryData": {"x": b64("unselected")}}),
+            source("Secret", "alpha", ["a"], None),
+            source("ConfigMap", "alpha", "all", {"data": {"a": "1\n2"}}),
+        ],
     ),
 ]
 
@@ -441,6 +496,20 @@ def self_check():
     assert encode([source("ConfigMap", "a", ["k"], {"data": {"k": "é"}})]) == (
         b"confighash/v1\nConfigMap\na\npresent\nk\n2\n\xc3\xa9\n"
     )
+    # v2 is v1's encoding under another first line, keyed by the namespace's key.
+    assert len({v["name"] for v in V2_VECTORS}) == len(V2_VECTORS), "vector names must be unique"
+    for vector in V2_VECTORS:
+        v1_encoding = encode(vector["sources"])
+        v2_encoding = base64.b64decode(vector["encodingBase64"])
+        assert v2_encoding == HEADERS["v2"] + v1_encoding[len(HEADER):]
+        assert vector["hash"] != digest(bytes.fromhex(vector["keyHex"]), v1_encoding)
+    by_name = {v["name"]: v for v in V2_VECTORS}
+    team_a, team_b = by_name["same secret in namespace team-a"], by_name["same secret in namespace team-b"]
+    assert team_a["encodingBase64"] == team_b["encodingBase64"] and team_a["hash"] != team_b["hash"]
+    assert by_name["empty namespace name: key of the prefix alone"]["namespaceKeyHex"] == (
+        hmac.new(KEY_A, b"confighash/v2 namespace\n", hashlib.sha256).hexdigest()
+    )
+    assert by_name["configmap data, whole object"]["hash"] != VECTORS[1]["hash"]
 
 
 def dump(value, indent=0, column=0):
@@ -475,8 +544,9 @@ def main(argv):
     root = Path(__file__).resolve().parents[2]
     output = Path(argv[1]) if len(argv) > 1 else root / "test" / "fixtures" / "hash-vectors.json"
     output.parent.mkdir(parents=True, exist_ok=True)
+    v2 = output.parent / "hash-vectors-v2.json"
     discovery = output.parent / "discovery-vectors.json"
-    for path, vectors in ((output, VECTORS), (discovery, DISCOVERY_VECTORS)):
+    for path, vectors in ((output, VECTORS), (v2, V2_VECTORS), (discovery, DISCOVERY_VECTORS)):
         path.write_text(dump(vectors) + "\n", encoding="utf-8")
         assert json.loads(path.read_text(encoding="utf-8")) == vectors
         print(f"wrote {len(vectors)} vectors to {path}")

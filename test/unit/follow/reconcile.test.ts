@@ -8,6 +8,8 @@ import { workload } from '../../support/workloads.js';
 const DEPLOYMENT = HANDLED_KINDS[0]!;
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
+/** The v1 digest of the content whose v2 digest is HASH_A or HASH_B. */
+const V1_OF_A = '1'.repeat(64);
 const REF: SourceRef = {
   kind: 'ConfigMap',
   name: 'app',
@@ -19,6 +21,7 @@ function hashed(hash: string, missingRequired: readonly SourceRef[] = []): Evalu
   return {
     status: 'hashed',
     hash,
+    legacyHash: () => (hash === HASH_A ? V1_OF_A : '2'.repeat(64)),
     sources: 'configmap/app',
     missingRequired,
     lookups: [],
@@ -56,6 +59,30 @@ it.each([
   [
     'adopted hash differs',
     workload({ annotations: { 'confighash.dev/adopted-hash': HASH_A } }),
+    hashed(HASH_B),
+    { touch: true, why: 'config-changed' },
+  ],
+  [
+    'template hash is the v1 digest of the content now (written before v2): no touch',
+    workload({ templateAnnotations: { 'confighash.dev/hash': V1_OF_A } }),
+    hashed(HASH_A),
+    { touch: false, why: 'up-to-date' },
+  ],
+  [
+    'template hash is the v1 digest of other content: touch',
+    workload({ templateAnnotations: { 'confighash.dev/hash': V1_OF_A } }),
+    hashed(HASH_B),
+    { touch: true, why: 'config-changed' },
+  ],
+  [
+    'adopted hash is the v1 digest of the content now: no touch',
+    workload({ annotations: { 'confighash.dev/adopted-hash': V1_OF_A } }),
+    hashed(HASH_A),
+    { touch: false, why: 'up-to-date' },
+  ],
+  [
+    'adopted hash is the v1 digest of other content: touch',
+    workload({ annotations: { 'confighash.dev/adopted-hash': V1_OF_A } }),
     hashed(HASH_B),
     { touch: true, why: 'config-changed' },
   ],
