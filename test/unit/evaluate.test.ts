@@ -189,7 +189,7 @@ describe('isCurrentHash', () => {
     ['the v1 digest of the content now (written before v2)', 'v1'.padEnd(64, '1'), true, 1],
     ['a digest of other content', 'f'.repeat(64), false, 1],
     ['no value', undefined, false, 0],
-  ] as const)('%s → %s', (_name, value, current, legacyAsked) => {
+  ] as const)('%s', (_name, value, current, legacyAsked) => {
     asked = 0;
     expect(isCurrentHash(value, digests)).toBe(current);
     expect(asked).toBe(legacyAsked);

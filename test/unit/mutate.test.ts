@@ -5,10 +5,21 @@ import { describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/admission/index.js';
 import { createMutator } from '../../src/mutate.js';
 import type { MutationResult } from '../../src/review.js';
-import { ADOPTED_HASH, HASH, SOURCES } from '../../src/workload/index.js';
+import {
+  ADOPTED_HASH,
+  HANDLED_KINDS,
+  HASH,
+  readWorkload,
+  SOURCES,
+} from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
-import { MemorySource } from '../support/memory-source.js';
-import { admissionRequest, type RequestOptions, workload } from '../support/workloads.js';
+import { digestOf, MemorySource } from '../support/memory-source.js';
+import {
+  admissionRequest,
+  NAMESPACE,
+  type RequestOptions,
+  workload,
+} from '../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 7);
 const NO_DEADLINE = new AbortController().signal;
@@ -196,6 +207,152 @@ describe('adoption', () => {
   it('a CREATE is never adopted', async () => {
     const { result } = await review(standardSource(), { operation: 'CREATE' });
     expect(result.outcome).toBe('patched');
+  });
+});
+
+// DESIGN.md §3 "no rollout on upgrade": templates a v1 release hashed stay as they are
+// until the hash changes for a real reason; then, and on every CREATE, v2 is written.
+describe('upgrade from v1', () => {
+  const SOURCE_LIST = 'configmap/app-config,configmap/flags,secret/db';
+  const digest = (source: MemorySource, version: 'v1' | 'v2', object = workload()) =>
+    digestOf(source, readWorkload(object, HANDLED_KINDS[0]!), version, KEY, NAMESPACE);
+
+  /** The workload as a v1 release left it: the v1 digest in the template, or in adopted-hash. */
+  async function writtenByV1(where: 'template' | 'adopted' = 'template') {
+    const source = standardSource();
+    const v1 = await digest(source, 'v1');
+    const old =
+      where === 'template'
+        ? workload({ templateAnnotations: { [HASH]: v1, [SOURCES]: SOURCE_LIST } })
+        : workload({ annotations: { [ADOPTED_HASH]: v1 } });
+    return { source, v1, old };
+  }
+
+  function withImage(object: Workload, image: string): Workload {
+    const changed = structuredClone(object);
+    (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+      .containers[0]!.image = image;
+    return changed;
+  }
+
+  it('a v1 and a v2 digest of the same content differ (the test would prove nothing else)', async () => {
+    const source = standardSource();
+    expect(await digest(source, 'v1')).not.toBe(await digest(source, 'v2'));
+  });
+
+  it.each([
+    ['a touch or an unchanged server-side apply', (old: Workload) => old],
+    ['a replace whose manifest lacks our annotations', () => workload()],
+  ])(
+    '%s of a v1-hashed template: no patch that rolls, the v1 hash stays',
+    async (_name, request) => {
+      const { source, v1, old } = await writtenByV1();
+      const { result, after } = await review(source, {
+        operation: 'UPDATE',
+        object: request(old),
+        oldObject: old,
+      });
+      expect(templateAnnotationsOf(after)).toEqual({ [HASH]: v1, [SOURCES]: SOURCE_LIST });
+      expect(result.hashChanged).toBe(false);
+      expect(result.warnings).toEqual([]);
+    },
+  );
+
+  it('a touch of a v1-hashed template writes no patch at all', async () => {
+    const { source, old } = await writtenByV1();
+    const { result } = await review(source, { operation: 'UPDATE', object: old, oldObject: old });
+    expect(result.patch).toEqual([]);
+    expect(result.outcome).toBe('unchanged');
+  });
+
+  it('a config change writes v2', async () => {
+    const { source, v1, old } = await writtenByV1();
+    source.configMap('app-config', { 'app.yaml': 'port: 9090' });
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.hashChanged).toBe(true);
+    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+    expect(templateAnnotationsOf(after)[HASH]).not.toBe(v1);
+  });
+
+  it('a template change with the config unchanged rolls anyway, so it writes v2 too', async () => {
+    const { source, old } = await writtenByV1();
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: withImage(old, 'registry.example/app:2'),
+      oldObject: old,
+    });
+    expect(result.outcome).toBe('patched');
+    expect(result.hashChanged).toBe(true);
+    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+  });
+
+  it('a CREATE carrying a v1 hash of the content now gets v2', async () => {
+    const { source, old } = await writtenByV1();
+    const { after } = await review(source, { operation: 'CREATE', object: old });
+    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+  });
+
+  it('a dry-run answers as the real request: the v1 hash stays', async () => {
+    const { source, old } = await writtenByV1();
+    const request = { operation: 'UPDATE', object: old, oldObject: old } as const;
+    const real = await review(source, request);
+    const dry = await review(source, { ...request, dryRun: true });
+    expect(dry.result.patch).toEqual(real.result.patch);
+    expect(dry.result.patch).toEqual([]);
+  });
+
+  it('a required source gone keeps the v1 hash, as it keeps any previous one', async () => {
+    const { source, v1, old } = await writtenByV1();
+    source.delete('Secret', 'db');
+    const { result, after } = await review(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.outcome).toBe('kept-old');
+    expect(templateAnnotationsOf(after)[HASH]).toBe(v1);
+  });
+
+  describe('adopted by v1 (adopted-hash holds the v1 digest)', () => {
+    it('an unchanged write changes nothing: no patch, still adopted with v1', async () => {
+      const { source, v1, old } = await writtenByV1('adopted');
+      const { result, after } = await review(source, {
+        operation: 'UPDATE',
+        object: old,
+        oldObject: old,
+      });
+      expect(result.patch).toEqual([]);
+      expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBe(v1);
+      expect(templateAnnotationsOf(after)).toEqual({});
+    });
+
+    it('a config change hashes the template with v2 and drops adopted-hash', async () => {
+      const { source, old } = await writtenByV1('adopted');
+      source.secret('db', { password: 'correct horse' });
+      const { result, after } = await review(source, {
+        operation: 'UPDATE',
+        object: old,
+        oldObject: old,
+      });
+      expect(result.hashChanged).toBe(true);
+      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+      expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBeUndefined();
+    });
+
+    it('a template change hashes the template with v2 and drops adopted-hash', async () => {
+      const { source, old } = await writtenByV1('adopted');
+      const { after } = await review(source, {
+        operation: 'UPDATE',
+        object: withImage(old, 'registry.example/app:2'),
+        oldObject: old,
+      });
+      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+      expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBeUndefined();
+    });
   });
 });
 

@@ -4,7 +4,9 @@
 
 import { dumpYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { createMutator } from '../../src/mutate.js';
 import {
+  explainWorkload,
   type Manifests,
   parseManifests,
   planChanges,
@@ -12,11 +14,19 @@ import {
   renderPlan,
   renderPlanJson,
 } from '../../src/plan/index.js';
-import { EVERY_KNOWN_KIND, type JsonObject } from '../../src/workload/index.js';
+import {
+  EVERY_KNOWN_KIND,
+  HANDLED_KINDS,
+  type JsonObject,
+  readWorkload,
+} from '../../src/workload/index.js';
+import { applyPatch } from '../support/json-patch.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
+import { digestOf, MemorySource } from '../support/memory-source.js';
 import { named } from '../support/named.js';
 
 const NS = 'app';
+const DEPLOYMENT = HANDLED_KINDS[0]!;
 const HASH = 'a'.repeat(64);
 const VALUES = ['v: live', 'v: next', 'hunter2-live', 'hunter2-next', 'debug-live', 'debug-next'];
 
@@ -516,4 +526,90 @@ describe('the manifests', () => {
       }
     },
   );
+});
+
+// DESIGN.md §3 "no rollout on upgrade", as plan and explain see it: they hold no hash key,
+// so they ask the webhook (a dry-run touch, answered here by the real admission code) and
+// a template a v1 release hashed for the content now gets no new hash: nothing rolls.
+describe('a workload a v1 release hashed', () => {
+  const KEY = Buffer.alloc(32, 9);
+
+  async function v1Cluster(content = 'v: live') {
+    const cluster = liveCluster();
+    const live = deployment('web', { hashed: false });
+    const v1Source = new MemorySource()
+      .configMap('web-config', { 'app.yaml': content })
+      .secret('web-secret', { password: 'hunter2-live' });
+    const v1 = await digestOf(v1Source, readWorkload(live, DEPLOYMENT), 'v1', KEY, NS);
+    const template = (live.spec as { template: { metadata: Record<string, unknown> } }).template;
+    template.metadata.annotations = { 'confighash.dev/hash': v1 };
+    cluster.workload(NS, live);
+    const touch = await webhookTouch(cluster, live);
+    cluster.dryRun = () => touch;
+    return { cluster, v1 };
+  }
+
+  /** The webhook's answer to `kubectl patch --dry-run=server -p '{}'`: the real mutator. */
+  async function webhookTouch(cluster: MemoryPlanCluster, live: JsonObject) {
+    const mutator = createMutator({ configSource: cluster.configSource, hashKey: KEY });
+    const result = await mutator.review(
+      {
+        uid: 'dry-run',
+        kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+        name: 'web',
+        namespace: NS,
+        operation: 'UPDATE',
+        dryRun: true,
+        object: live,
+        oldObject: live,
+      },
+      new AbortController().signal,
+    );
+    const object = applyPatch(structuredClone(live), result.patch as never) as JsonObject;
+    return { status: 'found', value: { object, warnings: result.warnings } } as const;
+  }
+
+  it('the same config: will not roll, and explain says the next write rolls nothing', async () => {
+    const { cluster, v1 } = await v1Cluster();
+    const result = await plan(
+      [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web', { hashed: false })],
+      cluster,
+    );
+    expect(result.workloads.map(({ verdict }) => verdict)).toEqual(['no-roll']);
+    expect(planExitCode(result)).toBe(0);
+    const explained = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      NS,
+      'web',
+      new AbortController().signal,
+    );
+    if (!explained.ok) throw new Error(explained.error);
+    expect(explained.explanation).toMatchObject({
+      templateHash: v1,
+      wouldWrite: v1,
+      nextWriteRolls: false,
+    });
+  });
+
+  it('a config change in the manifests: will roll', async () => {
+    const { cluster } = await v1Cluster();
+    const result = await plan(
+      [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web', { hashed: false })],
+      cluster,
+    );
+    expect(result.workloads.map(({ verdict }) => verdict)).toEqual(['roll']);
+  });
+
+  it('a v1 hash of config that changed since: any write rolls, the webhook says so', async () => {
+    const { cluster } = await v1Cluster('v: before');
+    const result = await plan(
+      [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web', { hashed: false })],
+      cluster,
+    );
+    expect(result.workloads[0]).toMatchObject({
+      verdict: 'roll',
+      reasons: expect.arrayContaining([expect.stringMatching(/its config already changed/)]),
+    });
+  });
 });
