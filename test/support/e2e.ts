@@ -188,7 +188,7 @@ interface ObjectWithTemplate {
 /** kubectl reads of a file's workloads, as the tests ask them. */
 export type ClusterApi = ReturnType<typeof cluster>;
 
-export function cluster(e2e: E2eCluster) {
+export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
   const { k } = e2e;
   const getJson = async <T>(args: readonly string[]): Promise<T> =>
     JSON.parse(await k([...args, '-o', 'json'])) as T;

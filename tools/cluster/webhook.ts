@@ -34,6 +34,8 @@ export interface WebhookOptions {
   readonly shareCertsWith?: LocalWebhook;
   /** Names the log file (`<name>.log`); default `confighash`. */
   readonly name?: string;
+  /** The entry point to run, for another release's source (a hash upgrade); default src/main.ts. */
+  readonly main?: string;
 }
 
 /** Starts the webhook process (from source, through tsx) and waits until it is ready. */
@@ -52,7 +54,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       [
         '--import',
         'tsx',
-        join(REPO_ROOT, 'src/main.ts'),
+        options.main ?? join(REPO_ROOT, 'src/main.ts'),
         'serve',
         '--host=127.0.0.1',
         `--port=${port}`,
