@@ -4,8 +4,9 @@
 // current webhook replaces it with the same hash key, and every way a workload is
 // written again (server-side apply, the `{}` touch, a follower's resync, `plan`) rolls
 // nothing and leaves the v1 hash. A later config change writes v2 with one rollout, and
-// the same Secret in two namespaces gets two hashes. Expected digests are computed here
-// from the DESIGN text, not by the code under test.
+// the same Secret in two namespaces gets two hashes; going back to v1 rolls what carries
+// a v2 hash, once. Expected digests are computed here from the DESIGN text, not by the
+// code under test.
 
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -55,6 +56,8 @@ async function startWebhook(
     log: verboseLog(),
     name,
     ...options,
+    // Replaced only once the apiserver calls its successor: no drain to wait for.
+    extraArgs: ['--shutdown-timeout=1', ...(options.extraArgs ?? [])],
   });
   started.push(webhook);
   return webhook;
@@ -124,7 +127,34 @@ async function workloadAnnotations(ns: string, name: string): Promise<Record<str
   return (await api.get(ns, 'deployment', name)).metadata.annotations ?? {};
 }
 
+/**
+ * Waits until the apiserver calls the `version` webhook: a server-side dry-run CREATE of a
+ * probe comes back with that version's digest. A write sent to a webhook that is not (or no
+ * longer) there is let through unhashed (failurePolicy Ignore): it would roll nothing for
+ * the wrong reason.
+ */
+async function waitForWebhook(version: 'v1' | 'v2'): Promise<void> {
+  const expected = version === 'v1' ? v1Digest(PROBE) : v2Digest(NS, PROBE);
+  await waitUntil(async () => {
+    const created = await shared.kubectl(
+      ['apply', '--server-side', '--dry-run=server', '-o', 'json', '-f', '-'],
+      yamlDocuments(workload(NS, PROBE.name)),
+    );
+    const template = JSON.parse(created.stdout || '{}').spec?.template;
+    return template?.metadata?.annotations?.['confighash.dev/hash'] === expected;
+  }, `the apiserver to call the ${version} webhook`);
+}
+
+/** Registers `next`, and stops `previous` once the apiserver calls `next`. */
+async function switchTo(next: LocalWebhook, version: 'v1' | 'v2', previous: LocalWebhook) {
+  await registerLocalWebhook(shared.kubectl, next);
+  await waitForWebhook(version);
+  await previous.stop();
+}
+
 // --- the rows ----------------------------------------------------------------------
+
+const PROBE: App = { name: 'probe', config: 'probe: 1', password: 'probe' };
 
 const WEB: App = { name: 'web', config: 'v: 1', password: 'hunter2' };
 const ADOPTED: App = { name: 'adopted', config: 'mode: quiet', password: 's3cret' };
@@ -136,7 +166,9 @@ describe('upgrading a running install from v1 to v2', () => {
   it('the v1 release hashes and adopts with v1 digests', async () => {
     // Made before the namespace opts in: the v1 webhook adopts it on its next write.
     await applyServerSide(namespace(NS), ...objects(NS, ADOPTED));
-    await applyServerSide(namespace(NS, 'true'), ...objects(NS, WEB));
+    await applyServerSide(namespace(NS, 'true'), ...objects(NS, PROBE).slice(0, 2));
+    await waitForWebhook('v1');
+    await applyServerSide(...objects(NS, WEB));
     await touch(NS, ADOPTED.name);
     await applyServerSide(namespace(FOLLOW_NS, 'follow'), ...objects(FOLLOW_NS, TRACKED));
 
@@ -157,8 +189,7 @@ describe('upgrading a running install from v1 to v2', () => {
   it('the v2 webhook, same hash key: apply, touch, a follower and plan roll nothing', async () => {
     const v1 = started[0]!;
     const v2 = await startWebhook('confighash-v2', { shareCertsWith: v1 });
-    await registerLocalWebhook(shared.kubectl, v2);
-    await v1.stop();
+    await switchTo(v2, 'v2', v1);
 
     await applyServerSide(...objects(NS, WEB), ...objects(NS, ADOPTED));
     await applyServerSide(...objects(FOLLOW_NS, TRACKED));
@@ -226,6 +257,23 @@ it('the same Secret and ConfigMap in two namespaces: two different hashes', asyn
   expect(hashA).toBe(v2Digest(a, app));
   expect(hashB).toBe(v2Digest(b, app));
   expect(hashA).not.toBe(hashB);
+});
+
+// docs/install.md "Upgrade": going back to a v1 release rolls what carries a v2 hash, once.
+it('a downgrade to the v1 release rolls a v2-hashed workload once, and a v1-hashed one never', async () => {
+  const [v1, v2] = started as [LocalWebhook, LocalWebhook];
+  await v1.restart();
+  await switchTo(v1, 'v1', v2);
+  const changed = { ...WEB, config: 'v: 2' };
+  const web = (await api.replicaSets(NS, 'web')).length;
+  const adopted = (await api.replicaSets(NS, 'adopted')).length;
+  await touch(NS, 'web');
+  await touch(NS, 'adopted');
+  expect(await api.hash(NS, 'deployment', 'web')).toBe(v1Digest(changed));
+  expect(await api.replicaSets(NS, 'web')).toHaveLength(web + 1);
+  await touch(NS, 'web');
+  expect(await api.replicaSets(NS, 'web')).toHaveLength(web + 1);
+  expect(await api.replicaSets(NS, 'adopted')).toHaveLength(adopted);
 });
 
 /** Waits until `follower` has evaluated `name` in `ns` since `after` and found nothing to roll. */

@@ -362,11 +362,14 @@ describe('two replicas with --self-managed-certs, started together, running as t
     const d = JSON.parse(await k(['get', 'deployment', 'web', '-n', ns, '-o', 'json']));
     return Number(d.metadata.annotations['deployment.kubernetes.io/revision']);
   };
-  /** DESIGN.md §3 written out for this app, with the key read from the cluster. */
+  /** DESIGN.md §3 (v2, keyed for the app's namespace) written out for this app, with the key read from the cluster. */
   const expectedHash = (key: Buffer, config: string, password: string) =>
-    createHmac('sha256', key)
+    createHmac(
+      'sha256',
+      createHmac('sha256', key).update(`confighash/v2 namespace\n${appNs}`).digest(),
+    )
       .update(
-        'confighash/v1\n' +
+        'confighash/v2\n' +
           `ConfigMap\nweb-config\npresent\napp.yaml\n${Buffer.byteLength(config)}\n${config}\n` +
           `Secret\nweb-secret\npresent\npassword\n${Buffer.byteLength(password)}\n${password}\n`,
       )
