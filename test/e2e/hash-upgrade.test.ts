@@ -166,11 +166,15 @@ describe('upgrading a running install from v1 to v2', () => {
   it('the v1 release hashes and adopts with v1 digests', async () => {
     // Made before the namespace opts in: the v1 webhook adopts it on its next write.
     await applyServerSide(namespace(NS), ...objects(NS, ADOPTED));
-    await applyServerSide(namespace(NS, 'true'), ...objects(NS, PROBE).slice(0, 2));
+    await applyServerSide(
+      namespace(NS, 'true'),
+      namespace(FOLLOW_NS, 'follow'),
+      ...objects(NS, PROBE).slice(0, 2),
+    );
     await waitForWebhook('v1');
     await applyServerSide(...objects(NS, WEB));
     await touch(NS, ADOPTED.name);
-    await applyServerSide(namespace(FOLLOW_NS, 'follow'), ...objects(FOLLOW_NS, TRACKED));
+    await applyServerSide(...objects(FOLLOW_NS, TRACKED));
 
     expect(await api.hash(NS, 'deployment', 'web')).toBe(v1Digest(WEB));
     expect((await workloadAnnotations(NS, 'adopted'))[ADOPTED_HASH]).toBe(v1Digest(ADOPTED));
