@@ -31,7 +31,7 @@ import {
   yamlDocuments,
 } from '../support/e2e.js';
 import { verboseLog } from '../support/per-worker.js';
-import { runConfighash } from '../support/process.js';
+import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
 // The last commit whose webhook writes v1 hashes (main before hash v2). CI clones the
 // repository with its history, so `git archive` finds it.
@@ -72,6 +72,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await stopStartedProcesses();
   for (const webhook of started) await webhook.stop();
   await shared?.stop();
 });
@@ -160,8 +161,28 @@ const WEB: App = { name: 'web', config: 'v: 1', password: 'hunter2' };
 const ADOPTED: App = { name: 'adopted', config: 'mode: quiet', password: 's3cret' };
 const TRACKED: App = { name: 'tracked', config: 'level: info', password: 'token-1' };
 
+const WORKLOADS = [
+  [NS, 'web'],
+  [NS, 'adopted'],
+  [FOLLOW_NS, 'tracked'],
+] as const;
+
 describe('upgrading a running install from v1 to v2', () => {
   const before = new Map<string, number>();
+
+  /** Every workload keeps its v1 hash and its ReplicaSets. */
+  async function expectNothingRolled(): Promise<void> {
+    for (const [key, count] of before) {
+      const [ns, name] = key.split('/') as [string, string];
+      expect(`${key}: ${(await api.replicaSets(ns, name)).length} ReplicaSets`).toBe(
+        `${key}: ${count} ReplicaSets`,
+      );
+    }
+    expect(await api.hash(NS, 'deployment', 'web')).toBe(v1Digest(WEB));
+    expect((await workloadAnnotations(NS, 'adopted'))[ADOPTED_HASH]).toBe(v1Digest(ADOPTED));
+    expect(await api.hash(NS, 'deployment', 'adopted')).toBeUndefined();
+    expect(await api.hash(FOLLOW_NS, 'deployment', 'tracked')).toBe(v1Digest(TRACKED));
+  }
 
   it('the v1 release hashes and adopts with v1 digests', async () => {
     // Made before the namespace opts in: the v1 webhook adopts it on its next write.
@@ -180,11 +201,7 @@ describe('upgrading a running install from v1 to v2', () => {
     expect((await workloadAnnotations(NS, 'adopted'))[ADOPTED_HASH]).toBe(v1Digest(ADOPTED));
     expect(await api.hash(NS, 'deployment', 'adopted')).toBeUndefined();
     expect(await api.hash(FOLLOW_NS, 'deployment', 'tracked')).toBe(v1Digest(TRACKED));
-    for (const [ns, name] of [
-      [NS, 'web'],
-      [NS, 'adopted'],
-      [FOLLOW_NS, 'tracked'],
-    ] as const) {
+    for (const [ns, name] of WORKLOADS) {
       before.set(`${ns}/${name}`, (await api.replicaSets(ns, name)).length);
     }
     expect([...before.values()]).toEqual([1, 1, 1]);
@@ -197,21 +214,11 @@ describe('upgrading a running install from v1 to v2', () => {
 
     await applyServerSide(...objects(NS, WEB), ...objects(NS, ADOPTED));
     await applyServerSide(...objects(FOLLOW_NS, TRACKED));
-    for (const [ns, name] of [
-      [NS, 'web'],
-      [NS, 'adopted'],
-      [FOLLOW_NS, 'tracked'],
-    ] as const) {
-      await touch(ns, name);
-    }
-    const followerStart = Date.now();
-    const follower = await startWebhook('follower-v2', {
-      shareCertsWith: v2,
-      extraArgs: ['--follow', `--lease-namespace=${FOLLOW_NS}`, '--identity=follower-v2'],
-    });
-    await waitForNoRollVerdict(follower, FOLLOW_NS, 'tracked', followerStart);
+    for (const [ns, name] of WORKLOADS) await touch(ns, name);
+    await expectNothingRolled();
 
-    // plan and explain ask the webhook by a dry-run touch: it keeps the v1 hashes too.
+    // plan and explain ask the webhook by a dry-run touch: it keeps the v1 hashes too. They
+    // run while the follower starts: each is a process of its own.
     const env = { KUBECONFIG: shared.controlPlane.kubeconfig, NO_COLOR: '1' };
     const plan = runConfighash(
       ['plan', '-f', '-', '-o', 'json'],
@@ -219,6 +226,21 @@ describe('upgrading a running install from v1 to v2', () => {
       yamlDocuments(...objects(NS, WEB), ...objects(NS, ADOPTED), ...objects(FOLLOW_NS, TRACKED)),
     );
     const explain = runConfighash(['explain', 'deployment/web', '-n', NS, '-o', 'json'], env);
+
+    // A follower of the new release evaluates every follow workload when it takes the lead.
+    const followerStart = Date.now();
+    const follower = await startWebhook('follower-v2', {
+      shareCertsWith: v2,
+      extraArgs: [
+        '--follow',
+        `--lease-namespace=${FOLLOW_NS}`,
+        '--identity=follower-v2',
+        '--follow-debounce=1s',
+      ],
+    });
+    await waitForNoRollVerdict(follower, FOLLOW_NS, 'tracked', followerStart);
+    await expectNothingRolled();
+
     expect(await plan.exited, plan.output.stderr).toBe(0);
     const verdicts = JSON.parse(plan.output.stdout) as { name: string; verdict: string }[];
     expect(verdicts.map(({ name, verdict }) => `${name}: ${verdict}`).sort()).toEqual([
@@ -232,14 +254,6 @@ describe('upgrading a running install from v1 to v2', () => {
       wouldWrite: v1Digest(WEB),
       nextWriteRolls: false,
     });
-
-    expect(await api.hash(NS, 'deployment', 'web')).toBe(v1Digest(WEB));
-    expect((await workloadAnnotations(NS, 'adopted'))[ADOPTED_HASH]).toBe(v1Digest(ADOPTED));
-    expect(await api.hash(FOLLOW_NS, 'deployment', 'tracked')).toBe(v1Digest(TRACKED));
-    for (const [key, count] of before) {
-      const [ns, name] = key.split('/') as [string, string];
-      expect(`${key}: ${(await api.replicaSets(ns, name)).length}`).toBe(`${key}: ${count}`);
-    }
     await follower.stop();
   });
 
