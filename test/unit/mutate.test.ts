@@ -8,6 +8,7 @@ import type { MutationResult } from '../../src/review.js';
 import { ADOPTED_HASH, HASH, SOURCES } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
 import { MemorySource } from '../support/memory-source.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { admissionRequest, type RequestOptions, workload } from '../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 7);
@@ -22,7 +23,11 @@ function standardSource(): MemorySource {
 }
 
 async function review(source: MemorySource, options: RequestOptions) {
-  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const mutator = createMutator({
+    configSource: source,
+    hashKey: KEY,
+    namespaces: everyNamespaceOptedIn,
+  });
   const request = admissionRequest(options);
   const result = await mutator.review(request, NO_DEADLINE);
   const after = applyPatch(request.object as Workload, result.patch as never);
@@ -430,7 +435,11 @@ it('reads every source once per review, in parallel', async () => {
 
 it('does not rehash sources whose versions it has hashed, but notices a new version', async () => {
   const source = standardSource();
-  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const mutator = createMutator({
+    configSource: source,
+    hashKey: KEY,
+    namespaces: everyNamespaceOptedIn,
+  });
   const request: AdmissionRequest = admissionRequest();
   const first = await mutator.review(request, NO_DEADLINE);
   const second = await mutator.review(request, NO_DEADLINE);
