@@ -23,6 +23,31 @@ import type { AdmissionMetrics } from './metrics.js';
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+/**
+ * Headers, and the whole request with its body, must arrive within this
+ * (DESIGN.md §4 "Bounds"): a client that trickles a 7 MiB body is cut off (408)
+ * rather than holding its buffers for ever. The apiserver sends a review at once.
+ */
+export const REQUEST_ARRIVAL_MS = 10_000;
+/**
+ * Node checks those timeouts on a timer (30 s by default, so a 10 s limit
+ * would fire at 10–40 s). Checked this often, with the limits two checks below
+ * REQUEST_ARRIVAL_MS, a slow client is cut off within it whatever the timer's
+ * phase (measured: 9.6 s on Node 20.20 and 24.22; with 0.5 s checks and a 9.5 s
+ * limit one run of 24.22 cut at 10.04 s). An idle keep-alive connection is not
+ * a request: keepAliveTimeout governs it.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 250;
+const ARRIVAL_LIMIT_MS = REQUEST_ARRIVAL_MS - 2 * TIMEOUT_CHECK_INTERVAL_MS;
+/**
+ * Node's headersTimeout and requestTimeout start once TLS is up; a handshake
+ * that never ends is cut off by this instead (Node's default: 120 s).
+ */
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+const ARRIVAL_OPTIONS = {
+  headersTimeout: ARRIVAL_LIMIT_MS,
+  connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+} as const;
 
 export interface Readiness {
   isReady(): boolean;
@@ -44,12 +69,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // Fastify's default 0 turns Node's off: the whole request, body included, within the limit.
+    requestTimeout: ARRIVAL_LIMIT_MS,
     // A review that arrives while this replica stops is answered, never refused:
     // a 503 would fail open (drain.ts).
     return503OnClosing: false,
     ...(options.tls
-      ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } }
-      : {}),
+      ? {
+          https: {
+            cert: options.tls.cert,
+            key: options.tls.key,
+            minVersion: 'TLSv1.2' as const,
+            handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+            ...ARRIVAL_OPTIONS,
+          },
+        }
+      : { http: ARRIVAL_OPTIONS }),
   }) as unknown as FastifyInstance;
 
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
@@ -108,6 +143,7 @@ function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logg
       const duration = seconds();
       metrics.observeReview(result.outcome, duration, review.dryRun);
       metrics.observeLookups(result.lookups);
+      if (result.skipCode) metrics.observeSkip(result.skipCode);
       // A dry-run has no side effects: it rolls nothing, so it counts as no hash change.
       if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
       logReview(logger, review, result, duration);
