@@ -181,14 +181,16 @@ async function keepWatching(
 
 interface PendingReads {
   running: Promise<NamespaceRead> | undefined;
+  /** The running read's GET has gone out: a caller arriving now must not take its answer. */
+  sent: boolean;
   queued: Promise<NamespaceRead> | undefined;
 }
 
 /**
  * Live GETs of namespaces, shared by the reviews that ask at once, each answer
  * from a GET sent after its caller asked: a caller that finds a GET already
- * running waits for the next one (which every caller arriving meanwhile shares),
- * since the running one may have read the namespace before it was labelled.
+ * sent waits for the next one (which every caller arriving meanwhile shares),
+ * since the sent one may have read the namespace before it was labelled.
  * So one name has at most two GETs outstanding, and the process MAX_NAMESPACE_READS
  * in flight. No answer is remembered: a remembered "not labelled" could outlive a
  * fresh label, and then a real review would go unhashed.
@@ -202,13 +204,15 @@ class FreshReads {
   read(name: string, signal: AbortSignal): Promise<NamespaceRead> {
     let pending = this.#pending.get(name);
     if (!pending) {
-      pending = { running: undefined, queued: undefined };
+      pending = { running: undefined, sent: false, queued: undefined };
       this.#pending.set(name, pending);
     }
     const entry = pending;
     let shared: Promise<NamespaceRead>;
     if (!entry.running) {
       shared = this.#start(name, entry);
+    } else if (!entry.sent) {
+      shared = entry.running;
     } else {
       entry.queued ??= entry.running.then(() => {
         entry.queued = undefined;
@@ -220,7 +224,8 @@ class FreshReads {
   }
 
   #start(name: string, entry: PendingReads): Promise<NamespaceRead> {
-    const running = this.#get(name).finally(() => {
+    entry.sent = false;
+    const running = this.#get(name, entry).finally(() => {
       entry.running = undefined;
       if (!entry.queued) this.#pending.delete(name);
     });
@@ -228,10 +233,11 @@ class FreshReads {
     return running;
   }
 
-  async #get(name: string): Promise<NamespaceRead> {
+  async #get(name: string, entry: PendingReads): Promise<NamespaceRead> {
     const timeout = AbortSignal.timeout(READ_TIMEOUT_MS);
     if (!(await this.#slots.take(timeout))) return { status: 'failed', detail: 'timed out' };
     try {
+      entry.sent = true;
       return await this.api.get(name, timeout);
     } finally {
       this.#slots.release();
