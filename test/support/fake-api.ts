@@ -29,6 +29,11 @@ export interface FakeApi {
   /** The Authorization header of each request, in order. */
   readonly authorizations: (string | undefined)[];
   connections: number;
+  /** GETs being answered now, and the most at once (with `delayMs`, to count concurrency). */
+  inFlight: number;
+  maxInFlight: number;
+  /** Every answer waits this long first: slowness a real apiserver cannot be made to show. */
+  delayMs: number;
   put(object: StoredObject): void;
   remove(kind: StoredObject['kind'], namespace: string, name: string): void;
   fault(
@@ -68,7 +73,11 @@ export async function startFakeApi(): Promise<FakeApi> {
   const server = http.createServer((request, response) => {
     api.requests.push(`${request.method} ${request.url}`);
     api.authorizations.push(request.headers.authorization);
-    answer(store, request, response);
+    api.inFlight++;
+    api.maxInFlight = Math.max(api.maxInFlight, api.inFlight);
+    response.on('close', () => api.inFlight--);
+    if (api.delayMs > 0) setTimeout(() => answer(store, request, response), api.delayMs);
+    else answer(store, request, response);
   });
   server.on('connection', () => {
     api.connections++;
@@ -79,6 +88,9 @@ export async function startFakeApi(): Promise<FakeApi> {
     requests: [],
     authorizations: [],
     connections: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    delayMs: 0,
     put(object) {
       const key = id(object.kind, object.namespace, object.name);
       const uid = store.objects.get(key)?.uid ?? `uid-${key}`;
