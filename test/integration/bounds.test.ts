@@ -136,7 +136,7 @@ describe('a client that trickles its body', () => {
       expect(others.length).toBeGreaterThan(5);
       for (const other of others) expect(other.status).toBe(200);
     },
-    REQUEST_ARRIVAL_MS + 10_000,
+    REQUEST_ARRIVAL_MS + 15_000,
   );
 });
 

@@ -44,7 +44,7 @@ class MemoryNamespaces implements NamespaceApi {
 
   async listOptedIn(signal: AbortSignal) {
     if (this.holdList) {
-      await new Promise<void>((resolve, reject) =>
+      await new Promise<void>((_resolve, reject) =>
         signal.addEventListener('abort', () => reject(new Error('stopped'))),
       );
     }
