@@ -66,8 +66,9 @@ export async function startTestApp(
   };
 }
 
-/** The standard sources of THREE_SOURCES, in the test namespace. */
+/** The standard sources of THREE_SOURCES, in the test namespace, opted in (serve's namespace check). */
 export function putStandardSources(api: FakeApi, namespace: string): void {
+  api.namespace(namespace, 'true');
   api.put({ kind: 'ConfigMap', namespace, name: 'app-config', data: { 'app.yaml': 'port: 8080' } });
   api.put({
     kind: 'Secret',
