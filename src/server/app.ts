@@ -17,10 +17,17 @@ import {
   warning,
 } from '../admission/index.js';
 import type { MutationResult, Mutator } from '../review.js';
+import { ByteBudget } from './body-budget.js';
 import type { AdmissionMetrics } from './metrics.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
+/**
+ * Body bytes read and reviewed at once (body-budget.ts): about seven 7 MiB
+ * reviews, which with the idle process stay within the chart's 256Mi limit
+ * (bench scenario 9).
+ */
+export const MAX_BODY_BYTES_IN_FLIGHT = 48 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /**
@@ -90,6 +97,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
 
+  limitBodiesInFlight(app, new ByteBudget(MAX_BODY_BYTES_IN_FLIGHT));
+
   // An unready replica (starting, or stopping) asks each client not to reuse its
   // connection, so that the clients close them all, never racing a request (drain.ts).
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -120,6 +129,41 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
   return app;
+}
+
+/**
+ * A POST's body is read only once its declared length fits the budget; the
+ * bytes go back when the answer is sent or the connection closes. A body
+ * without a length counts as the largest allowed; one above the limit is
+ * refused (413) unread and takes nothing.
+ */
+function limitBodiesInFlight(app: FastifyInstance, budget: ByteBudget): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'POST') return done();
+    const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);
+    if (declared > MAX_BODY_BYTES) return done();
+    const bytes = Number.isFinite(declared) && declared >= 0 ? declared : MAX_BODY_BYTES;
+    const admitted = () => {
+      reply.raw.once('close', () => budget.release(bytes));
+      done();
+    };
+    const gaveUp = new AbortController();
+    const taken = budget.take(bytes, gaveUp.signal);
+    if (taken === true) return admitted();
+    if (taken === false)
+      return void reply.code(503).send({ error: 'too many large bodies at once' });
+    // Node cuts the request off at the arrival limit anyway; this stops the wait with it.
+    const timer = setTimeout(() => gaveUp.abort(), ARRIVAL_LIMIT_MS);
+    request.raw.once('close', () => gaveUp.abort());
+    void taken.then((granted) => {
+      clearTimeout(timer);
+      if (granted && !request.raw.destroyed) return admitted();
+      if (granted) budget.release(bytes);
+      else if (!reply.sent && !request.raw.destroyed) {
+        reply.code(503).send({ error: 'too many large bodies at once' });
+      }
+    });
+  });
 }
 
 /** POST /mutate: decode, review within the deadline, answer; one log line and metrics per review. */
