@@ -23,11 +23,11 @@ import type { AdmissionMetrics } from './metrics.js';
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /**
- * Body bytes read and reviewed at once (body-budget.ts): about seven 7 MiB
- * reviews, which with the idle process stay within the chart's 256Mi limit
- * (bench scenario 9).
+ * Body bytes read and reviewed at once (body-budget.ts): four 7 MiB reviews.
+ * Each costs about 18 MiB while it is parsed and reviewed; with 48 MiB a burst
+ * of 64 peaked at 257 MiB, at the chart's 256Mi limit (bench scenario 9).
  */
-export const MAX_BODY_BYTES_IN_FLIGHT = 48 * 1024 * 1024;
+export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /**
