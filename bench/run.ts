@@ -55,7 +55,8 @@ async function main(): Promise<void> {
   };
   const scenarios: Scenario[] = [];
   try {
-    if (wants(options, '1', '2', '5a', '5b', '7', '8')) await stubScenarios(context, scenarios);
+    if (wants(options, '1', '2', '5a', '5b', '7', '8', '9'))
+      await stubScenarios(context, scenarios);
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
     if (peers && wants(options, 'peers')) scenarios.push(await peersRun(context, peers));
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
     if (process.env.CONFIGHASH_BENCH_KEEP) log(`work directory kept: ${work}`);
     else await rm(work, { recursive: true, force: true });
   }
-  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', 'peers'];
+  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', '9', 'peers'];
   scenarios.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   const stamp = startedAt
     .toISOString()

@@ -14,6 +14,7 @@ import {
   type SourceContent,
   v1DigestKey,
 } from './hash/index.js';
+import { Slots } from './slots.js';
 import { formatSourceList, type SourceKind, type SourceRef } from './sources.js';
 import { findSources, type Workload } from './workload/index.js';
 
@@ -77,6 +78,8 @@ export type Evaluation = EvaluationBase &
         readonly status: 'unreadable';
         readonly failures: readonly FailedLookup[];
         readonly missingRequired: readonly SourceRef[];
+        /** How many sources the template names, when that is over MAX_SOURCES and nothing was read. */
+        readonly tooManySources?: number;
       }
     | ({
         readonly status: 'hashed';
@@ -114,13 +117,24 @@ export interface EvaluatorDependencies {
   readonly configSource: ConfigSource;
   readonly hashKey: Uint8Array;
   readonly memo?: HashMemo;
+  /** Lookups in flight at once across all evaluations (default MAX_LOOKUPS_IN_FLIGHT of its own). */
+  readonly lookupSlots?: Slots;
 }
+
+// Bounds (DESIGN.md §4): one review cannot drive thousands of GETs, nor take every socket.
+/** A template naming more distinct sources is not read at all. */
+export const MAX_SOURCES = 256;
+/** Lookups of one evaluation in flight at once. */
+export const MAX_LOOKUPS_PER_EVALUATION = 16;
+/** Lookups in flight at once in the process (one evaluator per process serves admission). */
+export const MAX_LOOKUPS_IN_FLIGHT = 256;
 
 /** Shared by admission and follow mode: one definition of "the hash now". */
 export function createEvaluator({
   configSource,
   hashKey,
   memo = new HashMemo(),
+  lookupSlots = new Slots(MAX_LOOKUPS_IN_FLIGHT),
 }: EvaluatorDependencies): Evaluator {
   const keys: DigestKeys = {
     v1: v1DigestKey(hashKey),
@@ -128,13 +142,29 @@ export function createEvaluator({
   };
   return async (workload, namespace, signal) => {
     const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
-    // In parallel: the deadline is for all lookups together (DESIGN.md §4).
-    const lookups = await Promise.all(
-      sources.map(async (ref) => ({
-        ref,
-        result: await configSource.get(ref.kind, namespace, ref.name, signal),
-      })),
-    );
+    if (sources.length > MAX_SOURCES) {
+      const tooManySources = sources.length;
+      return {
+        status: 'unreadable',
+        failures: [],
+        missingRequired: [],
+        tooManySources,
+        lookups: [],
+        problems,
+      };
+    }
+    const lookUp = async (ref: SourceRef): Promise<SourceLookup> => {
+      // A lookup waiting for a slot at the deadline is a lookup that timed out; it sends nothing.
+      if (!lookupSlots.tryTake() && !(await lookupSlots.take(signal))) {
+        return { ref, result: WAITED_PAST_DEADLINE };
+      }
+      try {
+        return { ref, result: await configSource.get(ref.kind, namespace, ref.name, signal) };
+      } finally {
+        lookupSlots.release();
+      }
+    };
+    const lookups = await lookUpAll(sources, lookUp);
     if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
     const failures = lookups.flatMap(({ ref, result }) =>
       result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
@@ -154,6 +184,33 @@ export function createEvaluator({
       problems,
     };
   };
+}
+
+const WAITED_PAST_DEADLINE: LookupResult = {
+  status: 'failed',
+  failure: 'timeout',
+  detail: 'deadline reached',
+};
+
+/**
+ * In parallel, at most MAX_LOOKUPS_PER_EVALUATION at once: the deadline is for
+ * all lookups together (DESIGN.md §4). Results in the order of `sources`.
+ */
+async function lookUpAll(
+  sources: readonly SourceRef[],
+  lookUp: (ref: SourceRef) => Promise<SourceLookup>,
+): Promise<SourceLookup[]> {
+  if (sources.length <= MAX_LOOKUPS_PER_EVALUATION) return Promise.all(sources.map(lookUp));
+  const results: SourceLookup[] = new Array(sources.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < sources.length) {
+      const index = next++;
+      results[index] = await lookUp(sources[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: MAX_LOOKUPS_PER_EVALUATION }, worker));
+  return results;
 }
 
 interface DigestKeys {

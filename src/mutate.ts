@@ -9,9 +9,11 @@ import {
   type Evaluation,
   type EvaluatorDependencies,
   isCurrentHash,
+  MAX_SOURCES,
 } from './evaluate.js';
+import type { NamespaceCheck } from './namespaces.js';
 import { buildAnnotationPatch } from './patch/index.js';
-import type { LookupRecord, MutationResult, Mutator, Outcome } from './review.js';
+import type { LookupRecord, MutationResult, Mutator, Outcome, SkipCode } from './review.js';
 import { describeSource } from './sources.js';
 import {
   ADOPTED_HASH,
@@ -37,17 +39,51 @@ const MAX_WARNINGS = 10;
 export interface MutatorDependencies extends EvaluatorDependencies {
   /** The kinds handled (default: the apps/v1 ones; `--kind` adds more). */
   readonly kinds?: readonly WorkloadKind[];
+  /** Whether the request's namespace is opted in, as confighash itself sees it (DESIGN.md §4, §10). */
+  readonly namespaces: NamespaceCheck;
 }
 
-export function createMutator({ kinds, ...dependencies }: MutatorDependencies): Mutator {
+export function createMutator({
+  kinds,
+  namespaces,
+  ...dependencies
+}: MutatorDependencies): Mutator {
   const evaluate = createEvaluator(dependencies);
   return {
     async review(request, signal) {
       const target = selectTarget(request, kinds);
       if ('skipReason' in target) return skipped(target.skipReason, target.warning);
+      // Before any lookup: a review POSTed straight to the port learns nothing of a namespace not opted in.
+      const verdict = await namespaces.check(target.namespace, signal);
+      if (verdict.status === 'not-opted-in') {
+        return skipped(
+          `namespace ${target.namespace} is not opted in (${verdict.why})`,
+          undefined,
+          'namespace-not-opted-in',
+        );
+      }
+      if (verdict.status === 'unknown') {
+        return decideAnnotations(target, namespaceUnreadable(target, verdict.detail));
+      }
       const evaluation = await evaluate(target.workload, target.namespace, signal);
       return decideAnnotations(target, evaluation);
     },
+  };
+}
+
+/**
+ * The namespace could not be read: like a failed lookup, keep oldObject's
+ * values, and read nothing (a forged review must not get lookups by making
+ * the namespace read fail; a real one loses nothing it had).
+ */
+function namespaceUnreadable(target: Target, detail: string): Evaluation {
+  const consequence = target.isUpdate ? 'kept the previous hash' : 'no hash written';
+  return {
+    status: 'unreadable',
+    failures: [],
+    missingRequired: [],
+    lookups: [],
+    problems: [`could not read namespace ${target.namespace} (${detail}); ${consequence}`],
   };
 }
 
@@ -163,6 +199,13 @@ function decide(
     case 'unreadable': {
       const consequence = target.isUpdate ? 'kept the previous hash' : 'no hash written';
       const warnings = [
+        ...(evaluation.tooManySources === undefined
+          ? []
+          : [
+              warning(
+                `too many sources (${evaluation.tooManySources}, at most ${MAX_SOURCES}); none read, ${consequence}`,
+              ),
+            ]),
         ...evaluation.failures.map(({ ref, detail }) =>
           warning(`could not read ${describeSource(ref)} (${detail}); ${consequence}`),
         ),
@@ -266,7 +309,11 @@ export function limitWarnings(warnings: readonly string[]): string[] {
   return [...shortened.slice(0, MAX_WARNINGS - 1), warning(`and ${rest} more problems`)];
 }
 
-function skipped(skipReason: string, warning: string | undefined): MutationResult {
+function skipped(
+  skipReason: string,
+  warning: string | undefined,
+  skipCode: SkipCode = 'not-handled',
+): MutationResult {
   return {
     outcome: 'skipped',
     patch: [],
@@ -274,5 +321,6 @@ function skipped(skipReason: string, warning: string | undefined): MutationResul
     lookups: [],
     hashChanged: false,
     skipReason,
+    skipCode,
   };
 }

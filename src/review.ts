@@ -33,7 +33,16 @@ export interface MutationResult {
   readonly hashChanged: boolean;
   /** Why nothing was looked at, for `skipped`. */
   readonly skipReason?: string;
+  /** The same, as one of a few words: a metric label. */
+  readonly skipCode?: SkipCode;
 }
+
+/** Why a review was skipped, in few enough words for a metric label. */
+export type SkipCode =
+  /** Not a write confighash handles: operation, subresource, kind, opted out, no template. */
+  | 'not-handled'
+  /** The namespace is not opted in as confighash sees it, or is excluded (DESIGN.md §4). */
+  | 'namespace-not-opted-in';
 
 export interface Mutator {
   review(request: AdmissionRequest, signal: AbortSignal): Promise<MutationResult>;

@@ -114,7 +114,7 @@ export function parseOptions(argv: readonly string[]): Options {
   return { quick, profile, only, baseline, peers };
 }
 
-/** Scenario ids: 1–8 and peers (with --peers); 5 stands for 5a, 5b and 5c. */
+/** Scenario ids: 1–9 and peers (with --peers); 5 stands for 5a, 5b and 5c. */
 export const wants = (options: Options, ...ids: string[]) =>
   options.only === undefined ||
   ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));

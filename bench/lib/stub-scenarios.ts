@@ -1,9 +1,10 @@
-// Scenarios 1, 2, 5a, 5b, 7 and 8 against the API stub, and the peers' RSS run.
+// Scenarios 1, 2, 5a, 5b, 7, 8 and 9 against the API stub, and the peers' RSS run.
 
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HASH } from '../../src/workload/annotations.js';
 import { startControlPlane } from '../../tools/cluster/control-plane.js';
+import { bigBodiesScenario } from './big-bodies.js';
 import { forkHelper, type Helper, type Webhook } from './children.js';
 import { connectApi } from './cluster.js';
 import {
@@ -78,6 +79,11 @@ export async function stubScenarios(context: Context, scenarios: Scenario[]): Pr
     log('scenario 8: memory, startup → idle → 10,000 reviews, fresh webhooks');
     await setup.seed(STANDARD_SOURCES, STANDARD_BYTES, false);
     scenarios.push(await memoryScenarioRun(context, setup.kubeconfig));
+  }
+  if (wants(options, '9')) {
+    log('scenario 9: memory, bursts of concurrent 7 MiB reviews, fresh webhooks');
+    await setup.seed(STANDARD_SOURCES, STANDARD_BYTES, false);
+    scenarios.push(await bigBodiesScenario(context, setup.kubeconfig));
   }
   if (wants(options, '7')) {
     log(`scenario 7: soak, ${plan.soakS} s at ${plan.soakRate} reviews/s, fresh webhook`);

@@ -24,6 +24,8 @@ interface StoredBody {
 }
 
 const objects = new Map<string, StoredBody>();
+/** The seeded namespace, opted in: what the webhook's namespace check lists, watches and GETs. */
+let optedIn = 'bench';
 let bumpVersions = false;
 let connections = 0;
 let requests = 0;
@@ -39,6 +41,10 @@ const notFound = Buffer.from(
 
 const server = http.createServer((request, response) => {
   requests++;
+  if (request.method === 'GET' && isNamespacePath(request.url ?? '')) {
+    answerNamespaces(request.url ?? '', response);
+    return;
+  }
   const stored = request.method === 'GET' ? objects.get(request.url ?? '') : undefined;
   if (!stored) {
     response.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
@@ -57,6 +63,41 @@ server.keepAliveTimeout = 120_000;
 server.on('connection', () => {
   connections++;
 });
+
+/**
+ * The namespace check's requests (src/kube/namespaces.ts): a list of the one
+ * opted-in namespace, a watch that stays open and silent, a GET of it.
+ */
+function isNamespacePath(url: string): boolean {
+  return url.startsWith('/api/v1/namespaces?') || /^\/api\/v1\/namespaces\/[^/?]+$/.test(url);
+}
+
+function answerNamespaces(url: string, response: http.ServerResponse): void {
+  const namespace = {
+    apiVersion: 'meta.k8s.io/v1',
+    kind: 'PartialObjectMetadata',
+    metadata: { name: optedIn, labels: { 'confighash.dev/enabled': 'true' } },
+  };
+  if (url.includes('watch=1')) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.flushHeaders();
+    return;
+  }
+  if (url.startsWith('/api/v1/namespaces?')) {
+    const list = {
+      kind: 'PartialObjectMetadataList',
+      metadata: { resourceVersion: '1' },
+      items: [namespace],
+    };
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(list));
+    return;
+  }
+  if (url === `/api/v1/namespaces/${optedIn}`) {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(namespace));
+    return;
+  }
+  response.writeHead(404, { 'content-type': 'application/json' }).end(notFound);
+}
 
 function store(object: ApiObject): void {
   const path = sourcePath(object.metadata.namespace, {
@@ -101,6 +142,7 @@ serveRequests({
       bump: boolean;
     };
     objects.clear();
+    optedIn = namespace;
     for (const source of benchSources(count)) store(sourceObject(namespace, source, bytes));
     for (let i = 0; i < unrelated; i++) store(unrelatedObject(namespace, i));
     bumpVersions = bump;

@@ -88,7 +88,12 @@ async function partApp(which: Part): Promise<FastifyInstance> {
 
 function confighashApp(source: LookupSource): FastifyInstance {
   return buildApp({
-    mutator: createMutator({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+    mutator: createMutator({
+      configSource: source,
+      hashKey: Buffer.alloc(32, 7),
+      // The namespace check as a synced watch that says opted in: no GET (src/namespaces.ts).
+      namespaces: { check: async () => ({ status: 'opted-in' }) },
+    }),
     metrics: createAdmissionMetrics(),
     logger: createLogger('info', pino.destination({ dest: '/dev/null', sync: true })),
     readiness: { isReady: () => true },

@@ -27,7 +27,7 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
     env: 'CONFIGHASH_NAMESPACE',
     value: 'NS',
     defaultValue: 'confighash-system',
-    help: "the webhook's own namespace: its Secrets and Service",
+    help: "the webhook's own namespace: its Secrets and Service; never hashed in, whatever its label",
   },
   {
     flag: 'service-name',

@@ -45,6 +45,8 @@ export interface ServeConfig {
   readonly follow: FollowConfig | undefined;
   /** The workload kinds handled: the apps/v1 ones plus every --kind. */
   readonly kinds: readonly WorkloadKind[];
+  /** Never opted in, whatever their labels: the webhook's own (--namespace) and every --excluded-namespace. */
+  readonly excludedNamespaces: readonly string[];
 }
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
@@ -101,7 +103,16 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     defaultValue: '95',
     help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
+  {
+    flag: 'excluded-namespace',
+    env: 'CONFIGHASH_EXCLUDED_NAMESPACES',
+    value: 'NS',
+    help: 'never hash in this namespace, whatever its label, as kube-system and --namespace (repeatable; env: comma-separated)',
+  },
 ];
+
+/** A namespace name: an RFC 1123 label. */
+const NAMESPACE_NAME = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Every option of serve, in help order. */
 export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
@@ -144,6 +155,13 @@ export function parseServeConfig(
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
+  const excluded = values.all('excluded-namespace');
+  const badNamespace = [get('namespace')!, ...excluded].find((name) => !NAMESPACE_NAME.test(name));
+  if (badNamespace !== undefined) {
+    return fail(
+      `--excluded-namespace and --namespace take a namespace name (lowercase letters, digits, '-'; at most 63), got '${badNamespace}'`,
+    );
+  }
   return {
     ok: true,
     config: Object.freeze({
@@ -158,6 +176,7 @@ export function parseServeConfig(
       selfManaged: selfManaged.options,
       follow,
       kinds,
+      excludedNamespaces: Object.freeze([...new Set([get('namespace')!, ...excluded])]),
     }),
   };
 }

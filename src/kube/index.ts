@@ -10,6 +10,7 @@ export {
 export { KubeconfigError } from './credentials.js';
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
+export { createNamespaceApi } from './namespaces.js';
 export { checkReachable, createExplainCluster } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
 export { createCaBundleTarget } from './webhook-configuration.js';

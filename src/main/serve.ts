@@ -20,9 +20,11 @@ import {
   createCaBundleTarget,
   createFollowApi,
   createLeaseStore,
+  createNamespaceApi,
   createSecretStore,
 } from '../kube/index.js';
 import { createMutator } from '../mutate.js';
+import { type NamespaceWatch, startNamespaceCheck } from '../namespaces.js';
 import { buildApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';
@@ -53,12 +55,14 @@ export async function serve(config: ServeConfig): Promise<void> {
       metrics.registry,
       logger,
     ));
+  const namespaces = watchNamespaces(config, await cluster.credentials(), connection, logger);
   const readiness = { ready: false, isReady: () => readiness.ready };
   const app = buildApp({
     mutator: createMutator({
       configSource: createApiConfigSource(connection),
       hashKey,
       kinds: config.kinds,
+      namespaces,
     }),
     metrics,
     logger,
@@ -88,8 +92,38 @@ export async function serve(config: ServeConfig): Promise<void> {
     ]);
     logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
     await app.close();
+    await namespaces.stop();
     connection.close();
   });
+}
+
+/**
+ * The namespace check (DESIGN.md §4): its watch on a connection of its own (a
+ * stream holds its socket), its live GETs on the lookups' connection.
+ */
+function watchNamespaces(
+  config: ServeConfig,
+  credentials: ClusterCredentials,
+  lookups: ApiConnection,
+  logger: Logger,
+): NamespaceWatch & { stop(): Promise<void> } {
+  const watchConnection = connectToCluster(credentials, { maxSockets: 2 });
+  const check = startNamespaceCheck({
+    api: createNamespaceApi(watchConnection, lookups),
+    excluded: config.excludedNamespaces,
+    onWatchError: (error) =>
+      logger.warn({ reason: error.message }, 'namespace watch failed; retrying'),
+  });
+  return {
+    check: (namespace, signal) => check.check(namespace, signal),
+    get synced() {
+      return check.synced;
+    },
+    async stop() {
+      await check.stop();
+      watchConnection.close();
+    },
+  };
 }
 
 /** The serving certificate and key, reloaded in place when their files change. */

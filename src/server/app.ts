@@ -17,12 +17,44 @@ import {
   warning,
 } from '../admission/index.js';
 import type { MutationResult, Mutator } from '../review.js';
+import { ByteBudget } from './body-budget.js';
 import type { AdmissionMetrics } from './metrics.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
+/**
+ * Body bytes read and reviewed at once (body-budget.ts): four 7 MiB reviews.
+ * Each costs about 18 MiB while it is parsed and reviewed; with 48 MiB a burst
+ * of 64 peaked at 257 MiB, at the chart's 256Mi limit (bench scenario 9).
+ */
+export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+/**
+ * Headers, and the whole request with its body, must arrive within this
+ * (DESIGN.md §4 "Bounds"): a client that trickles a 7 MiB body is cut off (408)
+ * rather than holding its buffers for ever. The apiserver sends a review at once.
+ */
+export const REQUEST_ARRIVAL_MS = 10_000;
+/**
+ * Node checks those timeouts on a timer (30 s by default, so a 10 s limit
+ * would fire at 10–40 s). Checked this often, with the limits two checks below
+ * REQUEST_ARRIVAL_MS, a slow client is cut off within it whatever the timer's
+ * phase (measured: 9.6 s on Node 20.20 and 24.22; with 0.5 s checks and a 9.5 s
+ * limit one run of 24.22 cut at 10.04 s). An idle keep-alive connection is not
+ * a request: keepAliveTimeout governs it.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 250;
+const ARRIVAL_LIMIT_MS = REQUEST_ARRIVAL_MS - 2 * TIMEOUT_CHECK_INTERVAL_MS;
+/**
+ * Node's headersTimeout and requestTimeout start once TLS is up; a handshake
+ * that never ends is cut off by this instead (Node's default: 120 s).
+ */
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+const ARRIVAL_OPTIONS = {
+  headersTimeout: ARRIVAL_LIMIT_MS,
+  connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+} as const;
 
 export interface Readiness {
   isReady(): boolean;
@@ -44,16 +76,28 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // Fastify's default 0 turns Node's off: the whole request, body included, within the limit.
+    requestTimeout: ARRIVAL_LIMIT_MS,
     // A review that arrives while this replica stops is answered, never refused:
     // a 503 would fail open (drain.ts).
     return503OnClosing: false,
     ...(options.tls
-      ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } }
-      : {}),
+      ? {
+          https: {
+            cert: options.tls.cert,
+            key: options.tls.key,
+            minVersion: 'TLSv1.2' as const,
+            handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+            ...ARRIVAL_OPTIONS,
+          },
+        }
+      : { http: ARRIVAL_OPTIONS }),
   }) as unknown as FastifyInstance;
 
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
+
+  limitBodiesInFlight(app, new ByteBudget(MAX_BODY_BYTES_IN_FLIGHT));
 
   // An unready replica (starting, or stopping) asks each client not to reuse its
   // connection, so that the clients close them all, never racing a request (drain.ts).
@@ -87,6 +131,41 @@ export function buildApp(options: AppOptions): FastifyInstance {
   return app;
 }
 
+/**
+ * A POST's body is read only once its declared length fits the budget; the
+ * bytes go back when the answer is sent or the connection closes. A body
+ * without a length counts as the largest allowed; one above the limit is
+ * refused (413) unread and takes nothing.
+ */
+function limitBodiesInFlight(app: FastifyInstance, budget: ByteBudget): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'POST') return done();
+    const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);
+    if (declared > MAX_BODY_BYTES) return done();
+    const bytes = Number.isFinite(declared) && declared >= 0 ? declared : MAX_BODY_BYTES;
+    const admitted = () => {
+      reply.raw.once('close', () => budget.release(bytes));
+      done();
+    };
+    const gaveUp = new AbortController();
+    const taken = budget.take(bytes, gaveUp.signal);
+    if (taken === true) return admitted();
+    if (taken === false)
+      return void reply.code(503).send({ error: 'too many large bodies at once' });
+    // Node cuts the request off at the arrival limit anyway; this stops the wait with it.
+    const timer = setTimeout(() => gaveUp.abort(), ARRIVAL_LIMIT_MS);
+    request.raw.once('close', () => gaveUp.abort());
+    void taken.then((granted) => {
+      clearTimeout(timer);
+      if (granted && !request.raw.destroyed) return admitted();
+      if (granted) budget.release(bytes);
+      else if (!reply.sent && !request.raw.destroyed) {
+        reply.code(503).send({ error: 'too many large bodies at once' });
+      }
+    });
+  });
+}
+
 /** POST /mutate: decode, review within the deadline, answer; one log line and metrics per review. */
 function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logger) {
   return async (
@@ -108,6 +187,7 @@ function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logg
       const duration = seconds();
       metrics.observeReview(result.outcome, duration, review.dryRun);
       metrics.observeLookups(result.lookups);
+      if (result.skipCode) metrics.observeSkip(result.skipCode);
       // A dry-run has no side effects: it rolls nothing, so it counts as no hash change.
       if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
       logReview(logger, review, result, duration);

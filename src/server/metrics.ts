@@ -2,7 +2,7 @@
 // global one, so that tests and several apps in one process do not collide.
 
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { LookupRecord, Outcome } from '../review.js';
+import type { LookupRecord, Outcome, SkipCode } from '../review.js';
 
 export type RequestOutcome = Outcome | 'invalid' | 'error';
 
@@ -10,6 +10,7 @@ export interface AdmissionMetrics {
   readonly registry: Registry;
   observeReview(outcome: RequestOutcome, seconds: number, dryRun: boolean): void;
   observeLookups(lookups: readonly LookupRecord[]): void;
+  observeSkip(reason: SkipCode): void;
   observeHashChange(): void;
 }
 
@@ -42,6 +43,12 @@ export function createAdmissionMetrics(
     help: 'Updates whose pod template hash changed because config changed: each one rolls the workload.',
     registers: [registry],
   });
+  const skips = new Counter({
+    name: 'confighash_admission_skips_total',
+    help: 'Reviews skipped, by reason: not-handled (kind, operation, opted out, …) or namespace-not-opted-in (as confighash sees the namespace; a review POSTed straight to the port, or one in an excluded namespace).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const requestChildren = new Map<string, ReturnType<typeof requests.labels>>();
   const durationChildren = new Map<string, ReturnType<typeof duration.labels>>();
   const lookupChildren = new Map<string, ReturnType<typeof lookups.labels>>();
@@ -59,6 +66,7 @@ export function createAdmissionMetrics(
         memo(lookupChildren, `${kind}|${result}`, () => lookups.labels({ kind, result })).inc();
       }
     },
+    observeSkip: (reason) => skips.labels({ reason }).inc(),
     observeHashChange: () => hashChanges.inc(),
   };
 }

@@ -20,6 +20,9 @@ export const NAMESPACE_MODE = {
   follow: 'follow',
 } as const;
 
+/** The label selector of every opted-in namespace (admission's namespace check). */
+export const OPTED_IN_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL} in (${NAMESPACE_MODE.admission},${NAMESPACE_MODE.follow})`;
+
 /** The label selector of follow namespaces. */
 export const FOLLOW_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL}=${NAMESPACE_MODE.follow}`;
 

@@ -186,6 +186,11 @@ describe("the ServiceAccount's permissions (kubectl auth can-i --as)", () => {
         args: ['get', 'configmaps', '-n', 'default'],
         allowed: true,
       },
+      // The namespace check (DESIGN.md §4): labels of namespaces, a watch and a live GET.
+      { name: 'get a Namespace', args: ['get', 'namespaces/default'], allowed: true },
+      { name: 'list Namespaces', args: ['list', 'namespaces'], allowed: true },
+      { name: 'watch Namespaces', args: ['watch', 'namespaces'], allowed: true },
+      { name: 'patch a Namespace', args: ['patch', 'namespaces/default'], allowed: false },
       { name: 'list Secrets', args: ['list', 'secrets', '-n', 'default'], allowed: false },
       { name: 'list Secrets cluster-wide', args: ['list', 'secrets', '-A'], allowed: false },
       { name: 'watch Secrets', args: ['watch', 'secrets', '-n', 'default'], allowed: false },
@@ -626,7 +631,11 @@ describe('the namespaced RBAC variant (components/namespaced-rbac)', () => {
       );
       const objects = loadAllYaml(await render(dir)) as K8sObject[];
       const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding');
-      expect(bindings.map((o) => o.metadata.name)).toEqual(['confighash-webhook-ca']);
+      // Namespaces are cluster-scoped: the namespace check's binding stays cluster-wide.
+      expect(bindings.map((o) => o.metadata.name).sort()).toEqual([
+        'confighash-namespace-reader',
+        'confighash-webhook-ca',
+      ]);
       expect(
         objects.some(
           (o) => o.kind === 'ClusterRole' && o.metadata.name === 'confighash-config-reader',

@@ -178,6 +178,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       '--kind=argoproj.io/v1alpha1/Rollout',
       '--kind=apps.kruise.io/v1alpha1/CloneSet',
       '--kind=apps.kruise.io/v1beta1/StatefulSet',
+      '--excluded-namespace=monitoring',
       '--follow-debounce=30s',
     ]);
     expect(deployment(all).spec.template.spec.priorityClassName).toBe('system-cluster-critical');

@@ -139,7 +139,15 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
     ]);
+    // The namespace check's, and nothing else, may list and watch (DESIGN.md §4, §7).
+    expect(find(objects, 'ClusterRole', 'confighash-namespace-reader').rules).toEqual([
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    expect(find(objects, 'ClusterRoleBinding', 'confighash-namespace-reader').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
+    ]);
     for (const role of objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')) {
+      if (role.metadata.name === 'confighash-namespace-reader') continue;
       for (const rule of role.rules) {
         expect(rule.verbs).not.toContain('list');
         expect(rule.verbs).not.toContain('watch');

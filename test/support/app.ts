@@ -12,6 +12,7 @@ import { createLogger } from '../../src/server/logger.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { credentialsFromText } from './credentials.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from './fake-api.js';
+import { everyNamespaceOptedIn } from './namespaces.js';
 
 export const HASH_KEY = Buffer.alloc(32, 42);
 
@@ -40,7 +41,11 @@ export async function startTestApp(
   const app = buildApp({
     mutator:
       options.mutator ??
-      createMutator({ configSource: createApiConfigSource(connection), hashKey: HASH_KEY }),
+      createMutator({
+        configSource: createApiConfigSource(connection),
+        hashKey: HASH_KEY,
+        namespaces: everyNamespaceOptedIn,
+      }),
     metrics: createAdmissionMetrics({ collectProcessMetrics: false }),
     logger: createLogger('debug', sink),
     readiness: { isReady: () => ready.value },
@@ -61,8 +66,9 @@ export async function startTestApp(
   };
 }
 
-/** The standard sources of THREE_SOURCES, in the test namespace. */
+/** The standard sources of THREE_SOURCES, in the test namespace, opted in (serve's namespace check). */
 export function putStandardSources(api: FakeApi, namespace: string): void {
+  api.namespace(namespace, 'true');
   api.put({ kind: 'ConfigMap', namespace, name: 'app-config', data: { 'app.yaml': 'port: 8080' } });
   api.put({
     kind: 'Secret',

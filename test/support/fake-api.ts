@@ -29,6 +29,13 @@ export interface FakeApi {
   /** The Authorization header of each request, in order. */
   readonly authorizations: (string | undefined)[];
   connections: number;
+  /** GETs being answered now, and the most at once (with `delayMs`, to count concurrency). */
+  inFlight: number;
+  maxInFlight: number;
+  /** Every answer waits this long first: slowness a real apiserver cannot be made to show. */
+  delayMs: number;
+  /** A namespace and its `confighash.dev/enabled` label, for serve's namespace check. */
+  namespace(name: string, label?: string): void;
   put(object: StoredObject): void;
   remove(kind: StoredObject['kind'], namespace: string, name: string): void;
   fault(
@@ -48,8 +55,10 @@ type Stored = StoredObject & { resourceVersion: number; uid: string };
 interface Store {
   readonly objects: Map<string, Stored>;
   readonly faults: Map<string, Fault>;
-  /** Requests held open by the 'hang' fault, to destroy on close. */
+  /** Requests held open by the 'hang' fault (and namespace watches), to destroy on close. */
   readonly hanging: Set<http.ServerResponse>;
+  /** Namespaces by name, with their labels. */
+  readonly namespaces: Map<string, Record<string, string>>;
 }
 
 /** A GET of one ConfigMap or Secret; `name` as it stands in the path, `key` decoded. */
@@ -63,12 +72,21 @@ interface ObjectRoute {
 const id = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
 
 export async function startFakeApi(): Promise<FakeApi> {
-  const store: Store = { objects: new Map(), faults: new Map(), hanging: new Set() };
+  const store: Store = {
+    objects: new Map(),
+    faults: new Map(),
+    hanging: new Set(),
+    namespaces: new Map(),
+  };
   let version = 1;
   const server = http.createServer((request, response) => {
     api.requests.push(`${request.method} ${request.url}`);
     api.authorizations.push(request.headers.authorization);
-    answer(store, request, response);
+    api.inFlight++;
+    api.maxInFlight = Math.max(api.maxInFlight, api.inFlight);
+    response.on('close', () => api.inFlight--);
+    if (api.delayMs > 0) setTimeout(() => answer(store, request, response), api.delayMs);
+    else answer(store, request, response);
   });
   server.on('connection', () => {
     api.connections++;
@@ -79,6 +97,12 @@ export async function startFakeApi(): Promise<FakeApi> {
     requests: [],
     authorizations: [],
     connections: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    delayMs: 0,
+    namespace(name, label) {
+      store.namespaces.set(name, label === undefined ? {} : { 'confighash.dev/enabled': label });
+    },
     put(object) {
       const key = id(object.kind, object.namespace, object.name);
       const uid = store.objects.get(key)?.uid ?? `uid-${key}`;
@@ -112,6 +136,9 @@ async function close(server: http.Server, hanging: Set<http.ServerResponse>): Pr
 }
 
 function answer(store: Store, request: http.IncomingMessage, response: http.ServerResponse) {
+  if (request.method === 'GET' && request.url?.startsWith('/api/v1/namespaces')) {
+    if (answerNamespaces(store, request.url, response)) return;
+  }
   const route = request.method === 'GET' ? routeOf(request.url ?? '') : undefined;
   if (!route) return status(response, 404, 'NotFound', 'no route');
   const fault = store.faults.get(route.key);
@@ -125,6 +152,40 @@ function answer(store: Store, request: http.IncomingMessage, response: http.Serv
     return status(response, 404, 'NotFound', `${route.resource} "${route.name}" not found`);
   }
   json(response, 200, objectBody(object));
+}
+
+/**
+ * The namespace check of `confighash serve` (src/kube/namespaces.ts): the list
+ * of labelled namespaces, a watch held open and silent, a GET of one. False
+ * when the URL is a ConfigMap or Secret path instead.
+ */
+function answerNamespaces(store: Store, url: string, response: http.ServerResponse): boolean {
+  const metadata = (name: string) => ({
+    kind: 'PartialObjectMetadata',
+    metadata: { name, labels: store.namespaces.get(name) },
+  });
+  if (url.startsWith('/api/v1/namespaces?')) {
+    if (url.includes('watch=1')) {
+      store.hanging.add(response);
+      response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      return true;
+    }
+    const items = [...store.namespaces]
+      .filter(([, labels]) => ['true', 'follow'].includes(labels['confighash.dev/enabled'] ?? ''))
+      .map(([name]) => metadata(name));
+    json(response, 200, {
+      kind: 'PartialObjectMetadataList',
+      metadata: { resourceVersion: '1' },
+      items,
+    });
+    return true;
+  }
+  const one = /^\/api\/v1\/namespaces\/([^/?]+)$/.exec(url);
+  if (!one) return false;
+  const name = decodeURIComponent(one[1]!);
+  if (store.namespaces.has(name)) json(response, 200, metadata(name));
+  else status(response, 404, 'NotFound', `namespaces "${name}" not found`);
+  return true;
 }
 
 function routeOf(url: string): ObjectRoute | undefined {

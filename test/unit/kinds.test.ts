@@ -14,6 +14,7 @@ import {
   withKinds,
 } from '../../src/workload/index.js';
 import { MemorySource } from '../support/memory-source.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { admissionRequest, workload } from '../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 7);
@@ -119,16 +120,19 @@ describe('admission of more kinds', () => {
 
   it('a Rollout is skipped until --kind turns it on, then hashed', async () => {
     const request = admissionRequest({ object: rollout(), kind: rolloutKind });
-    const off = await createMutator({ configSource: source(), hashKey: KEY }).review(
-      request,
-      NO_DEADLINE,
-    );
+    const off = await createMutator({
+      configSource: source(),
+      hashKey: KEY,
+      namespaces: everyNamespaceOptedIn,
+    }).review(request, NO_DEADLINE);
     expect(off.outcome).toBe('skipped');
     const kinds = withKinds(KNOWN_KINDS);
-    const on = await createMutator({ configSource: source(), hashKey: KEY, kinds }).review(
-      request,
-      NO_DEADLINE,
-    );
+    const on = await createMutator({
+      configSource: source(),
+      hashKey: KEY,
+      namespaces: everyNamespaceOptedIn,
+      kinds,
+    }).review(request, NO_DEADLINE);
     expect(on.outcome).toBe('patched');
     expect(on.patch).toEqual([
       expect.objectContaining({ path: '/spec/template/metadata/annotations' }),
@@ -141,6 +145,7 @@ describe('admission of more kinds', () => {
     });
     const request = admissionRequest({ object: withRef, kind: rolloutKind });
     const mutator = createMutator({
+      namespaces: everyNamespaceOptedIn,
       configSource: source(),
       hashKey: KEY,
       kinds: withKinds(KNOWN_KINDS),

@@ -14,6 +14,7 @@ import {
 } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import {
   admissionRequest,
   NAMESPACE,
@@ -33,7 +34,11 @@ function standardSource(): MemorySource {
 }
 
 async function review(source: MemorySource, options: RequestOptions) {
-  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const mutator = createMutator({
+    configSource: source,
+    hashKey: KEY,
+    namespaces: everyNamespaceOptedIn,
+  });
   const request = admissionRequest(options);
   const result = await mutator.review(request, NO_DEADLINE);
   const after = applyPatch(request.object as Workload, result.patch as never);
@@ -587,7 +592,11 @@ it('reads every source once per review, in parallel', async () => {
 
 it('does not rehash sources whose versions it has hashed, but notices a new version', async () => {
   const source = standardSource();
-  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const mutator = createMutator({
+    configSource: source,
+    hashKey: KEY,
+    namespaces: everyNamespaceOptedIn,
+  });
   const request: AdmissionRequest = admissionRequest();
   const first = await mutator.review(request, NO_DEADLINE);
   const second = await mutator.review(request, NO_DEADLINE);

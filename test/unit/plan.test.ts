@@ -24,6 +24,7 @@ import { applyPatch } from '../support/json-patch.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
 import { named } from '../support/named.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 
 const NS = 'app';
 const DEPLOYMENT = HANDLED_KINDS[0]!;
@@ -551,7 +552,11 @@ describe('a workload a v1 release hashed', () => {
 
   /** The webhook's answer to `kubectl patch --dry-run=server -p '{}'`: the real mutator. */
   async function webhookTouch(cluster: MemoryPlanCluster, live: JsonObject) {
-    const mutator = createMutator({ configSource: cluster.configSource, hashKey: KEY });
+    const mutator = createMutator({
+      configSource: cluster.configSource,
+      hashKey: KEY,
+      namespaces: everyNamespaceOptedIn,
+    });
     const result = await mutator.review(
       {
         uid: 'dry-run',

@@ -15,6 +15,7 @@ import {
 } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
 import { MemorySource } from '../support/memory-source.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { admissionRequest, workload } from '../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 7);
@@ -138,7 +139,11 @@ describe('admission warns when the hash changes', () => {
     kindName: 'Deployment' | 'StatefulSet' = 'Deployment',
   ) {
     const config = source();
-    const mutator = createMutator({ configSource: config, hashKey: KEY });
+    const mutator = createMutator({
+      configSource: config,
+      hashKey: KEY,
+      namespaces: everyNamespaceOptedIn,
+    });
     const object = withSpec(spec, workload({ kind: kindName, podSpec }));
     const create = admissionRequest({ operation: 'CREATE', object });
     const created = applyPatch(object, (await mutator.review(create, NO_DEADLINE)).patch as never);

@@ -54,7 +54,8 @@ same name adds it: the --kind flag, a webhook rule, and follow mode's RBAC for i
 {{- toJson $kinds -}}
 {{- end }}
 
-{{/* The container's args: a --kind flag per opt-in kind, then extraArgs. */}}
+{{/* The container's args: a --kind flag per opt-in kind, an --excluded-namespace per
+webhook.excludedNamespaces (the webhook's own namespace check, as its selector), then extraArgs. */}}
 {{- define "confighash.args" -}}
 {{- $args := list -}}
 {{- range (include "confighash.kinds" . | fromJsonArray) -}}
@@ -62,6 +63,9 @@ same name adds it: the --kind flag, a webhook rule, and follow mode's RBAC for i
 {{- range .versions -}}
 {{- $args = append $args (printf "--kind=%s/%s/%s" $group .version .kind) -}}
 {{- end -}}
+{{- end -}}
+{{- range .Values.webhook.excludedNamespaces -}}
+{{- $args = append $args (printf "--excluded-namespace=%s" .) -}}
 {{- end -}}
 {{- $all := concat $args .Values.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}

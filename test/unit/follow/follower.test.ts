@@ -11,6 +11,7 @@ import type { FollowMetrics } from '../../../src/follow/metrics.js';
 import { createMutator } from '../../../src/mutate.js';
 import { MemoryFollowApi } from '../../support/memory-follow-api.js';
 import { MemorySource } from '../../support/memory-source.js';
+import { everyNamespaceOptedIn } from '../../support/namespaces.js';
 import { NAMESPACE, workload } from '../../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 9);
@@ -39,7 +40,11 @@ interface Harness {
 /** `count` Deployments reading ConfigMap `app` (already hashed, as the webhook left them). */
 async function start(options: Partial<FollowOptions>, count = 1): Promise<Harness> {
   const source = new MemorySource().configMap('app', { v: '1' });
-  const mutator = createMutator({ configSource: source, hashKey: KEY });
+  const mutator = createMutator({
+    configSource: source,
+    hashKey: KEY,
+    namespaces: everyNamespaceOptedIn,
+  });
   const api = new MemoryFollowApi(mutator).followNamespace(NAMESPACE);
   const podSpec = {
     volumes: [

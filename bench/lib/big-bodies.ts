@@ -1,0 +1,129 @@
+// Scenario 9: what a burst of concurrent 7 MiB reviews (the body limit, DESIGN.md
+// §4) costs in memory. For each burst size a fresh webhook (API stub), its RSS
+// peak (the process and its children, what the container's limit sees, sampled
+// every 10 ms) from before the burst until every answer is in, against the
+// chart's container memory limit (charts/confighash/values.yaml).
+
+import https from 'node:https';
+import { MAX_BODY_BYTES } from '../../src/server/app.js';
+import { residentMb, sampleTreePeak } from './children.js';
+import { type Context, log, NAMESPACE, STANDARD_SOURCES } from './context.js';
+import type { Scenario, Target } from './report.js';
+import { startConfighash } from './servers.js';
+import { round } from './stats.js';
+import { admissionReviewBody, benchSources } from './workload.js';
+
+/** resources.limits.memory in charts/confighash/values.yaml (256Mi). */
+export const CONTAINER_LIMIT_MIB = 256;
+const SETTLE_MS = 2_000;
+
+interface BurstMeasurement {
+  readonly bodies: number;
+  readonly idleMib: number;
+  readonly peakMib: number;
+  readonly statuses: Record<string, number>;
+  readonly seconds: number;
+}
+
+/** The standard review, padded with one annotation to exactly `bytes`. */
+function reviewOfSize(bytes: number): Buffer {
+  const sources = benchSources(STANDARD_SOURCES);
+  const empty = Buffer.byteLength(admissionReviewBody(NAMESPACE, sources, { padding: '' }));
+  const body = Buffer.from(
+    admissionReviewBody(NAMESPACE, sources, { padding: 'x'.repeat(bytes - empty) }),
+  );
+  if (body.length !== bytes) throw new Error(`padded review is ${body.length} bytes, not ${bytes}`);
+  return body;
+}
+
+function post(url: string, ca: string, body: Buffer): Promise<number | string> {
+  return new Promise((resolve) => {
+    const request = https.request(
+      url,
+      {
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on('error', (error: Error & { code?: string }) => resolve(error.code ?? error.message));
+    request.end(body);
+  });
+}
+
+export async function bigBodiesScenario(context: Context, kubeconfig: string): Promise<Scenario> {
+  const sizes = context.options.quick ? [4, 16] : [1, 4, 8, 16, 32, 64];
+  const body = reviewOfSize(MAX_BODY_BYTES);
+  const measurements: BurstMeasurement[] = [];
+  for (const bodies of sizes) {
+    const webhook = await startConfighash(context, `big-bodies-${bodies}`, kubeconfig);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      const idleMib = await residentMb(webhook.pid);
+      const sampler = sampleTreePeak(webhook.pid);
+      const started = Date.now();
+      const answers = await Promise.all(
+        Array.from({ length: bodies }, () =>
+          post(`${webhook.url}?timeout=5s`, context.certs.ca, body),
+        ),
+      );
+      const seconds = (Date.now() - started) / 1000;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const peakMib = sampler.stop();
+      const statuses: Record<string, number> = {};
+      for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
+      const measured = {
+        bodies,
+        idleMib: round(idleMib, 1),
+        peakMib: round(peakMib, 1),
+        statuses,
+        seconds: round(seconds, 2),
+      };
+      log(
+        `  ${bodies} × 7 MiB at once: idle ${measured.idleMib} MiB, peak ${measured.peakMib} MiB, ${JSON.stringify(statuses)} in ${measured.seconds} s`,
+      );
+      measurements.push(measured);
+    } finally {
+      await webhook.stop();
+    }
+  }
+  return burstScenario(measurements);
+}
+
+function burstScenario(measurements: readonly BurstMeasurement[]): Scenario {
+  const table = [
+    '| bodies at once | idle RSS | peak RSS | answers | seconds |',
+    '|--:|--:|--:|---|--:|',
+    ...measurements.map(
+      (m) =>
+        `| ${m.bodies} | ${m.idleMib.toFixed(1)} MiB | ${m.peakMib.toFixed(1)} MiB | ${Object.entries(
+          m.statuses,
+        )
+          .map(([status, count]) => `${count} × ${status}`)
+          .join(', ')} | ${m.seconds} |`,
+    ),
+  ].join('\n');
+  const worst = Math.max(...measurements.map((m) => m.peakMib));
+  const targets: Target[] = [
+    {
+      name: 'peak RSS of the largest burst, within the container limit',
+      measured: `${worst.toFixed(1)} MiB`,
+      limit: `≤ ${CONTAINER_LIMIT_MIB} MiB`,
+      holds: worst <= CONTAINER_LIMIT_MIB,
+    },
+  ];
+  return {
+    id: '9',
+    title: 'Memory: a burst of concurrent 7 MiB reviews (API stub)',
+    runs: [],
+    ratios: { peakMib: worst },
+    targets,
+    notes: [table],
+    details: { measurements },
+  };
+}

@@ -1,0 +1,221 @@
+// The namespace check (src/namespaces.ts) against an in-memory NamespaceApi: what
+// the watch says, when a live GET decides, how many GETs a flood costs, and
+// that a namespace labelled a moment ago is never missed.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  MAX_NAMESPACE_READS,
+  type NamespaceApi,
+  type NamespaceLabels,
+  type NamespaceRead,
+  type NamespaceWatch,
+  type NamespaceWatchEvent,
+  startNamespaceCheck,
+} from '../../src/namespaces.js';
+
+const NEVER = new AbortController().signal;
+const LABEL = 'confighash.dev/enabled';
+
+/** Namespaces by name; `hold` keeps GETs (and the first list) waiting until released. */
+class MemoryNamespaces implements NamespaceApi {
+  readonly labels = new Map<string, Record<string, string>>();
+  readonly gets: string[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  holdGets = false;
+  holdList = false;
+  failGets: string | undefined;
+  readonly #waiting: (() => void)[] = [];
+  #onEvent: ((event: NamespaceWatchEvent) => void) | undefined;
+
+  set(name: string, label?: string): this {
+    this.labels.set(name, label === undefined ? {} : { [LABEL]: label });
+    return this;
+  }
+
+  /** What the watch delivers, as the server would (a selector watch: leaving the set is DELETED). */
+  emit(type: NamespaceWatchEvent['type'], name: string): void {
+    this.#onEvent?.({ type, namespace: { name, labels: this.labels.get(name) ?? {} } });
+  }
+
+  release(): void {
+    for (const go of this.#waiting.splice(0)) go();
+  }
+
+  async listOptedIn(signal: AbortSignal) {
+    if (this.holdList) {
+      await new Promise<void>((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(new Error('stopped'))),
+      );
+    }
+    const namespaces: NamespaceLabels[] = [...this.labels].map(([name, labels]) => ({
+      name,
+      labels,
+    }));
+    return { namespaces, resourceVersion: '1' };
+  }
+
+  watchOptedIn(
+    _resourceVersion: string,
+    onEvent: (event: NamespaceWatchEvent) => void,
+    signal: AbortSignal,
+  ) {
+    this.#onEvent = onEvent;
+    return new Promise<{ resourceVersion: string; expired: boolean }>((resolve) =>
+      signal.addEventListener('abort', () => resolve({ resourceVersion: '1', expired: false })),
+    );
+  }
+
+  async get(name: string): Promise<NamespaceRead> {
+    this.gets.push(name);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    // What the namespace is when the GET is sent, not when it answers.
+    const labels = this.labels.get(name);
+    if (this.holdGets) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.inFlight--;
+    if (this.failGets) return { status: 'failed', detail: this.failGets };
+    return labels === undefined
+      ? { status: 'absent' }
+      : { status: 'found', namespace: { name, labels } };
+  }
+}
+
+const started: NamespaceWatch[] = [];
+afterEach(async () => {
+  for (const check of started.splice(0)) await check.stop();
+});
+
+async function start(api: MemoryNamespaces, excluded: string[] = []): Promise<NamespaceWatch> {
+  const check = startNamespaceCheck({ api, excluded });
+  started.push(check);
+  if (!api.holdList) await waitFor(() => check.synced);
+  return check;
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((r) => setTimeout(r, 1));
+  expect(condition()).toBe(true);
+}
+
+describe('what the watch says', () => {
+  it('an opted-in namespace (true or follow) costs no GET once synced', async () => {
+    const api = new MemoryNamespaces().set('shop', 'true').set('ops', 'follow');
+    const check = await start(api);
+    expect(await check.check('shop', NEVER)).toEqual({ status: 'opted-in' });
+    expect(await check.check('ops', NEVER)).toEqual({ status: 'opted-in' });
+    expect(api.gets).toEqual([]);
+  });
+
+  it.each([
+    ['kube-system', []],
+    ['confighash-system', ['confighash-system']],
+    ['monitoring', ['confighash-system', 'monitoring']],
+  ])('%s is never opted in, whatever its label, and costs no GET', async (name, excluded) => {
+    const api = new MemoryNamespaces().set(name, 'true');
+    const check = await start(api, excluded);
+    expect(await check.check(name, NEVER)).toEqual({ status: 'not-opted-in', why: 'excluded' });
+    expect(api.gets).toEqual([]);
+  });
+
+  it('a label removed (DELETED from the selector watch) is no longer opted in', async () => {
+    const api = new MemoryNamespaces().set('shop', 'true');
+    const check = await start(api);
+    api.set('shop');
+    api.emit('DELETED', 'shop');
+    expect(await check.check('shop', NEVER)).toEqual({
+      status: 'not-opted-in',
+      why: 'not labelled',
+    });
+  });
+});
+
+describe('when a live GET decides', () => {
+  it.each([
+    [
+      'an unlabelled namespace',
+      'plain',
+      undefined,
+      { status: 'not-opted-in', why: 'not labelled' },
+    ],
+    ['a namespace that does not exist', 'gone', null, { status: 'not-opted-in', why: 'not found' }],
+    ['a namespace labelled since the list', 'fresh', 'true', { status: 'opted-in' }],
+  ] as const)('%s: one GET', async (_name, namespace, label, verdict) => {
+    const api = new MemoryNamespaces();
+    const check = await start(api);
+    if (label !== null) api.set(namespace, label);
+    expect(await check.check(namespace, NEVER)).toEqual(verdict);
+    expect(api.gets).toEqual([namespace]);
+  });
+
+  it('before the watch has synced, the GET decides', async () => {
+    const api = new MemoryNamespaces().set('shop', 'true');
+    api.holdList = true;
+    const check = await start(api);
+    expect(check.synced).toBe(false);
+    expect(await check.check('shop', NEVER)).toEqual({ status: 'opted-in' });
+    expect(api.gets).toEqual(['shop']);
+  });
+
+  it('a GET that fails is "unknown", with its reason', async () => {
+    const api = new MemoryNamespaces();
+    api.failGets = 'forbidden';
+    const check = await start(api);
+    expect(await check.check('plain', NEVER)).toEqual({ status: 'unknown', detail: 'forbidden' });
+  });
+
+  it('a caller whose deadline passes while its GET runs gets "unknown" then', async () => {
+    const api = new MemoryNamespaces().set('plain');
+    api.holdGets = true;
+    const check = await start(api);
+    const deadline = new AbortController();
+    const verdict = check.check('plain', deadline.signal);
+    deadline.abort();
+    expect(await verdict).toEqual({ status: 'unknown', detail: 'deadline reached' });
+    api.release();
+  });
+});
+
+describe('a flood of forged reviews', () => {
+  it('100 reviews at once for one unlabelled namespace cost one GET', async () => {
+    const api = new MemoryNamespaces().set('plain');
+    api.holdGets = true;
+    const check = await start(api);
+    const verdicts = Array.from({ length: 100 }, () => check.check('plain', NEVER));
+    await waitFor(() => api.gets.length === 1);
+    api.release();
+    const all = await Promise.all(verdicts);
+    expect(all.every((v) => v.status === 'not-opted-in')).toBe(true);
+    expect(api.gets.length).toBe(1);
+  });
+
+  it('a review arriving while a GET runs waits for a newer one: a label added meanwhile is seen', async () => {
+    const api = new MemoryNamespaces().set('fresh');
+    api.holdGets = true;
+    const check = await start(api);
+    const early = check.check('fresh', NEVER);
+    await waitFor(() => api.gets.length === 1);
+    api.set('fresh', 'true'); // labelled after the running GET read it
+    const late = Array.from({ length: 10 }, () => check.check('fresh', NEVER));
+    api.release();
+    await waitFor(() => api.gets.length === 2);
+    api.release();
+    expect(await early).toEqual({ status: 'not-opted-in', why: 'not labelled' });
+    for (const verdict of await Promise.all(late)) expect(verdict).toEqual({ status: 'opted-in' });
+    expect(api.gets).toEqual(['fresh', 'fresh']);
+  });
+
+  it(`distinct names: at most ${MAX_NAMESPACE_READS} GETs in flight`, async () => {
+    const api = new MemoryNamespaces();
+    api.holdGets = true;
+    const check = await start(api);
+    const verdicts = Array.from({ length: 50 }, (_, i) => check.check(`forged-${i}`, NEVER));
+    await waitFor(() => api.inFlight === MAX_NAMESPACE_READS);
+    while (api.gets.length < 50 || api.inFlight > 0) {
+      api.release();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all(verdicts);
+    expect(api.maxInFlight).toBe(MAX_NAMESPACE_READS);
+  });
+});
