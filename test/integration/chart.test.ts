@@ -202,6 +202,14 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(webhook(objects).clientConfig.service.namespace).toBe('webhooks');
   });
 
+  it('fences the ServiceAccount of the release’s namespace, whatever it is called', async () => {
+    const objects = await template(4, [], 'webhooks');
+    const policy = find(objects, 'ValidatingAdmissionPolicy', 'confighash-webhook-ca-fence');
+    expect(policy.spec.matchConditions[0].expression).toBe(
+      "request.userInfo.username == 'system:serviceaccount:webhooks:confighash'",
+    );
+  });
+
   it('alerts and charts only metrics the server exports, with the four alerts the issue names', () => {
     const registry = createAdmissionMetrics({ collectProcessMetrics: false }).registry;
     createFollowMetrics(registry);
@@ -260,6 +268,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(webhook(objects).clientConfig.caBundle).toBe('Q0E=');
     const kinds = objects.map(identity);
     expect(kinds).not.toContain('ClusterRole//confighash-webhook-ca');
+    expect(kinds.filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     expect(kinds.filter((k) => k.startsWith('Certificate/'))).toEqual([]);
   });
 });

@@ -24,6 +24,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
+{{/*
+The serving ServiceAccount as the apiserver names it in a request's userInfo: what the
+self-managed fence (webhook-fence-self-managed.yaml) matches. Its one owner in the chart.
+*/}}
+{{- define "confighash.serviceAccountUsername" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.name" . }}
+{{- end -}}
+
 {{- define "confighash.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
