@@ -34,7 +34,15 @@ export interface AppOptions {
   readonly logger: Logger;
   readonly readiness: Readiness;
   /** Serving certificate and key; without them the app serves plain HTTP (inject tests). */
-  readonly tls?: { readonly cert: Buffer | string; readonly key: Buffer | string };
+  readonly tls?: {
+    readonly cert: Buffer | string;
+    readonly key: Buffer | string;
+    /**
+     * --client-ca-file: a connection without a client certificate signed by this CA fails
+     * its TLS handshake, before any HTTP (probes then use buildProbeApp's port).
+     */
+    readonly clientCa?: Buffer | string;
+  };
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
@@ -47,9 +55,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // A review that arrives while this replica stops is answered, never refused:
     // a 503 would fail open (drain.ts).
     return503OnClosing: false,
-    ...(options.tls
-      ? { https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' as const } }
-      : {}),
+    ...(options.tls ? { https: httpsOptions(options.tls) } : {}),
   }) as unknown as FastifyInstance;
 
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
@@ -77,6 +83,28 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reviewHandler(mutator, metrics, logger),
   );
 
+  addProbeRoutes(app, readiness, metrics);
+  return app;
+}
+
+/**
+ * With --client-ca-file, the kubelet's probes and Prometheus, which present no client
+ * certificate, are answered here instead: /healthz, /readyz and /metrics, over TLS with the
+ * serving certificate, on a port of their own — never /mutate.
+ */
+export function buildProbeApp(
+  options: Pick<AppOptions, 'metrics' | 'readiness'> & {
+    readonly tls: { readonly cert: Buffer | string; readonly key: Buffer | string };
+  },
+): FastifyInstance {
+  const app = Fastify({
+    https: httpsOptions({ cert: options.tls.cert, key: options.tls.key }),
+  }) as unknown as FastifyInstance;
+  addProbeRoutes(app, options.readiness, options.metrics);
+  return app;
+}
+
+function addProbeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AdmissionMetrics) {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) =>
     readiness.isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' }),
@@ -84,7 +112,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get('/metrics', async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
-  return app;
+}
+
+/** TLS ≥ 1.2; with a client CA, the handshake itself refuses a caller without its certificate. */
+function httpsOptions(tls: NonNullable<AppOptions['tls']>) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    minVersion: 'TLSv1.2' as const,
+    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+  };
 }
 
 /** POST /mutate: decode, review within the deadline, answer; one log line and metrics per review. */

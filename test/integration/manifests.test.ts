@@ -253,7 +253,11 @@ describe('the default overlay: the fence around the caBundle patch (DESIGN.md §
       { name: 'serving-service-account', expression: `request.userInfo.username == '${user}'` },
     ]);
     expect(find(objects, 'ClusterRoleBinding', 'confighash-webhook-ca').subjects).toEqual([
-      { kind: 'ServiceAccount', name: account.metadata.name, namespace: account.metadata.namespace },
+      {
+        kind: 'ServiceAccount',
+        name: account.metadata.name,
+        namespace: account.metadata.namespace,
+      },
     ]);
   });
 });
