@@ -32,6 +32,14 @@ self-managed fence (webhook-fence-self-managed.yaml) matches. Its one owner in t
 system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.name" . }}
 {{- end -}}
 
+{{/*
+webhook.clientAuth: /mutate's port requires the apiserver's client certificate, so the
+probes, /metrics and Prometheus use the port `probes` (8444), which asks for none.
+*/}}
+{{- define "confighash.probePort" -}}
+{{- if .Values.webhook.clientAuth.enabled }}probes{{ else }}https{{ end -}}
+{{- end -}}
+
 {{- define "confighash.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
