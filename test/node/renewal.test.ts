@@ -66,6 +66,22 @@ const stored = async () => {
 };
 
 describe('self-managed certificate renewal on a real node', () => {
+  it('runs behind the overlay’s fence: the caBundle patch went through the policy', async () => {
+    const fence = 'confighash-webhook-ca-fence';
+    await fixture.k(['get', 'validatingadmissionpolicy', fence]);
+    const binding = await fixture.json<{ spec: { policyName: string } }>([
+      'get',
+      'validatingadmissionpolicybinding',
+      fence,
+    ]);
+    expect(binding.spec.policyName).toBe(fence);
+    const configuration = await fixture.json<{
+      webhooks: { clientConfig: { caBundle?: string } }[];
+    }>(['get', 'mutatingwebhookconfiguration', 'confighash']);
+    const caBundle = Buffer.from(configuration.webhooks[0]!.clientConfig.caBundle ?? '', 'base64');
+    expect(caBundle.toString()).toContain((await stored()).ca.trim());
+  });
+
   it('renews the serving certificate under load without one failed call', async () => {
     const first = await stored();
     const pods = await waitForReadyWebhookPods(fixture);
