@@ -47,7 +47,7 @@ export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
 }
 
 /** What a server's secure context is made of: the pair, TLS ≥ 1.2, and the client CA if any. */
-export function secureContextOptions(material: TlsMaterial): SecureContextOptions {
+function secureContextOptions(material: TlsMaterial): SecureContextOptions {
   return {
     cert: material.cert,
     key: material.key,
