@@ -61,9 +61,15 @@ function patch(operations: object[], options: { as?: string; dryRun?: boolean } 
 const configuration = async (): Promise<Obj> =>
   JSON.parse(await shared.k(['get', CONFIGURATION, '-o', 'json']));
 
-/** The fence refuses a write once the apiserver's policy informer has it: probed, with a dry run. */
+/**
+ * The fence refuses a write once the apiserver's policy informer has it: probed, with a dry run
+ * of a write that each of its validations refuses.
+ */
 function waitForFence(effective: boolean): Promise<void> {
-  const widening = [{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }];
+  const widening = [
+    { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' },
+    { op: 'add', path: '/metadata/labels/probe', value: 'fence' },
+  ];
   return waitUntil(
     async () => {
       const result = await patch(widening, { as: ACCOUNT, dryRun: true });
