@@ -8,7 +8,7 @@
 // review POSTed straight to the port without that certificate, or with one of another CA,
 // fails its TLS handshake. The same POST to a webhook without --client-ca-file is answered.
 
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,6 @@ let kubectl: Kubectl;
 let k: (args: readonly string[], input?: string) => Promise<string>;
 let webhook: LocalWebhook | undefined;
 let open: LocalWebhook | undefined;
-let servingCa: string;
 
 /** The kubeconfig the apiserver reads for its webhook calls: one user, named as it looks it up. */
 function webhookKubeconfig(hostPort: string, certificate: { cert: string; key: string }): string {
@@ -94,15 +93,19 @@ beforeAll(async () => {
   });
   kubectl = kubectlFor(controlPlane.kubeconfig);
   k = strictKubectl(kubectl);
-  const options = { dir, kubeconfig: controlPlane.kubeconfig, log };
-  webhook = await startLocalWebhook({
-    ...options,
-    port,
-    clientAuth: { caFile: files.clientCa, probePort },
-  });
+  const options = { kubeconfig: controlPlane.kubeconfig, log };
+  [webhook, open] = await Promise.all([
+    startLocalWebhook({
+      ...options,
+      dir,
+      port,
+      clientAuth: { caFile: files.clientCa, probePort },
+    }),
+    mkdir(join(dir, 'open')).then(() =>
+      startLocalWebhook({ ...options, dir: join(dir, 'open'), name: 'confighash-open' }),
+    ),
+  ]);
   await registerLocalWebhook(kubectl, webhook);
-  open = await startLocalWebhook({ ...options, shareCertsWith: webhook, name: 'confighash-open' });
-  servingCa = await readFile(join(webhook.certsDir, 'ca.crt'), 'utf8');
 });
 
 afterAll(async () => {
@@ -113,12 +116,12 @@ afterAll(async () => {
 });
 
 /** POSTs a review straight to a webhook's port; the HTTP status, or a rejection when there is no HTTP. */
-function postReview(target: LocalWebhook, certificate?: { cert: string; key: string }) {
+async function postReview(target: LocalWebhook, certificate?: { cert: string; key: string }) {
   return httpRequest(target.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(admissionReview()),
-    ca: servingCa,
+    ca: await readFile(join(target.certsDir, 'ca.crt')),
     ...certificate,
     agent: false,
     timeoutMs: 5000,
