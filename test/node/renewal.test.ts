@@ -68,7 +68,17 @@ const stored = async () => {
 describe('self-managed certificate renewal on a real node', () => {
   it('runs behind the overlay’s fence: the caBundle patch went through the policy', async () => {
     const fence = 'confighash-webhook-ca-fence';
-    await fixture.k(['get', 'validatingadmissionpolicy', fence]);
+    // The node's controller-manager type-checks the policy against the configuration's schema.
+    interface Policy {
+      metadata: { generation: number };
+      status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: unknown[] } };
+    }
+    let policy: Policy | undefined;
+    await waitUntil(async () => {
+      policy = await fixture.json<Policy>(['get', 'validatingadmissionpolicy', fence]);
+      return policy.status?.observedGeneration === policy.metadata.generation;
+    }, 'the fence to be type-checked');
+    expect(policy?.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
     const binding = await fixture.json<{ spec: { policyName: string } }>([
       'get',
       'validatingadmissionpolicybinding',
