@@ -47,6 +47,8 @@ export interface ServeConfig {
   readonly kinds: readonly WorkloadKind[];
   /** Never opted in, whatever their labels: the webhook's own (--namespace) and every --excluded-namespace. */
   readonly excludedNamespaces: readonly string[];
+  /** --client-ca-file: callers of /mutate must present a certificate of that CA; probes move to probePort. */
+  readonly clientAuth: { readonly caFile: string; readonly probePort: number } | undefined;
 }
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
@@ -95,6 +97,19 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     value: 'SECONDS',
     defaultValue: '10',
     help: 'how often the certificate files are checked',
+  },
+  {
+    flag: 'client-ca-file',
+    env: 'CONFIGHASH_CLIENT_CA_FILE',
+    value: 'PATH',
+    help: 'require a client certificate signed by this CA (PEM; reloaded when it changes): the apiserver presents one when its admission configuration says so (docs/install.md); a caller without one fails the TLS handshake',
+  },
+  {
+    flag: 'probe-port',
+    env: 'CONFIGHASH_PROBE_PORT',
+    value: 'N',
+    defaultValue: '8444',
+    help: 'with --client-ca-file: HTTPS port of /healthz, /readyz and /metrics without a client certificate, for the kubelet and Prometheus (never /mutate)',
   },
   {
     flag: 'shutdown-timeout',
@@ -151,6 +166,8 @@ export function parseServeConfig(
   if (shutdown === undefined) {
     return fail(`--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`);
   }
+  const clientAuth = parseClientAuth(get, port);
+  if (typeof clientAuth === 'string') return fail(clientAuth);
   const follow = parseFollowConfig(get);
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
@@ -177,6 +194,23 @@ export function parseServeConfig(
       follow,
       kinds,
       excludedNamespaces: Object.freeze([...new Set([get('namespace')!, ...excluded])]),
+      clientAuth,
     }),
   };
+}
+
+function parseClientAuth(
+  get: (flag: string) => string | undefined,
+  port: number,
+): ServeConfig['clientAuth'] | string {
+  const caFile = get('client-ca-file');
+  if (!caFile) return undefined;
+  const probePort = parseInteger(get('probe-port'), 1, 65535);
+  if (probePort === undefined) {
+    return `--probe-port must be a whole number from 1 to 65535, got '${get('probe-port')}'`;
+  }
+  if (probePort === port) {
+    return `--probe-port must differ from --port (${port}): that port requires a client certificate`;
+  }
+  return { caFile, probePort };
 }

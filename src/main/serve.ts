@@ -25,7 +25,7 @@ import {
 } from '../kube/index.js';
 import { createMutator } from '../mutate.js';
 import { type NamespaceWatch, startNamespaceCheck } from '../namespaces.js';
-import { buildApp } from '../server/app.js';
+import { buildApp, buildProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';
 import { createAdmissionMetrics } from '../server/metrics.js';
@@ -40,7 +40,11 @@ export async function serve(config: ServeConfig): Promise<void> {
   const selfManaged =
     config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
   const hashKey = await readHashKey(config.hashKeyFile);
-  const tlsFiles = { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile };
+  const tlsFiles = {
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+    ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
+  };
   const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
     throw new UsageError(error.message);
   });
@@ -70,8 +74,11 @@ export async function serve(config: ServeConfig): Promise<void> {
     tls,
   });
   await app.listen({ port: config.port, host: config.host });
+  // With --client-ca-file, the kubelet and Prometheus (no client certificate) use a port of their own.
+  const probes = config.clientAuth && buildProbeApp({ metrics, readiness, tls });
+  if (probes) await probes.listen({ port: config.clientAuth?.probePort, host: config.host });
   const stopTlsWatch = watchServingCertificate(
-    app,
+    [app, ...(probes ? [probes] : [])],
     tlsFiles,
     tls,
     config.tlsReloadIntervalMs,
@@ -79,7 +86,14 @@ export async function serve(config: ServeConfig): Promise<void> {
   );
   readiness.ready = true;
   logger.info(
-    { port: config.port, host: config.host, apiServer: connection.server.origin },
+    {
+      port: config.port,
+      host: config.host,
+      apiServer: connection.server.origin,
+      ...(config.clientAuth
+        ? { clientCaFile: config.clientAuth.caFile, probePort: config.clientAuth.probePort }
+        : {}),
+    },
     'ready',
   );
   drainOnSignal(config, logger, async () => {
@@ -93,6 +107,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
     await app.close();
     await namespaces.stop();
+    await probes?.close();
     connection.close();
   });
 }
@@ -126,15 +141,16 @@ function watchNamespaces(
   };
 }
 
-/** The serving certificate and key, reloaded in place when their files change. */
+/** The serving certificate and key (and the client CA), reloaded in place when their files change. */
 function watchServingCertificate(
-  app: FastifyInstance,
+  apps: readonly FastifyInstance[],
   files: TlsFiles,
   tls: TlsMaterial,
   intervalMs: number,
   logger: Logger,
 ): () => void {
-  return watchTlsFiles(app.server as unknown as Server, files, tls, intervalMs, {
+  const servers = apps.map((app) => app.server as unknown as Server);
+  return watchTlsFiles(servers, files, tls, intervalMs, {
     onReload: () => logger.info({ certFile: files.certFile }, 'serving certificate reloaded'),
     onError: (error) => logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
   });

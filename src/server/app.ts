@@ -66,7 +66,15 @@ export interface AppOptions {
   readonly logger: Logger;
   readonly readiness: Readiness;
   /** Serving certificate and key; without them the app serves plain HTTP (inject tests). */
-  readonly tls?: { readonly cert: Buffer | string; readonly key: Buffer | string };
+  readonly tls?: {
+    readonly cert: Buffer | string;
+    readonly key: Buffer | string;
+    /**
+     * --client-ca-file: a connection without a client certificate signed by this CA fails
+     * its TLS handshake, before any HTTP (probes then use buildProbeApp's port).
+     */
+    readonly clientCa?: Buffer | string;
+  };
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
@@ -84,9 +92,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ...(options.tls
       ? {
           https: {
-            cert: options.tls.cert,
-            key: options.tls.key,
-            minVersion: 'TLSv1.2' as const,
+            ...httpsOptions(options.tls),
             handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
             ...ARRIVAL_OPTIONS,
           },
@@ -121,6 +127,34 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reviewHandler(mutator, metrics, logger),
   );
 
+  addProbeRoutes(app, readiness, metrics);
+  return app;
+}
+
+/**
+ * With --client-ca-file, the kubelet's probes and Prometheus, which present no client
+ * certificate, are answered here instead: /healthz, /readyz and /metrics, over TLS with the
+ * serving certificate, on a port of their own — never /mutate.
+ */
+export function buildProbeApp(
+  options: Pick<AppOptions, 'metrics' | 'readiness'> & {
+    readonly tls: { readonly cert: Buffer | string; readonly key: Buffer | string };
+  },
+): FastifyInstance {
+  // The same arrival limits as /mutate's port: this one answers anyone who can reach it too.
+  const app = Fastify({
+    requestTimeout: ARRIVAL_LIMIT_MS,
+    https: {
+      ...httpsOptions({ cert: options.tls.cert, key: options.tls.key }),
+      handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+      ...ARRIVAL_OPTIONS,
+    },
+  }) as unknown as FastifyInstance;
+  addProbeRoutes(app, options.readiness, options.metrics);
+  return app;
+}
+
+function addProbeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AdmissionMetrics) {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) =>
     readiness.isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' }),
@@ -128,7 +162,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get('/metrics', async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
-  return app;
+}
+
+/** TLS ≥ 1.2; with a client CA, the handshake itself refuses a caller without its certificate. */
+function httpsOptions(tls: NonNullable<AppOptions['tls']>) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    minVersion: 'TLSv1.2' as const,
+    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+  };
 }
 
 /**

@@ -1,27 +1,33 @@
 // Serving certificate reload. cert-manager and the kubelet rotate mounted
 // certificates in place (an atomic symlink swap), so the files are polled and a
 // changed, valid pair replaces the secure context for new connections;
-// connections already open keep theirs and are not dropped.
+// connections already open keep theirs and are not dropped. The CA that client
+// certificates must chain to (--client-ca-file) is part of the same context, so
+// it is reloaded with them.
 
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:https';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 
 export interface TlsFiles {
   readonly certFile: string;
   readonly keyFile: string;
+  /** The CA a client certificate must be signed by; none: no client certificate is asked. */
+  readonly clientCaFile?: string;
 }
 
 export interface TlsMaterial {
   readonly cert: Buffer;
   readonly key: Buffer;
+  readonly clientCa?: Buffer;
 }
 
 export const MIN_TLS_VERSION = 'TLSv1.2';
 
-/** Reads and validates a pair; throws with a message naming the files when it is unusable. */
+/** Reads and validates the files; throws with a message naming the file when one is unusable. */
 export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
-  const [cert, key] = await Promise.all([readFile(files.certFile), readFile(files.keyFile)]);
+  const [cert, key, clientCa] = await readTlsFiles(files);
   try {
     createSecureContext({ cert, key });
   } catch (error) {
@@ -29,17 +35,49 @@ export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
       `${files.certFile} and ${files.keyFile} are not a usable certificate and key: ${(error as Error).message}`,
     );
   }
-  return { cert, key };
+  if (clientCa === undefined) return { cert, key };
+  try {
+    new X509Certificate(clientCa);
+  } catch (error) {
+    throw new Error(
+      `${files.clientCaFile} is not a PEM CA certificate: ${(error as Error).message}`,
+    );
+  }
+  return { cert, key, clientCa };
 }
+
+/** What a server's secure context is made of: the pair, TLS ≥ 1.2, and the client CA if any. */
+function secureContextOptions(material: TlsMaterial): SecureContextOptions {
+  return {
+    cert: material.cert,
+    key: material.key,
+    minVersion: MIN_TLS_VERSION,
+    ...(material.clientCa ? { ca: material.clientCa } : {}),
+  };
+}
+
+function readTlsFiles(files: TlsFiles): Promise<[Buffer, Buffer, Buffer | undefined]> {
+  return Promise.all([
+    readFile(files.certFile),
+    readFile(files.keyFile),
+    files.clientCaFile === undefined ? undefined : readFile(files.clientCaFile),
+  ]);
+}
+
+const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) =>
+  a === undefined || b === undefined ? a === b : a.equals(b);
 
 export interface TlsReloaderEvents {
   onReload(material: TlsMaterial): void;
   onError(error: Error): void;
 }
 
-/** Polls the files every `intervalMs`; returns a function that stops polling. */
+/**
+ * Polls the files every `intervalMs` and gives each server the new context (the webhook's
+ * port and, with a client CA, the probes' port); returns a function that stops polling.
+ */
 export function watchTlsFiles(
-  server: Server,
+  servers: Server | readonly Server[],
   files: TlsFiles,
   current: TlsMaterial,
   intervalMs: number,
@@ -52,15 +90,19 @@ export function watchTlsFiles(
     if (polling) return;
     polling = true;
     try {
-      const [cert, key] = await Promise.all([readFile(files.certFile), readFile(files.keyFile)]);
-      if (cert.equals(loaded.cert) && key.equals(loaded.key)) return;
+      const [cert, key, clientCa] = await readTlsFiles(files);
+      if (
+        cert.equals(loaded.cert) &&
+        key.equals(loaded.key) &&
+        sameBytes(clientCa, loaded.clientCa)
+      ) {
+        return;
+      }
       // A half-written pair (new cert, old key) fails here and is retried next poll.
       const material = await readTlsMaterial(files);
-      server.setSecureContext({
-        cert: material.cert,
-        key: material.key,
-        minVersion: MIN_TLS_VERSION,
-      });
+      for (const server of [servers].flat()) {
+        server.setSecureContext(secureContextOptions(material));
+      }
       loaded = material;
       lastError = '';
       events.onReload(material);

@@ -739,7 +739,13 @@ describe('uninstall, as docs/install.md says', () => {
       'the namespace to be gone',
       60_000,
     );
-    for (const kind of ['clusterroles', 'clusterrolebindings', 'mutatingwebhookconfigurations']) {
+    for (const kind of [
+      'clusterroles',
+      'clusterrolebindings',
+      'mutatingwebhookconfigurations',
+      'validatingadmissionpolicies',
+      'validatingadmissionpolicybindings',
+    ]) {
       expect(await k(['get', kind, '-l', 'app.kubernetes.io/name=confighash', '-o', 'name'])).toBe(
         '',
       );

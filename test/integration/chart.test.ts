@@ -12,7 +12,7 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import { Histogram } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { optionEnvironmentVariables } from '../../src/config/index.js';
-import { LOG_LEVELS } from '../../src/config/serve.js';
+import { ALL_SERVE_OPTIONS, LOG_LEVELS } from '../../src/config/serve.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
@@ -131,6 +131,7 @@ describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
     ['a kind the chart does not know', 'kinds.crossplane=true', /crossplane/],
     ['a log level the server rejects', 'logLevel=verbose', /logLevel/],
     ['existingSecret without the Secret', 'certificates.mode=existingSecret', /existingSecret/],
+    ['clientAuth without the CA', 'webhook.clientAuth.enabled=true', /caConfigMap/],
   ])('rejects %s with an error that names it', async (_, value, message) => {
     await expect(template(major, [value])).rejects.toThrow(message);
   });
@@ -153,6 +154,8 @@ const everythingOn = [
   'webhook.namespaceSelectorExpressions[0].key=tier',
   'webhook.namespaceSelectorExpressions[0].operator=NotIn',
   'webhook.namespaceSelectorExpressions[0].values[0]=frozen',
+  'webhook.clientAuth.enabled=true',
+  'webhook.clientAuth.caConfigMap=apiserver-client-ca',
 ];
 
 describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 4)', () => {
@@ -203,6 +206,14 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(webhook(objects).clientConfig.service.namespace).toBe('webhooks');
   });
 
+  it('fences the ServiceAccount of the release’s namespace, whatever it is called', async () => {
+    const objects = await template(4, [], 'webhooks');
+    const policy = find(objects, 'ValidatingAdmissionPolicy', 'confighash-webhook-ca-fence');
+    expect(policy.spec.matchConditions[0].expression).toBe(
+      "request.userInfo.username == 'system:serviceaccount:webhooks:confighash'",
+    );
+  });
+
   it('alerts and charts only metrics the server exports, with the four alerts the issue names', () => {
     const registry = createAdmissionMetrics({ collectProcessMetrics: false }).registry;
     createFollowMetrics(registry);
@@ -233,15 +244,45 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     for (const name of used) expect(exported, name).toContain(name);
     // Prometheus's own `up` of the ServiceMonitor's job, which is named after the Service.
     expect(alerts[0].expr).toContain('up{job="confighash",namespace="confighash-system"}');
-    expect(find(all, 'ServiceMonitor', 'confighash').spec.endpoints[0].port).toBe(
-      find(all, 'Service', 'confighash').spec.ports[0].name,
-    );
+    // With clientAuth on (everythingOn), Prometheus scrapes the port that asks no certificate.
+    expect(find(all, 'ServiceMonitor', 'confighash').spec.endpoints[0].port).toBe('probes');
+    expect(find(all, 'Service', 'confighash').spec.ports.map((p: Obj) => p.name)).toEqual([
+      'https',
+      'probes',
+    ]);
   });
 
   it('lets through only the webhook port when the NetworkPolicy is on', () => {
     const policy = find(all, 'NetworkPolicy', 'confighash');
     expect(policy.spec.podSelector).toEqual(deployment(all).spec.selector);
-    expect(policy.spec.ingress).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
+    expect(policy.spec.ingress).toEqual([
+      {
+        ports: [
+          { port: 'https', protocol: 'TCP' },
+          { port: 'probes', protocol: 'TCP' },
+        ],
+      },
+    ]);
+  });
+
+  it('clientAuth: mounts the CA’s ConfigMap for --client-ca-file and probes the port that asks no certificate', () => {
+    const pod = deployment(all).spec.template.spec;
+    const volume = pod.volumes.find((v: Obj) => v.configMap?.name === 'apiserver-client-ca');
+    const mount = container(all).volumeMounts.find((m: Obj) => m.name === volume.name);
+    expect(mount.readOnly).toBe(true);
+    expect(container(all).env).toContainEqual({
+      name: 'CONFIGHASH_CLIENT_CA_FILE',
+      value: `${mount.mountPath}/ca.crt`,
+    });
+    const probePort = ALL_SERVE_OPTIONS.find((o) => o.flag === 'probe-port')!.defaultValue;
+    expect(container(all).ports).toContainEqual({
+      name: 'probes',
+      containerPort: Number(probePort),
+      protocol: 'TCP',
+    });
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+      expect(container(all)[probe].httpGet.port, probe).toBe('probes');
+    }
   });
 
   it('existingSecret: mounts the given Secret and puts the given CA into the caBundle', async () => {
@@ -261,6 +302,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(webhook(objects).clientConfig.caBundle).toBe('Q0E=');
     const kinds = objects.map(identity);
     expect(kinds).not.toContain('ClusterRole//confighash-webhook-ca');
+    expect(kinds.filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     expect(kinds.filter((k) => k.startsWith('Certificate/'))).toEqual([]);
   });
 });

@@ -19,6 +19,8 @@ const OVERLAYS = ['default', 'cert-manager'] as const;
 /** Follow mode adds list/watch on purpose (components/follow); it is checked where it differs. */
 const ALL_OVERLAYS = [...OVERLAYS, 'follow'] as const;
 type Overlay = (typeof ALL_OVERLAYS)[number];
+/** The ValidatingAdmissionPolicy and its binding of self-managed mode. */
+const FENCE = 'confighash-webhook-ca-fence';
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered YAML, checked field by field below.
 type Obj = Record<string, any>;
@@ -214,6 +216,55 @@ describe('the default overlay: self-managed certificates', () => {
         resources: ['secrets'],
         resourceNames: ['confighash-hash-key'],
         verbs: ['get'],
+      },
+    ]);
+  });
+});
+
+describe('the default overlay: the fence around the caBundle patch (DESIGN.md §7)', () => {
+  const policy = () => find(rendered.default, 'ValidatingAdmissionPolicy', FENCE);
+
+  it('binds the policy, denying, in the self-managed overlays and in no other', () => {
+    for (const overlay of ['default', 'follow'] as const) {
+      const binding = find(rendered[overlay], 'ValidatingAdmissionPolicyBinding', FENCE);
+      expect(binding.spec).toEqual({ policyName: FENCE, validationActions: ['Deny'] });
+      find(rendered[overlay], 'ValidatingAdmissionPolicy', FENCE);
+    }
+    expect(rendered['cert-manager'].filter((o) => /AdmissionPolicy/.test(o.kind))).toEqual([]);
+  });
+
+  it('matches only the serving ServiceAccount writing the configuration its RBAC names', () => {
+    const objects = rendered.default;
+    const { spec } = policy();
+    // By construction it can refuse nothing but these requests, so Fail costs no workload write.
+    expect(spec.failurePolicy).toBe('Fail');
+    const patchable = find(objects, 'ClusterRole', 'confighash-webhook-ca').rules[0];
+    expect(spec.matchConstraints.resourceRules).toEqual([
+      {
+        apiGroups: patchable.apiGroups,
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        resources: patchable.resources,
+        resourceNames: patchable.resourceNames,
+      },
+    ]);
+    expect(patchable.resourceNames).toEqual([
+      find(objects, 'MutatingWebhookConfiguration').metadata.name,
+    ]);
+    // The user name the apiserver gives the Deployment's ServiceAccount's token.
+    const account = find(objects, 'ServiceAccount');
+    expect(find(objects, 'Deployment').spec.template.spec.serviceAccountName).toBe(
+      account.metadata.name,
+    );
+    const user = `system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`;
+    expect(spec.matchConditions).toEqual([
+      { name: 'serving-service-account', expression: `request.userInfo.username == '${user}'` },
+    ]);
+    expect(find(objects, 'ClusterRoleBinding', 'confighash-webhook-ca').subjects).toEqual([
+      {
+        kind: 'ServiceAccount',
+        name: account.metadata.name,
+        namespace: account.metadata.namespace,
       },
     ]);
   });

@@ -71,7 +71,7 @@ async function chartObjectsLeft(releaseNamespace: string): Promise<string> {
   const selector = ['-l', 'app.kubernetes.io/name=confighash', '-o', 'name'];
   const clusterWide = await fixture.k([
     'get',
-    'mutatingwebhookconfigurations,clusterroles,clusterrolebindings',
+    'mutatingwebhookconfigurations,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings',
     ...selector,
   ]);
   const namespaced = await fixture.k([

@@ -66,6 +66,32 @@ const stored = async () => {
 };
 
 describe('self-managed certificate renewal on a real node', () => {
+  it('runs behind the overlay’s fence: the caBundle patch went through the policy', async () => {
+    const fence = 'confighash-webhook-ca-fence';
+    // The node's controller-manager type-checks the policy against the configuration's schema.
+    interface Policy {
+      metadata: { generation: number };
+      status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: unknown[] } };
+    }
+    let policy: Policy | undefined;
+    await waitUntil(async () => {
+      policy = await fixture.json<Policy>(['get', 'validatingadmissionpolicy', fence]);
+      return policy.status?.observedGeneration === policy.metadata.generation;
+    }, 'the fence to be type-checked');
+    expect(policy?.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
+    const binding = await fixture.json<{ spec: { policyName: string } }>([
+      'get',
+      'validatingadmissionpolicybinding',
+      fence,
+    ]);
+    expect(binding.spec.policyName).toBe(fence);
+    const configuration = await fixture.json<{
+      webhooks: { clientConfig: { caBundle?: string } }[];
+    }>(['get', 'mutatingwebhookconfiguration', 'confighash']);
+    const caBundle = Buffer.from(configuration.webhooks[0]!.clientConfig.caBundle ?? '', 'base64');
+    expect(caBundle.toString()).toContain((await stored()).ca.trim());
+  });
+
   it('renews the serving certificate under load without one failed call', async () => {
     const first = await stored();
     const pods = await waitForReadyWebhookPods(fixture);

@@ -37,6 +37,11 @@ export interface ControlPlaneOptions {
   readonly log?: (line: string) => void;
   /** Where the processes run; default: this host, on loopback. */
   readonly site?: ControlPlaneSite;
+  /**
+   * More kube-apiserver flags, after the site's: for a test about the apiserver's own
+   * configuration (e.g. --admission-control-config-file, whose files the test writes first).
+   */
+  readonly apiserverFlags?: readonly string[];
 }
 
 /** Where the control plane's processes run and how this process reaches them. */
@@ -90,6 +95,7 @@ interface ControlPlaneRun {
   readonly dir: string;
   readonly log: (line: string) => void;
   readonly processes: ManagedProcess[];
+  readonly apiserverFlags: readonly string[];
 }
 
 /** The files of a run's PKI and kubeconfigs, by role. */
@@ -112,7 +118,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const site = options.site ?? LOOPBACK;
   const bin = await ensureControlPlaneBinaries(log);
   const dir = site.dir ?? (await mkdtemp(join(tmpdir(), 'confighash-cp-')));
-  const run: ControlPlaneRun = { site, bin, dir, log, processes: [] };
+  const run: ControlPlaneRun = {
+    site,
+    bin,
+    dir,
+    log,
+    processes: [],
+    apiserverFlags: options.apiserverFlags ?? [],
+  };
   const stop = async () => {
     for (const process of [...run.processes].reverse()) await process.stop();
     // CONFIGHASH_KEEP_LOGS=1 keeps the logs of a run for a post-mortem.
@@ -217,6 +230,7 @@ async function startApiserver(
       `--service-account-signing-key-file=${files.saKey}`,
       '--service-cluster-ip-range=10.0.0.0/24',
       ...site.apiserverFlags,
+      ...run.apiserverFlags,
       '--profiling=false',
       '--v=1',
     ],

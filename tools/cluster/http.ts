@@ -15,7 +15,8 @@ export interface HttpRequestOptions {
   readonly cert?: string | Buffer;
   readonly key?: string | Buffer;
   readonly rejectUnauthorized?: boolean;
-  readonly agent?: http.Agent;
+  /** `false`: a connection of its own, closed after the answer. */
+  readonly agent?: http.Agent | false;
   /** Fails the request when its socket is idle this long. */
   readonly timeoutMs?: number;
 }

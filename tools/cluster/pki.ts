@@ -51,7 +51,8 @@ export async function generateControlPlanePki(
   };
 }
 
-async function generateClientCertificate(
+/** A client certificate (clientAuth) of `ca`, for the admin and for tests of client authentication. */
+export async function generateClientCertificate(
   ca: CertificateAuthority,
   commonName: string,
   organizations: readonly string[],

@@ -36,6 +36,10 @@ export interface WebhookOptions {
   readonly name?: string;
   /** The entry point to run, for another release's source (a hash upgrade); default src/main.ts. */
   readonly main?: string;
+  /** The port, when something must name it before the webhook starts; default: a free one. */
+  readonly port?: number;
+  /** --client-ca-file and --probe-port: readiness is then asked on the probes' port. */
+  readonly clientAuth?: { readonly caFile: string; readonly probePort: number };
 }
 
 /** Starts the webhook process (from source, through tsx) and waits until it is ready. */
@@ -45,7 +49,14 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
     await mkdir(certsDir, { recursive: true });
     await runToCompletion(['dev-certs', '--dir', certsDir], options.dir);
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
+  const clientAuthArgs = options.clientAuth
+    ? [
+        `--client-ca-file=${options.clientAuth.caFile}`,
+        `--probe-port=${options.clientAuth.probePort}`,
+      ]
+    : [];
+  const readyPort = options.clientAuth?.probePort ?? port;
   const url = `https://127.0.0.1:${port}/mutate`;
   const start = async () => {
     const process = startProcess(
@@ -61,6 +72,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
         `--tls-cert-file=${join(certsDir, 'tls.crt')}`,
         `--tls-key-file=${join(certsDir, 'tls.key')}`,
         `--hash-key-file=${join(certsDir, 'hash.key')}`,
+        ...clientAuthArgs,
         ...(options.extraArgs ?? []),
       ],
       join(options.dir, `${options.name ?? 'confighash'}.log`),
@@ -74,7 +86,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       },
     );
     const ca = await readFile(join(certsDir, 'ca.crt'), 'utf8');
-    await waitUntilReady(process, () => readyzOk(port, ca));
+    await waitUntilReady(process, () => readyzOk(readyPort, ca));
     return process;
   };
   const webhook: LocalWebhook = {

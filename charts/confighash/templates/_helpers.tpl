@@ -24,6 +24,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
+{{/*
+The serving ServiceAccount as the apiserver names it in a request's userInfo: what the
+self-managed fence (webhook-fence-self-managed.yaml) matches. Its one owner in the chart.
+*/}}
+{{- define "confighash.serviceAccountUsername" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.name" . }}
+{{- end -}}
+
+{{/*
+webhook.clientAuth: /mutate's port requires the apiserver's client certificate, so the
+probes, /metrics and Prometheus use the port `probes` (8444), which asks for none.
+*/}}
+{{- define "confighash.probePort" -}}
+{{- if .Values.webhook.clientAuth.enabled }}probes{{ else }}https{{ end -}}
+{{- end -}}
+
 {{- define "confighash.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
