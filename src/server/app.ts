@@ -18,15 +18,14 @@ import {
 } from '../admission/index.js';
 import type { MutationResult, Mutator } from '../review.js';
 import type { AdmissionMetrics } from './metrics.js';
+import { addProbeRoutes, type Readiness } from './probes.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
-export interface Readiness {
-  isReady(): boolean;
-}
+export type { Readiness } from './probes.js';
 
 export interface AppOptions {
   readonly mutator: Mutator;
@@ -77,13 +76,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reviewHandler(mutator, metrics, logger),
   );
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) =>
-    readiness.isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' }),
-  );
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  addProbeRoutes(app, readiness, metrics.registry);
   return app;
 }
 
