@@ -91,6 +91,8 @@ const find = (objects: Obj[], kind: string, name?: string): Obj => {
 };
 const deployment = (objects: Obj[]) => find(objects, 'Deployment', 'confighash');
 const container = (objects: Obj[]) => deployment(objects).spec.template.spec.containers[0];
+const followContainer = (objects: Obj[]) =>
+  find(objects, 'Deployment', 'confighash-follow').spec.template.spec.containers[0];
 const webhook = (objects: Obj[]) =>
   find(objects, 'MutatingWebhookConfiguration', 'confighash').webhooks[0];
 
@@ -147,7 +149,8 @@ const everythingOn = [
   'networkPolicy.enabled=true',
   'priorityClassName=system-cluster-critical',
   'logLevel=debug',
-  'extraArgs[0]=--follow-debounce=30s',
+  'extraArgs[0]=--cert-check-interval=600',
+  'follow.extraArgs[0]=--follow-debounce=30s',
   'webhook.timeoutSeconds=8',
   'webhook.excludedNamespaces[0]=monitoring',
   'webhook.namespaceSelectorExpressions[0].key=tier',
@@ -161,11 +164,13 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     all = await template(4, everythingOn);
   });
 
-  it('sets only environment variables that are options of `confighash serve`', () => {
-    const names = container(all).env.map((e: Obj) => e.name);
-    expect(names).toContain('CONFIGHASH_LOG_LEVEL');
-    for (const name of names) expect(optionEnvironmentVariables()).toContain(name);
-    expect(container(all).env).toContainEqual({ name: 'CONFIGHASH_LOG_LEVEL', value: 'debug' });
+  it('sets only environment variables that are options of `confighash serve` and `follow`', () => {
+    for (const app of [container(all), followContainer(all)]) {
+      const names = app.env.map((e: Obj) => e.name);
+      expect(names).toContain('CONFIGHASH_LOG_LEVEL');
+      for (const name of names) expect(optionEnvironmentVariables()).toContain(name);
+      expect(app.env).toContainEqual({ name: 'CONFIGHASH_LOG_LEVEL', value: 'debug' });
+    }
   });
 
   it('offers exactly the log levels the server accepts', async () => {
@@ -174,13 +179,18 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
   });
 
   it('passes the kinds’ flags then extra args, the priority class, the timeout and the extra namespace rules', () => {
-    expect(container(all).args).toEqual([
+    const kinds = [
       '--kind=argoproj.io/v1alpha1/Rollout',
       '--kind=apps.kruise.io/v1alpha1/CloneSet',
       '--kind=apps.kruise.io/v1beta1/StatefulSet',
-      '--follow-debounce=30s',
-    ]);
-    expect(deployment(all).spec.template.spec.priorityClassName).toBe('system-cluster-critical');
+    ];
+    expect(container(all).args).toEqual([...kinds, '--cert-check-interval=600']);
+    expect(followContainer(all).args).toEqual([...kinds, '--follow-debounce=30s']);
+    for (const name of ['confighash', 'confighash-follow']) {
+      expect(find(all, 'Deployment', name).spec.template.spec.priorityClassName).toBe(
+        'system-cluster-critical',
+      );
+    }
     expect(webhook(all).timeoutSeconds).toBe(8);
     expect(webhook(all).namespaceSelector.matchExpressions).toEqual([
       { key: 'confighash.dev/enabled', operator: 'In', values: ['true', 'follow'] },
@@ -241,6 +251,14 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     const policy = find(all, 'NetworkPolicy', 'confighash');
     expect(policy.spec.podSelector).toEqual(deployment(all).spec.selector);
     expect(policy.spec.ingress).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
+    const follow = find(all, 'NetworkPolicy', 'confighash-follow');
+    expect(follow.spec.podSelector).toEqual(
+      find(all, 'Deployment', 'confighash-follow').spec.selector,
+    );
+    expect(follow.spec.ingress).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    expect(find(all, 'PodMonitor', 'confighash-follow').spec.podMetricsEndpoints[0].port).toBe(
+      followContainer(all).ports[0].name,
+    );
   });
 
   it('existingSecret: mounts the given Secret and puts the given CA into the caBundle', async () => {
