@@ -40,9 +40,12 @@ const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 const WATCH_TIMEOUT_SECONDS = 300;
 
 interface ObjectList<T> {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; continue?: string };
   items: T[];
 }
+
+/** Workloads are listed in pages of this many (DESIGN.md §6), each page one bounded request. */
+export const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
   metadata: { name: string; annotations?: Record<string, string> };
@@ -138,13 +141,20 @@ class ApiFollowApi implements FollowApi {
   }
 
   async listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal) {
+    const items: unknown[] = [];
+    let next: string | undefined = '';
     try {
-      const list = await this.#request<ObjectList<unknown>>({
-        method: 'GET',
-        path: workloadPath(namespace, kind),
-        signal,
-      });
-      return list.items;
+      while (next !== undefined) {
+        const token: string = next ? `&continue=${encodeURIComponent(next)}` : '';
+        const page: ObjectList<unknown> = await this.#request<ObjectList<unknown>>({
+          method: 'GET',
+          path: `${workloadPath(namespace, kind)}?limit=${LIST_PAGE_SIZE}${token}`,
+          signal,
+        });
+        items.push(...page.items);
+        next = page.metadata.continue || undefined;
+      }
+      return items;
     } catch (error) {
       // A kind turned on whose CRD is not installed (yet): there are none of it to follow.
       if (isStatus(error, 404)) return [];

@@ -1,6 +1,6 @@
 // Follow mode's requests against an apiserver that stops answering (DESIGN.md §6:
-// every follower request has a timeout, a watch silent for 5 min is restarted, a
-// 410 relists). A real apiserver cannot be made to accept a request and never
+// lists are paginated, every follower request has a timeout, a watch silent for
+// 5 min is restarted, a 410 relists). A real apiserver cannot be made to accept a request and never
 // answer it, so a real HTTP server on loopback plays that part, through the real
 // adapters (src/kube/follow-api.ts, lease-store.ts). The timeouts are injected
 // (hundreds of milliseconds instead of 10 s and 5 min); the defaults are checked
@@ -121,6 +121,29 @@ describe('a request that is never answered fails at the request timeout', () => 
     expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUTS.requestMs - 20);
     expect(seen).toHaveLength(1);
   });
+});
+
+it('lists workloads in pages of 500, following the continue token', async () => {
+  route = (request, response) => {
+    const second = request.url?.includes('continue=page%202');
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        metadata: { resourceVersion: '9', ...(second ? {} : { continue: 'page 2' }) },
+        items: [{ metadata: { name: second ? 'b' : 'a' } }],
+      }),
+    );
+  };
+  const items = await createFollowApi(connection, TIMEOUTS).listWorkloads(
+    NAMESPACE,
+    DEPLOYMENT,
+    signal(),
+  );
+  expect(items).toEqual([{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }]);
+  expect(seen).toEqual([
+    `GET /apis/apps/v1/namespaces/${NAMESPACE}/deployments?limit=500`,
+    `GET /apis/apps/v1/namespaces/${NAMESPACE}/deployments?limit=500&continue=page%202`,
+  ]);
 });
 
 describe('watches', () => {
