@@ -3,9 +3,10 @@
 // environment, opens files, builds real adapters, listens and handles signals.
 // This file picks the command and turns its failure into one line and an exit code.
 
-import { parseServeConfig, usage } from './config/index.js';
+import { parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
 import { devCerts } from './main/dev-certs.js';
 import { asUsageError, UsageError, unwrap } from './main/errors.js';
+import { follow } from './main/follow.js';
 import { explain, plan } from './main/preview.js';
 import { serve } from './main/serve.js';
 
@@ -14,6 +15,9 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case 'serve':
       await serve(unwrap(parseServeConfig(rest, process.env)));
+      return 0;
+    case 'follow':
+      await follow(unwrap(parseFollowCommandConfig(rest, process.env)));
       return 0;
     case 'dev-certs':
       await devCerts(rest);
@@ -30,7 +34,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return command === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `unknown command '${command}' (commands: serve, dev-certs, plan, explain; see --help)`,
+        `unknown command '${command}' (commands: serve, follow, dev-certs, plan, explain; see --help)`,
       );
   }
 }

@@ -1,6 +1,7 @@
-// `confighash serve --follow` (DESIGN.md §6): follow mode's options, which roll
-// workloads on config changes that no write of theirs carries, and the Lease
-// that elects the one replica doing it.
+// Follow mode's options (DESIGN.md §6), which roll workloads on config changes
+// that no write of theirs carries, and the Lease that elects the one replica
+// doing it: `confighash follow` takes them (follow-command.ts), and so does the
+// deprecated `confighash serve --follow`.
 
 import { hostname } from 'node:os';
 import { parseGoDuration } from '../admission/index.js';
@@ -15,14 +16,17 @@ export interface FollowConfig {
   readonly identity: string;
 }
 
+/** serve's --follow: deprecated, kept so that nobody upgrading silently stops following. */
+export const SERVE_FOLLOW_OPTION: OptionSpec = {
+  flag: 'follow',
+  env: 'CONFIGHASH_FOLLOW',
+  value: '',
+  boolean: true,
+  help: `deprecated: run \`confighash follow\` in its own Deployment; still follows here (namespaces labelled ${FOLLOW_NAMESPACE_SELECTOR}), with a warning`,
+};
+
+/** The tuning and the Lease, the same for `confighash follow` and `serve --follow`. */
 export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
-  {
-    flag: 'follow',
-    env: 'CONFIGHASH_FOLLOW',
-    value: '',
-    boolean: true,
-    help: `in namespaces labelled ${FOLLOW_NAMESPACE_SELECTOR}, touch workloads whose config changed`,
-  },
   {
     flag: 'follow-resync',
     env: 'CONFIGHASH_FOLLOW_RESYNC',
@@ -80,15 +84,21 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   },
 ];
 
-/** Follow mode's flags, when --follow is on; a string is the one-line mistake. */
-export function parseFollowConfig(
+/** serve's follow mode, when --follow is on; a string is the one-line mistake. */
+export function parseServeFollowConfig(
   get: (flag: string) => string | undefined,
 ): FollowConfig | undefined | string {
   const enabled = get('follow') ?? 'false';
   if (enabled !== 'true' && enabled !== 'false') {
     return `CONFIGHASH_FOLLOW must be true or false, got '${enabled}'`;
   }
-  if (enabled === 'false') return undefined;
+  return enabled === 'true' ? parseFollowConfig(get) : undefined;
+}
+
+/** The FOLLOW_OPTIONS; a string is the one-line mistake. */
+export function parseFollowConfig(
+  get: (flag: string) => string | undefined,
+): FollowConfig | string {
   const duration = (flag: string): number | string => {
     const value = parseGoDuration(get(flag));
     return value === undefined

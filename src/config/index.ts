@@ -4,6 +4,7 @@
 
 import { DEV_CERTS_OPTIONS } from './dev-certs.js';
 import { EXPLAIN_OPTIONS } from './explain.js';
+import { FOLLOW_COMMAND_OPTIONS } from './follow-command.js';
 import { helpFor } from './options.js';
 import { PLAN_OPTIONS } from './plan.js';
 import { ALL_SERVE_OPTIONS } from './serve.js';
@@ -11,6 +12,11 @@ import { ALL_SERVE_OPTIONS } from './serve.js';
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
 export { type ExplainConfig, parseExplainConfig } from './explain.js';
 export type { FollowConfig } from './follow.js';
+export {
+  FOLLOW_LISTEN_PORT,
+  type FollowCommandConfig,
+  parseFollowCommandConfig,
+} from './follow-command.js';
 export type { ParseResult } from './options.js';
 export {
   type ManifestInput,
@@ -27,7 +33,7 @@ export { parseServeConfig, type ServeConfig } from './serve.js';
  * and an option read from it would stop the webhook from starting.
  */
 export function optionEnvironmentVariables(): readonly string[] {
-  const specs = [...ALL_SERVE_OPTIONS, ...DEV_CERTS_OPTIONS];
+  const specs = [...ALL_SERVE_OPTIONS, ...FOLLOW_COMMAND_OPTIONS, ...DEV_CERTS_OPTIONS];
   return [...new Set(specs.flatMap((spec) => (spec.env ? [spec.env] : [])))];
 }
 
@@ -37,11 +43,14 @@ export function usage(): string {
     '',
     'Commands:',
     '  serve       run the admission webhook (HTTPS)',
+    '  follow      roll workloads whose config changed with no write of theirs (its own Deployment)',
     '  dev-certs   write a local CA, serving certificate and hash key',
     '  plan        preview which workloads applying manifests rolls, and why',
     '  explain     why a workload did or did not roll, and whether its next write rolls',
     '',
     helpFor('serve', ALL_SERVE_OPTIONS),
+    '',
+    helpFor('follow', FOLLOW_COMMAND_OPTIONS),
     '',
     helpFor('dev-certs', DEV_CERTS_OPTIONS),
     '',

@@ -102,15 +102,8 @@ export function parseSelfManaged(values: OptionValues): SelfManagedConfig | stri
   if (!managedCerts && hashKeySecret === undefined) return { options: undefined, files: {} };
   const conflict = combinedFileFlag(get, managedCerts, hashKeySecret !== undefined);
   if (conflict) return conflict;
-  const interval = parseSeconds(get('cert-check-interval'));
-  if (interval === undefined || interval <= 0) {
-    return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
-  }
-  const servingValidityMs = parseGoDuration(get('serving-cert-validity'));
-  // Below a minute, renewal (a third of the lifetime) would outrun the checks that do it.
-  if (servingValidityMs === undefined || servingValidityMs < 60_000) {
-    return `--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '${get('serving-cert-validity')}'`;
-  }
+  const timing = managedCerts ? certificateTiming(get) : undefined;
+  if (typeof timing === 'string') return timing;
   const dir = get('runtime-dir')!;
   const files: Record<string, string> = {};
   if (managedCerts) {
@@ -120,17 +113,37 @@ export function parseSelfManaged(values: OptionValues): SelfManagedConfig | stri
   if (hashKeySecret) files['hash-key-file'] = join(dir, 'hash.key');
   const options: SelfManagedOptions = {
     namespace: get('namespace')!,
-    certificates: managedCerts
-      ? certificateOptions(values, files, {
-          checkIntervalMs: interval * 1000,
-          servingValidDays: servingValidityMs / 86_400_000,
-        })
-      : undefined,
+    certificates: timing ? certificateOptions(values, files, timing) : undefined,
     hashKey: hashKeySecret
       ? Object.freeze({ secretName: hashKeySecret, file: files['hash-key-file']! })
       : undefined,
   };
   return { files, options: Object.freeze(options) };
+}
+
+/**
+ * The options `confighash follow` shares with serve to read the hash key from its
+ * Secret (--hash-key-secret, in --namespace, written to --runtime-dir): parseSelfManaged
+ * reads them, and without --self-managed-certs needs no other.
+ */
+export const HASH_KEY_SECRET_OPTIONS: readonly OptionSpec[] = SELF_MANAGED_OPTIONS.filter((spec) =>
+  ['hash-key-secret', 'namespace', 'runtime-dir'].includes(spec.flag),
+);
+
+/** How often the certificates are checked, and how long the ones it issues are valid. */
+function certificateTiming(
+  get: OptionValues['get'],
+): Pick<SelfManagedCertificates, 'checkIntervalMs' | 'servingValidDays'> | string {
+  const interval = parseSeconds(get('cert-check-interval'));
+  if (interval === undefined || interval <= 0) {
+    return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
+  }
+  const servingValidityMs = parseGoDuration(get('serving-cert-validity'));
+  // Below a minute, renewal (a third of the lifetime) would outrun the checks that do it.
+  if (servingValidityMs === undefined || servingValidityMs < 60_000) {
+    return `--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '${get('serving-cert-validity')}'`;
+  }
+  return { checkIntervalMs: interval * 1000, servingValidDays: servingValidityMs / 86_400_000 };
 }
 
 /** A file flag given together with the option that replaces it. */

@@ -5,7 +5,12 @@
 import type { SelfManagedOptions } from '../certs/self-managed.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow.js';
+import {
+  FOLLOW_OPTIONS,
+  type FollowConfig,
+  parseServeFollowConfig,
+  SERVE_FOLLOW_OPTION,
+} from './follow.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
 import {
   type Environment,
@@ -41,7 +46,7 @@ export interface ServeConfig {
   readonly shutdownTimeoutMs: number;
   /** --self-managed-certs / --hash-key-secret: the files above are written from Secrets. */
   readonly selfManaged: SelfManagedOptions | undefined;
-  /** --follow: follow mode's settings; undefined when off. */
+  /** --follow (deprecated: `confighash follow`): follow mode's settings; undefined when off. */
   readonly follow: FollowConfig | undefined;
   /** The workload kinds handled: the apps/v1 ones plus every --kind. */
   readonly kinds: readonly WorkloadKind[];
@@ -134,6 +139,7 @@ export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
   ...SERVE_OPTIONS,
   SERVE_KIND_OPTION,
   ...SELF_MANAGED_OPTIONS,
+  SERVE_FOLLOW_OPTION,
   ...FOLLOW_OPTIONS,
 ];
 
@@ -168,7 +174,7 @@ export function parseServeConfig(
   }
   const clientAuth = parseClientAuth(get, port);
   if (typeof clientAuth === 'string') return fail(clientAuth);
-  const follow = parseFollowConfig(get);
+  const follow = parseServeFollowConfig(get);
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);

@@ -23,6 +23,8 @@ export interface FollowOptions {
   readonly minIntervalMs: number;
   readonly ratePerSecond: number;
   readonly burst: number;
+  /** A touch or listing that failed (a request timed out, say) is tried again after this. */
+  readonly retryMs: number;
 }
 
 export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
@@ -31,6 +33,7 @@ export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
   minIntervalMs: 60_000,
   ratePerSecond: 5,
   burst: 20,
+  retryMs: RETRY_MS,
 };
 
 export interface FollowerDependencies {
@@ -97,6 +100,7 @@ class Follower {
         queue: this.#queue,
         namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
         holdRetryMs: deps.options.resyncMs,
+        retryMs: deps.options.retryMs,
         signal,
       }),
     );
@@ -208,7 +212,7 @@ class Follower {
         { namespace, err: (error as Error).message },
         'follow: listing workloads failed; resyncing later',
       );
-      await sleep(RETRY_MS, this.signal);
+      await sleep(this.deps.options.retryMs, this.signal);
       void this.#resync(namespace);
       return;
     }

@@ -7,7 +7,7 @@ export interface FollowMetrics {
   deferred(reason: 'window' | 'min-interval' | 'rate-limit' | 'error'): void;
   reconcileError(): void;
   leader(isLeader: boolean): void;
-  watchRestart(reason: 'expired' | 'ended' | 'error'): void;
+  watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
   pending(count: number): void;
 }
 

@@ -27,6 +27,27 @@ export interface ConfigChange {
 export interface WatchEnd {
   readonly resourceVersion: string;
   readonly expired: boolean;
+  /** Ended by us: neither event nor bookmark for FollowTimeouts.watchSilenceMs. */
+  readonly silent?: boolean;
+}
+
+/**
+ * How long the adapters wait on the API for the follower (DESIGN.md §6): a request that
+ * never answers — a dead keep-alive socket, a stalled apiserver — must cost one attempt,
+ * never the touch queue or a watch. Injectable, so that tests need not wait minutes.
+ */
+export interface FollowTimeouts {
+  /** Every request (GET, LIST, PATCH, Event POST, Lease), and a watch until its stream starts. */
+  readonly requestMs: number;
+  /** A watch (bookmarks on) with neither event nor bookmark for this long is restarted. */
+  readonly watchSilenceMs: number;
+}
+
+export const FOLLOW_TIMEOUTS: FollowTimeouts = { requestMs: 10_000, watchSilenceMs: 5 * 60_000 };
+
+/** `signal`, or `ms` passing, whichever comes first. */
+export function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
 }
 
 export interface FollowApi {

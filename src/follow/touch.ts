@@ -20,6 +20,7 @@ import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
 import { gateWindow, type WindowGate } from './window-gate.js';
 import { refFields, type WorkloadRef, workloadKey } from './workload-ref.js';
 
+/** A failed touch is tried again after this (FollowOptions.retryMs). */
 export const RETRY_MS = 15_000;
 const LOOKUP_TIMEOUT_MS = 10_000;
 const MAX_NOTE_LENGTH = 1024;
@@ -34,6 +35,8 @@ export interface TouchDependencies {
   namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
   /** How long to hold a change when no window opening can be computed. */
   readonly holdRetryMs: number;
+  /** How long after a failure a touch is tried again. */
+  readonly retryMs: number;
   readonly signal: AbortSignal;
 }
 
@@ -52,7 +55,7 @@ export function createToucher(deps: TouchDependencies): (touch: QueuedTouch) => 
         { ...fields(touch), err: (error as Error).message },
         'follow: reconcile failed; will retry',
       );
-      queue.defer(touch, Date.now() + RETRY_MS);
+      queue.defer(touch, Date.now() + deps.retryMs);
     }
   };
 }
@@ -126,7 +129,7 @@ function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileD
     { ...fields(touch), why: decision.why },
     'follow: cannot read the sources; will retry',
   );
-  deps.queue.defer(touch, Date.now() + RETRY_MS);
+  deps.queue.defer(touch, Date.now() + deps.retryMs);
 }
 
 /** Holds a touch outside its window; says so once per workload and note. */

@@ -11,6 +11,7 @@ import type {
   FollowApi,
   NamespaceEvent,
   NamespaceInfo,
+  WatchEnd,
 } from './ports.js';
 import { sleep } from './sleep.js';
 
@@ -49,7 +50,7 @@ export async function watchConfig(
       );
       healthy();
       if (signal.aborted) return;
-      metrics.watchRestart(end.expired ? 'expired' : 'ended');
+      metrics.watchRestart(restartReason(end));
       if (!end.expired) {
         resourceVersion = end.resourceVersion;
         return;
@@ -84,7 +85,7 @@ export async function watchNamespaces(
         healthy();
         if (signal.aborted) return;
         resourceVersion = end.resourceVersion;
-        metrics.watchRestart(end.expired ? 'expired' : 'ended');
+        metrics.watchRestart(restartReason(end));
         if (end.expired) return; // Relist.
       }
     },
@@ -93,6 +94,11 @@ export async function watchNamespaces(
       logger.warn({ err: error.message }, 'follow: namespace watch failed; retrying');
     },
   );
+}
+
+function restartReason(end: WatchEnd): 'expired' | 'silent' | 'ended' {
+  if (end.expired) return 'expired';
+  return end.silent ? 'silent' : 'ended';
 }
 
 /** Runs `step` again and again until `signal` aborts; after a failure, waits longer each time. */

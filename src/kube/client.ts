@@ -139,10 +139,13 @@ export async function streamWatch(
   accept: string,
   onEvent: (event: WatchEvent) => void,
   signal: AbortSignal,
+  /** Called when the stream has started (status 200), before any event. */
+  onOpen: () => void = () => {},
 ): Promise<void> {
   const response = await sendRequest(connection, { method: 'GET', path, accept, signal });
   const status = response.statusCode ?? 0;
   if (status !== 200) throw apiError(status, await readBody(response));
+  onOpen();
   let buffered = '';
   await new Promise<void>((resolve, reject) => {
     response.setEncoding('utf8');

@@ -1,21 +1,28 @@
 // FollowApi over the API server: lists, metadata-only watches, the `{}` touch
 // and Events, through a keep-alive connection of their own (long-lived watch
-// streams must not take the sockets admission lookups need).
+// streams must not take the sockets admission lookups need). Every request is
+// bounded (FollowTimeouts.requestMs); a watch is bounded until its stream starts,
+// and then by its silence: bookmarks are on, so a healthy watch is never silent
+// for long, and one that is has lost its connection without a word.
 
 import { hostname } from 'node:os';
 import {
   type ConfigChange,
   type ConfigResource,
+  FOLLOW_TIMEOUTS,
   type FollowApi,
+  type FollowTimeouts,
   microTime,
   type NamespaceEvent,
   type NamespaceInfo,
   type WatchEnd,
   type WorkloadEvent,
+  withTimeout,
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
   ApiError,
+  type ApiRequest,
   FIELD_MANAGER_QUERY,
   isStatus,
   METADATA_ONLY_LIST,
@@ -33,25 +40,42 @@ const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 const WATCH_TIMEOUT_SECONDS = 300;
 
 interface ObjectList<T> {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; continue?: string };
   items: T[];
 }
+
+/** Workloads are listed in pages of this many (DESIGN.md §6), each page one bounded request. */
+export const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
   metadata: { name: string; annotations?: Record<string, string> };
 }
 
-export function createFollowApi(connection: ApiConnection): FollowApi {
-  return new ApiFollowApi(connection);
+export function createFollowApi(
+  connection: ApiConnection,
+  timeouts: FollowTimeouts = FOLLOW_TIMEOUTS,
+): FollowApi {
+  return new ApiFollowApi(connection, timeouts);
 }
 
 const NAMESPACES = `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`;
 
 class ApiFollowApi implements FollowApi {
-  constructor(private readonly connection: ApiConnection) {}
+  constructor(
+    private readonly connection: ApiConnection,
+    private readonly timeouts: FollowTimeouts,
+  ) {}
+
+  /** One request, given up after FollowTimeouts.requestMs. */
+  #request<T>(request: ApiRequest & { signal: AbortSignal }): Promise<T> {
+    return requestJson<T>(this.connection, {
+      ...request,
+      signal: withTimeout(request.signal, this.timeouts.requestMs),
+    });
+  }
 
   async listFollowNamespaces(signal: AbortSignal) {
-    const list = await requestJson<ObjectList<Namespace>>(this.connection, {
+    const list = await this.#request<ObjectList<Namespace>>({
       method: 'GET',
       path: NAMESPACES,
       signal,
@@ -69,6 +93,7 @@ class ApiFollowApi implements FollowApi {
   ): Promise<WatchEnd> {
     return watch(
       this.connection,
+      this.timeouts,
       NAMESPACES,
       resourceVersion,
       'application/json',
@@ -81,7 +106,7 @@ class ApiFollowApi implements FollowApi {
   }
 
   async listConfigVersion(namespace: string, resource: ConfigResource, signal: AbortSignal) {
-    const list = await requestJson<ObjectList<unknown>>(this.connection, {
+    const list = await this.#request<ObjectList<unknown>>({
       method: 'GET',
       path: `${configPath(namespace, resource)}?limit=1`,
       accept: METADATA_ONLY_LIST,
@@ -98,22 +123,38 @@ class ApiFollowApi implements FollowApi {
     signal: AbortSignal,
   ): Promise<WatchEnd> {
     const path = configPath(namespace, resource);
-    return watch(this.connection, path, resourceVersion, METADATA_ONLY_OBJECT, signal, (event) => {
-      const name = event.object.metadata?.name;
-      if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
-        onChange({ type: event.type, name });
-      }
-    });
+    const { connection, timeouts } = this;
+    return watch(
+      connection,
+      timeouts,
+      path,
+      resourceVersion,
+      METADATA_ONLY_OBJECT,
+      signal,
+      (event) => {
+        const name = event.object.metadata?.name;
+        if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+          onChange({ type: event.type, name });
+        }
+      },
+    );
   }
 
   async listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal) {
+    const items: unknown[] = [];
+    let next: string | undefined = '';
     try {
-      const list = await requestJson<ObjectList<unknown>>(this.connection, {
-        method: 'GET',
-        path: workloadPath(namespace, kind),
-        signal,
-      });
-      return list.items;
+      while (next !== undefined) {
+        const token: string = next ? `&continue=${encodeURIComponent(next)}` : '';
+        const page: ObjectList<unknown> = await this.#request<ObjectList<unknown>>({
+          method: 'GET',
+          path: `${workloadPath(namespace, kind)}?limit=${LIST_PAGE_SIZE}${token}`,
+          signal,
+        });
+        items.push(...page.items);
+        next = page.metadata.continue || undefined;
+      }
+      return items;
     } catch (error) {
       // A kind turned on whose CRD is not installed (yet): there are none of it to follow.
       if (isStatus(error, 404)) return [];
@@ -123,7 +164,7 @@ class ApiFollowApi implements FollowApi {
 
   async getWorkload(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
     try {
-      return await requestJson<unknown>(this.connection, {
+      return await this.#request<unknown>({
         method: 'GET',
         path: workloadPath(namespace, kind, name),
         signal,
@@ -135,7 +176,7 @@ class ApiFollowApi implements FollowApi {
   }
 
   async touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
-    await requestJson(this.connection, {
+    await this.#request({
       method: 'PATCH',
       path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
       body: {},
@@ -145,7 +186,7 @@ class ApiFollowApi implements FollowApi {
   }
 
   async recordEvent(event: WorkloadEvent, signal: AbortSignal) {
-    await requestJson(this.connection, {
+    await this.#request({
       method: 'POST',
       path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
       body: eventBody(event, new Date()),
@@ -176,9 +217,14 @@ function eventBody(event: WorkloadEvent, now: Date) {
   };
 }
 
-/** Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as expired. */
+/**
+ * Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as
+ * expired. Until the stream starts it is bounded like any request; then every event or
+ * bookmark gives it another FollowTimeouts.watchSilenceMs, and silence ends it (`silent`).
+ */
 async function watch(
   connection: ApiConnection,
+  timeouts: FollowTimeouts,
   path: string,
   resourceVersion: string,
   accept: string,
@@ -187,6 +233,8 @@ async function watch(
 ): Promise<WatchEnd> {
   let latest = resourceVersion;
   let expired = false;
+  const silence = new SilenceTimer(timeouts.requestMs);
+  const streaming = AbortSignal.any([signal, silence.signal]);
   const separator = path.includes('?') ? '&' : '?';
   const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
   const handle = (event: WatchEvent) => {
@@ -199,16 +247,54 @@ async function watch(
     }
     const version = event.object.metadata?.resourceVersion;
     if (version) latest = version;
+    silence.rearm(timeouts.watchSilenceMs);
     if (event.type !== 'BOOKMARK') onEvent(event);
   };
+  const open = () => silence.rearm(timeouts.watchSilenceMs);
   try {
-    await streamWatch(connection, `${path}${separator}${query}`, accept, handle, signal);
+    await streamWatch(connection, `${path}${separator}${query}`, accept, handle, streaming, open);
   } catch (error) {
     if (isStatus(error, 410)) return { resourceVersion: latest, expired: true };
     if (signal.aborted) return { resourceVersion: latest, expired: false };
-    throw error;
+    if (silence.signal.aborted && !silence.opened) {
+      throw new Error(`watch ${path}: no answer within ${timeouts.requestMs} ms`);
+    }
+    if (!silence.signal.aborted) throw error;
+  } finally {
+    silence.stop();
   }
-  return { resourceVersion: latest, expired };
+  return { resourceVersion: latest, expired, ...(silence.signal.aborted ? { silent: true } : {}) };
+}
+
+/** Aborts its signal when not re-armed in time; the first re-arm marks the stream opened. */
+class SilenceTimer {
+  readonly #abort = new AbortController();
+  #timer: NodeJS.Timeout;
+  opened = false;
+
+  constructor(ms: number) {
+    this.#timer = this.#arm(ms);
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  rearm(ms: number): void {
+    this.opened = true;
+    clearTimeout(this.#timer);
+    this.#timer = this.#arm(ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+
+  #arm(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.#abort.abort(new Error(`silent for ${ms} ms`)), ms);
+    timer.unref();
+    return timer;
+  }
 }
 
 function configPath(namespace: string, resource: ConfigResource): string {

@@ -1,6 +1,15 @@
 // LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
+// Each request is bounded by FollowTimeouts.requestMs besides the election's own
+// budget per step (src/follow/lease.ts), so that no caller can forget a bound.
 
-import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/ports.js';
+import {
+  FOLLOW_TIMEOUTS,
+  type FollowTimeouts,
+  type LeaseRecord,
+  type LeaseStore,
+  type StoredLease,
+  withTimeout,
+} from '../follow/ports.js';
 import { isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -13,6 +22,7 @@ export function createLeaseStore(
   connection: ApiConnection,
   namespace: string,
   name: string,
+  { requestMs }: Pick<FollowTimeouts, 'requestMs'> = FOLLOW_TIMEOUTS,
 ): LeaseStore {
   const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const item = `${collection}/${encodeURIComponent(name)}`;
@@ -26,7 +36,11 @@ export function createLeaseStore(
   return {
     async get(signal): Promise<StoredLease | undefined> {
       try {
-        const lease = await requestJson<Lease>(connection, { method: 'GET', path: item, signal });
+        const lease = await requestJson<Lease>(connection, {
+          method: 'GET',
+          path: item,
+          signal: withTimeout(signal, requestMs),
+        });
         const spec = lease.spec ?? {};
         return {
           resourceVersion: lease.metadata.resourceVersion,
@@ -49,7 +63,7 @@ export function createLeaseStore(
           method: 'POST',
           path: collection,
           body: body(record),
-          signal,
+          signal: withTimeout(signal, requestMs),
         });
         return true;
       } catch (error) {
@@ -63,7 +77,7 @@ export function createLeaseStore(
           method: 'PUT',
           path: item,
           body: body(record, resourceVersion),
-          signal,
+          signal: withTimeout(signal, requestMs),
         });
         return true;
       } catch (error) {

@@ -19,6 +19,7 @@ import {
 import type { MutationResult, Mutator } from '../review.js';
 import { ByteBudget } from './body-budget.js';
 import type { AdmissionMetrics } from './metrics.js';
+import { addProbeRoutes, type Readiness } from './probes.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
@@ -56,9 +57,7 @@ const ARRIVAL_OPTIONS = {
   connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
 } as const;
 
-export interface Readiness {
-  isReady(): boolean;
-}
+export type { Readiness } from './probes.js';
 
 export interface AppOptions {
   readonly mutator: Mutator;
@@ -71,7 +70,7 @@ export interface AppOptions {
     readonly key: Buffer | string;
     /**
      * --client-ca-file: a connection without a client certificate signed by this CA fails
-     * its TLS handshake, before any HTTP (probes then use buildProbeApp's port).
+     * its TLS handshake, before any HTTP (probes then use buildTlsProbeApp's port).
      */
     readonly clientCa?: Buffer | string;
   };
@@ -127,7 +126,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     reviewHandler(mutator, metrics, logger),
   );
 
-  addProbeRoutes(app, readiness, metrics);
+  addProbeRoutes(app, readiness, metrics.registry);
   return app;
 }
 
@@ -136,7 +135,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
  * certificate, are answered here instead: /healthz, /readyz and /metrics, over TLS with the
  * serving certificate, on a port of their own — never /mutate.
  */
-export function buildProbeApp(
+export function buildTlsProbeApp(
   options: Pick<AppOptions, 'metrics' | 'readiness'> & {
     readonly tls: { readonly cert: Buffer | string; readonly key: Buffer | string };
   },
@@ -150,18 +149,8 @@ export function buildProbeApp(
       ...ARRIVAL_OPTIONS,
     },
   }) as unknown as FastifyInstance;
-  addProbeRoutes(app, options.readiness, options.metrics);
+  addProbeRoutes(app, options.readiness, options.metrics.registry);
   return app;
-}
-
-function addProbeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AdmissionMetrics) {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) =>
-    readiness.isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' }),
-  );
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
 }
 
 /** TLS ≥ 1.2; with a client CA, the handshake itself refuses a caller without its certificate. */

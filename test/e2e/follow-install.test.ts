@@ -1,15 +1,17 @@
 // Follow mode as installed (manifests/overlays/follow): the manifests apply
-// cleanly, and a follower running with the manifests' own ServiceAccount token
-// rolls an out-of-band change — so the RBAC of components/follow is enough —
-// while `kubectl auth can-i` shows it can do nothing more than follow mode needs.
+// cleanly, and `confighash follow` running with the token of its own
+// ServiceAccount (confighash-follow) rolls an out-of-band change — so the RBAC of
+// components/follow is enough — while `kubectl auth can-i` shows it can do nothing
+// more than follow mode needs, and that the webhook's ServiceAccount (confighash)
+// can neither list, watch nor patch workloads (DESIGN.md §10).
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
-  type LocalWebhook,
+  type LocalFollower,
   registerLocalWebhook,
-  startLocalWebhook,
+  startLocalFollower,
 } from '../../tools/cluster/webhook.js';
 import {
   configMap,
@@ -23,9 +25,10 @@ import {
 } from '../support/e2e.js';
 
 const OVERLAY = join(REPO_ROOT, 'manifests/overlays/follow');
-const AS = '--as=system:serviceaccount:confighash-system:confighash';
+const FOLLOW_AS = '--as=system:serviceaccount:confighash-system:confighash-follow';
+const SERVING_AS = '--as=system:serviceaccount:confighash-system:confighash';
 
-let follower: LocalWebhook;
+let follower: LocalFollower;
 let applyStderr: string;
 
 const file = e2eFile([], {
@@ -41,15 +44,14 @@ const file = e2eFile([], {
       e2e.k,
       e2e.dir,
       'confighash-system',
-      'confighash',
+      'confighash-follow',
     );
-    follower = await startLocalWebhook({
+    follower = await startLocalFollower({
       dir: e2e.dir,
       kubeconfig,
-      shareCertsWith: e2e.webhook,
+      webhook: e2e.webhook,
       name: 'sa-follower',
       extraArgs: [
-        '--follow',
         '--lease-namespace=confighash-system',
         '--follow-debounce=1s',
         '--identity=sa-follower',
@@ -65,7 +67,7 @@ it('the follow overlay applies server-side with zero warnings', () => {
   expect(applyStderr).not.toMatch(/warning/i);
 });
 
-it('a follower with the ServiceAccount token takes the Lease and rolls an out-of-band change, with an Event', async () => {
+it('`confighash follow` with its ServiceAccount’s token takes the Lease and rolls an out-of-band change, with an Event', async () => {
   const ns = 'follow-as-installed';
   await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
   await file.e2e.k(
@@ -111,7 +113,7 @@ it('a follower with the ServiceAccount token takes the Lease and rolls an out-of
   expect(log).not.toMatch(/forbidden/i);
 });
 
-describe('what the ServiceAccount may do with follow mode (kubectl auth can-i)', () => {
+describe('what follow mode’s ServiceAccount may do (kubectl auth can-i)', () => {
   it.each([
     ['list secrets in any namespace', ['list', 'secrets', '-n', 'shop'], 'yes'],
     ['watch configmaps in any namespace', ['watch', 'configmaps', '-n', 'shop'], 'yes'],
@@ -144,7 +146,32 @@ describe('what the ServiceAccount may do with follow mode (kubectl auth can-i)',
     ['patch namespaces', ['patch', 'namespaces'], 'no'],
     ['delete events', ['delete', 'events.events.k8s.io', '-n', 'shop'], 'no'],
   ])('%s: %s', async (_name, args, expected) => {
-    const result = await file.e2e.kubectl(['auth', 'can-i', ...args, AS]);
+    const result = await file.e2e.kubectl(['auth', 'can-i', ...args, FOLLOW_AS]);
+    expect(result.stdout.trim()).toBe(expected);
+  });
+});
+
+// The serving pods answer anyone who reaches the Service: their ServiceAccount reads
+// config by name and nothing more, in the follow install too.
+describe('what the webhook’s ServiceAccount may do in the follow install (kubectl auth can-i)', () => {
+  it.each([
+    ['get secrets (its lookups)', ['get', 'secrets', '-n', 'shop'], 'yes'],
+    ['get configmaps (its lookups)', ['get', 'configmaps', '-n', 'shop'], 'yes'],
+    ['patch deployments', ['patch', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['list deployments', ['list', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['watch deployments', ['watch', 'deployments.apps', '-n', 'shop'], 'no'],
+    ['patch statefulsets', ['patch', 'statefulsets.apps', '-n', 'shop'], 'no'],
+    ['patch daemonsets', ['patch', 'daemonsets.apps', '-n', 'shop'], 'no'],
+    ['list secrets', ['list', 'secrets', '-n', 'shop'], 'no'],
+    ['watch configmaps', ['watch', 'configmaps', '-n', 'shop'], 'no'],
+    ['create events', ['create', 'events.events.k8s.io', '-n', 'shop'], 'no'],
+    [
+      'renew the follow Lease',
+      ['update', 'leases.coordination.k8s.io/confighash-follow', '-n', 'confighash-system'],
+      'no',
+    ],
+  ])('%s: %s', async (_name, args, expected) => {
+    const result = await file.e2e.kubectl(['auth', 'can-i', ...args, SERVING_AS]);
     expect(result.stdout.trim()).toBe(expected);
   });
 });

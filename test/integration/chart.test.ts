@@ -91,6 +91,8 @@ const find = (objects: Obj[], kind: string, name?: string): Obj => {
 };
 const deployment = (objects: Obj[]) => find(objects, 'Deployment', 'confighash');
 const container = (objects: Obj[]) => deployment(objects).spec.template.spec.containers[0];
+const followContainer = (objects: Obj[]) =>
+  find(objects, 'Deployment', 'confighash-follow').spec.template.spec.containers[0];
 const webhook = (objects: Obj[]) =>
   find(objects, 'MutatingWebhookConfiguration', 'confighash').webhooks[0];
 
@@ -148,7 +150,8 @@ const everythingOn = [
   'networkPolicy.enabled=true',
   'priorityClassName=system-cluster-critical',
   'logLevel=debug',
-  'extraArgs[0]=--follow-debounce=30s',
+  'extraArgs[0]=--cert-check-interval=600',
+  'follow.extraArgs[0]=--follow-debounce=30s',
   'webhook.timeoutSeconds=8',
   'webhook.excludedNamespaces[0]=monitoring',
   'webhook.namespaceSelectorExpressions[0].key=tier',
@@ -164,11 +167,13 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     all = await template(4, everythingOn);
   });
 
-  it('sets only environment variables that are options of `confighash serve`', () => {
-    const names = container(all).env.map((e: Obj) => e.name);
-    expect(names).toContain('CONFIGHASH_LOG_LEVEL');
-    for (const name of names) expect(optionEnvironmentVariables()).toContain(name);
-    expect(container(all).env).toContainEqual({ name: 'CONFIGHASH_LOG_LEVEL', value: 'debug' });
+  it('sets only environment variables that are options of `confighash serve` and `follow`', () => {
+    for (const app of [container(all), followContainer(all)]) {
+      const names = app.env.map((e: Obj) => e.name);
+      expect(names).toContain('CONFIGHASH_LOG_LEVEL');
+      for (const name of names) expect(optionEnvironmentVariables()).toContain(name);
+      expect(app.env).toContainEqual({ name: 'CONFIGHASH_LOG_LEVEL', value: 'debug' });
+    }
   });
 
   it('offers exactly the log levels the server accepts', async () => {
@@ -177,14 +182,22 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
   });
 
   it('passes the kinds’ flags then extra args, the priority class, the timeout and the extra namespace rules', () => {
-    expect(container(all).args).toEqual([
+    const kinds = [
       '--kind=argoproj.io/v1alpha1/Rollout',
       '--kind=apps.kruise.io/v1alpha1/CloneSet',
       '--kind=apps.kruise.io/v1beta1/StatefulSet',
+    ];
+    expect(container(all).args).toEqual([
+      ...kinds,
       '--excluded-namespace=monitoring',
-      '--follow-debounce=30s',
+      '--cert-check-interval=600',
     ]);
-    expect(deployment(all).spec.template.spec.priorityClassName).toBe('system-cluster-critical');
+    expect(followContainer(all).args).toEqual([...kinds, '--follow-debounce=30s']);
+    for (const name of ['confighash', 'confighash-follow']) {
+      expect(find(all, 'Deployment', name).spec.template.spec.priorityClassName).toBe(
+        'system-cluster-critical',
+      );
+    }
     expect(webhook(all).timeoutSeconds).toBe(8);
     expect(webhook(all).namespaceSelector.matchExpressions).toEqual([
       { key: 'confighash.dev/enabled', operator: 'In', values: ['true', 'follow'] },
@@ -263,6 +276,14 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
         ],
       },
     ]);
+    const follow = find(all, 'NetworkPolicy', 'confighash-follow');
+    expect(follow.spec.podSelector).toEqual(
+      find(all, 'Deployment', 'confighash-follow').spec.selector,
+    );
+    expect(follow.spec.ingress).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    expect(find(all, 'PodMonitor', 'confighash-follow').spec.podMetricsEndpoints[0].port).toBe(
+      followContainer(all).ports[0].name,
+    );
   });
 
   it('clientAuth: mounts the CA’s ConfigMap for --client-ca-file and probes the port that asks no certificate', () => {

@@ -17,7 +17,7 @@ import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
-import { buildProbeApp } from '../../src/server/app.js';
+import { buildTlsProbeApp } from '../../src/server/app.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { readTlsMaterial, type TlsFiles, watchTlsFiles } from '../../src/server/tls.js';
 import { httpRequest } from '../../tools/cluster/http.js';
@@ -56,7 +56,7 @@ beforeAll(async () => {
   const material = await readTlsMaterial(files);
   authenticated = await startTestApp({ tls: material });
   open = await startTestApp({ tls: { cert: pair.cert, key: pair.key } });
-  probes = buildProbeApp({
+  probes = buildTlsProbeApp({
     metrics: createAdmissionMetrics({ collectProcessMetrics: false }),
     readiness: { isReady: () => true },
     tls: material,

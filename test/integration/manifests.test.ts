@@ -11,7 +11,12 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { optionEnvironmentVariables, parseServeConfig, usage } from '../../src/config/index.js';
+import {
+  optionEnvironmentVariables,
+  parseFollowCommandConfig,
+  parseServeConfig,
+  usage,
+} from '../../src/config/index.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
 const MANIFESTS = join(REPO_ROOT, 'manifests');
@@ -42,9 +47,10 @@ const find = (objects: Obj[], kind: string, name?: string): Obj => {
   if (!found) throw new Error(`no ${kind} ${name ?? ''}`);
   return found;
 };
-const container = (objects: Obj[]) => find(objects, 'Deployment').spec.template.spec.containers[0];
-const env = (objects: Obj[]): Record<string, string | undefined> =>
-  Object.fromEntries(container(objects).env.map((e: Obj) => [e.name, e.value]));
+const container = (objects: Obj[], name = 'confighash') =>
+  find(objects, 'Deployment', name).spec.template.spec.containers[0];
+const env = (objects: Obj[], name = 'confighash'): Record<string, string | undefined> =>
+  Object.fromEntries(container(objects, name).env.map((e: Obj) => [e.name, e.value]));
 
 describe.each(OVERLAYS)('overlay %s', (overlay) => {
   it('registers the webhook exactly as DESIGN.md §7', () => {
@@ -379,25 +385,117 @@ describe('the opt-in kinds components (argo-rollouts, openkruise), together on t
     ]);
   });
 
-  it('grant follow mode get/list/patch on those kinds and nothing more', () => {
+  it('pass the same --kind flags to confighash-follow', () => {
+    expect(container(objects, 'confighash-follow').args).toEqual(container(objects).args);
+  });
+
+  it('grant follow mode’s ServiceAccount get/list/watch/patch on those kinds and nothing more', () => {
     const rules = ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise'].map(
       (name) => find(objects, 'ClusterRole', name).rules,
     );
+    const verbs = ['get', 'list', 'watch', 'patch'];
     expect(rules).toEqual([
-      [{ apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['get', 'list', 'patch'] }],
-      [
-        {
-          apiGroups: ['apps.kruise.io'],
-          resources: ['clonesets', 'statefulsets'],
-          verbs: ['get', 'list', 'patch'],
-        },
-      ],
+      [{ apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs }],
+      [{ apiGroups: ['apps.kruise.io'], resources: ['clonesets', 'statefulsets'], verbs }],
     ]);
     for (const name of ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise']) {
-      expect(find(objects, 'ClusterRoleBinding', name).subjects).toEqual([
-        { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
-      ]);
+      expect(find(objects, 'ClusterRoleBinding', name).subjects).toEqual([FOLLOW_SUBJECT]);
     }
+  });
+});
+
+const SERVING_SUBJECT = {
+  kind: 'ServiceAccount',
+  name: 'confighash',
+  namespace: 'confighash-system',
+};
+const FOLLOW_SUBJECT = { ...SERVING_SUBJECT, name: 'confighash-follow' };
+
+/** Every rule of every Role and ClusterRole bound to `subject`. */
+function rulesOf(objects: Obj[], subject: Obj): Obj[] {
+  const bound = objects.filter(
+    (o) =>
+      /RoleBinding$/.test(o.kind) &&
+      o.subjects.some((s: Obj) => s.kind === subject.kind && s.name === subject.name),
+  );
+  return bound.flatMap(
+    (binding) => find(objects, binding.roleRef.kind, binding.roleRef.name).rules,
+  );
+}
+
+describe('the follow overlay: follow mode in its own pods (DESIGN.md §6)', () => {
+  const objects = () => rendered.follow;
+
+  it('runs `confighash follow` in a second Deployment: 2 hardened replicas, its own ServiceAccount and PDB', () => {
+    const follow = find(objects(), 'Deployment', 'confighash-follow');
+    const pod = follow.spec.template.spec;
+    expect(follow.spec.replicas).toBe(2);
+    expect(pod.serviceAccountName).toBe('confighash-follow');
+    expect(pod.enableServiceLinks).toBe(false);
+    const app = container(objects(), 'confighash-follow');
+    expect(app.command).toEqual(['/nodejs/bin/node', '/app/dist/main.js', 'follow']);
+    expect(app.image).toBe(container(objects()).image);
+    expect(app.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(app.resources.limits).toBeDefined();
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+      expect(app[probe].httpGet.port).toBe(app.ports[0].name);
+    }
+    expect(app.ports[0].containerPort).toBe(8080);
+    expect(find(objects(), 'PodDisruptionBudget', 'confighash-follow').spec.selector).toEqual(
+      follow.spec.selector,
+    );
+  });
+
+  it('keeps the follower’s pods out of the webhook’s Service and selectors', () => {
+    const labels = find(objects(), 'Deployment', 'confighash-follow').spec.template.metadata.labels;
+    const selects = (selector: Record<string, string>) =>
+      Object.entries(selector).every(([key, value]) => labels[key] === value);
+    expect(selects(find(objects(), 'Service', 'confighash').spec.selector)).toBe(false);
+    expect(selects(find(objects(), 'Deployment', 'confighash').spec.selector.matchLabels)).toBe(
+      false,
+    );
+  });
+
+  it('no longer follows in the serving pods, and its environment is what `confighash follow` reads', () => {
+    expect(env(objects()).CONFIGHASH_FOLLOW).toBeUndefined();
+    const followEnv = env(objects(), 'confighash-follow');
+    for (const name of Object.keys(followEnv)) expect(usage()).toContain(`env ${name}`);
+    // The same hash key as the webhook: the same Secret.
+    expect(followEnv.CONFIGHASH_HASH_KEY_SECRET).toBe(env(objects()).CONFIGHASH_HASH_KEY_SECRET);
+    const values = { ...followEnv, CONFIGHASH_NAMESPACE: 'confighash-system', POD_NAME: 'pod-0' };
+    const parsed = parseFollowCommandConfig(container(objects(), 'confighash-follow').args, values);
+    expect(parsed.ok && parsed.config.follow.leaseName).toBe('confighash-follow');
+    expect(parsed.ok && parsed.config.follow.identity).toBe('pod-0');
+  });
+
+  it('grants list/watch/patch on workloads to follow mode’s ServiceAccount only; the webhook’s keeps `get`', () => {
+    const serving = rulesOf(objects(), SERVING_SUBJECT);
+    expect(serving.length).toBeGreaterThan(0);
+    for (const rule of serving) {
+      for (const verb of ['list', 'watch', 'patch', '*']) {
+        if (rule.resourceNames) continue; // patch of its own webhook configuration's caBundle
+        expect(rule.verbs, JSON.stringify(rule)).not.toContain(verb);
+      }
+    }
+    const follow = rulesOf(objects(), FOLLOW_SUBJECT);
+    expect(follow).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['deployments', 'statefulsets', 'daemonsets'],
+      verbs: ['get', 'list', 'watch', 'patch'],
+    });
+    expect(follow).toContainEqual({
+      apiGroups: [''],
+      resources: ['configmaps', 'secrets'],
+      verbs: ['get', 'list', 'watch'],
+    });
   });
 });
 

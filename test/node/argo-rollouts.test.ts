@@ -15,12 +15,14 @@ import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.j
 import {
   attachNodeFixture,
   changeGreeting,
+  FOLLOW_PODS,
   greetingPodTemplate,
   isReady,
   type NodeFixture,
   type Pod,
   patchedOverlay,
   SYSTEM_NAMESPACE,
+  waitForReadyFollowPods,
   waitForReadyWebhookPods,
 } from '../support/node.js';
 
@@ -52,7 +54,7 @@ function followWithArgoRollouts(): Promise<string> {
   }));
   return patchedOverlay(
     'manifests/overlays/follow',
-    [{ target: { kind: 'Deployment', name: 'confighash' }, operations }],
+    [{ target: { kind: 'Deployment', name: 'confighash-follow' }, operations }],
     ['manifests/components/argo-rollouts'],
   );
 }
@@ -67,6 +69,7 @@ beforeAll(async () => {
   await fixture.k(['apply', '--server-side', '-k', await followWithArgoRollouts()]);
   await fixture.rollout();
   await waitForReadyWebhookPods(fixture);
+  await waitForReadyFollowPods(fixture);
 });
 
 afterAll(async () => {
@@ -192,16 +195,9 @@ interface FollowLine {
   name?: string;
 }
 
-/** Follow mode's log lines about the Rollout with message `msg`, from every confighash pod. */
+/** Follow mode's log lines about the Rollout with message `msg`, from every confighash-follow pod. */
 async function followLines(msg: string): Promise<number> {
-  const text = await fixture.k([
-    'logs',
-    '-n',
-    SYSTEM_NAMESPACE,
-    '-l',
-    'app.kubernetes.io/name=confighash',
-    '--tail=-1',
-  ]);
+  const text = await fixture.k(['logs', '-n', SYSTEM_NAMESPACE, '-l', FOLLOW_PODS, '--tail=-1']);
   return text
     .split('\n')
     .filter((line) => line.startsWith('{'))

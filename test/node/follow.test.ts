@@ -1,7 +1,8 @@
-// The follow overlay on a real node: two replicas, one leading follow mode.
-// Deleting the leader's pod hands the Lease to another replica within the
-// lease duration (15 s, counted from the old leader's last renewal by the
-// apiserver's own timestamps), and a ConfigMap changed meanwhile — with no
+// The follow overlay on a real node: the webhook's two replicas, and follow
+// mode's own Deployment, confighash-follow, whose two replicas elect one leader.
+// Deleting the leader's pod hands the Lease to the other confighash-follow pod
+// within the lease duration (15 s, counted from the old leader's last renewal by
+// the apiserver's own timestamps), and a ConfigMap changed meanwhile — with no
 // write of the workload — rolls it exactly once, into pods that print the new value.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import {
   type NodeFixture,
   type Pod,
   SYSTEM_NAMESPACE,
+  waitForReadyFollowPods,
   waitForReadyWebhookPods,
 } from '../support/node.js';
 
@@ -28,6 +30,7 @@ beforeAll(async () => {
   fixture = await attachNodeFixture();
   await fixture.install('follow');
   await waitForReadyWebhookPods(fixture);
+  await waitForReadyFollowPods(fixture);
 });
 
 afterAll(async () => {
@@ -115,7 +118,7 @@ async function waitForRenewingLeader(): Promise<Lease> {
   console.info(
     `follow: ${leader} renewing after ${Date.now() - waitStarted} ms; holders seen: ${[...holders].join(', ')}`,
   );
-  const pods = await waitForReadyWebhookPods(fixture);
+  const pods = await waitForReadyFollowPods(fixture);
   expect(pods.map((p) => p.metadata.name)).toContain(leader);
   return current;
 }
@@ -162,7 +165,7 @@ async function expectReleasedOnSigterm(
   const newLeader = current.spec.holderIdentity!;
   expect(newLeader).not.toBe(oldLeader);
   // The other replica, or the one replacing the deleted pod: whichever saw the release first.
-  const replicas = await waitForReadyWebhookPods(fixture);
+  const replicas = await waitForReadyFollowPods(fixture);
   expect(replicas.map((p) => p.metadata.name)).toContain(newLeader);
   const handover = Date.parse(current.spec.acquireTime!) - lastRenewalByOldLeader;
   console.info(

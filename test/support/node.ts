@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import { installOverlay } from '../../tools/cluster/main.js';
+import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
@@ -27,7 +27,7 @@ export interface NodeFixture {
   readonly k: (args: readonly string[], input?: string) => Promise<string>;
   json<T>(args: readonly string[]): Promise<T>;
   install(overlay: string): Promise<void>;
-  /** Waits until confighash's Deployment has rolled out. */
+  /** Waits until confighash's Deployments (the webhook's, and confighash-follow if installed) have rolled out. */
   rollout(): Promise<void>;
   /** Removes what the file made on the node (confighash's install among it). */
   stop(): Promise<void>;
@@ -50,16 +50,7 @@ export async function attachNodeFixture(): Promise<NodeFixture> {
     k,
     json: async <T>(args: readonly string[]) => JSON.parse(await k([...args, '-o', 'json'])) as T,
     install: (overlay) => installOverlay(kubectl, overlay),
-    async rollout() {
-      await k([
-        'rollout',
-        'status',
-        'deployment/confighash',
-        '-n',
-        SYSTEM_NAMESPACE,
-        '--timeout=240s',
-      ]);
-    },
+    rollout: () => waitForRollouts(kubectl),
     async stop() {
       await restoreCluster(kubectl, before);
       if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
@@ -123,17 +114,41 @@ export interface Pod {
 export const isReady = (pod: Pod) =>
   pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-/** The webhook's pods, those terminating among them. */
-async function allWebhookPods(fixture: NodeFixture, namespace: string): Promise<Pod[]> {
+/** The pods of the webhook's Deployment; follow mode's (`confighash-follow`) are apart. */
+export const WEBHOOK_PODS = 'app.kubernetes.io/name=confighash';
+export const FOLLOW_PODS = 'app.kubernetes.io/name=confighash-follow';
+
+/** The webhook's pods (or those of `selector`), those terminating among them. */
+async function allWebhookPods(
+  fixture: NodeFixture,
+  namespace: string,
+  selector = WEBHOOK_PODS,
+): Promise<Pod[]> {
   const list = await fixture.json<{ items: Pod[] }>([
     'get',
     'pods',
     '-n',
     namespace,
     '-l',
-    'app.kubernetes.io/name=confighash',
+    selector,
   ]);
   return list.items;
+}
+
+/** Follow mode's Ready pods (manifests/components/follow), not counting those terminating, once there are `count`. */
+export async function waitForReadyFollowPods(fixture: NodeFixture, count = 2): Promise<Pod[]> {
+  let pods: Pod[] = [];
+  await waitUntil(
+    async () => {
+      pods = (await allWebhookPods(fixture, SYSTEM_NAMESPACE, FOLLOW_PODS)).filter(
+        (pod) => !pod.metadata.deletionTimestamp && isReady(pod),
+      );
+      return pods.length === count;
+    },
+    `${count} ready confighash-follow pods`,
+    240_000,
+  );
+  return pods;
 }
 
 /** The webhook's pods, not counting those already terminating. */

@@ -81,14 +81,18 @@ export async function startNodeWithImages(
 export async function installOverlay(kubectl: Kubectl, overlay: string): Promise<void> {
   const k = strictKubectl(kubectl);
   await k(['apply', '--server-side', '-k', `${MANIFESTS}/overlays/${overlay}`]);
-  await k([
-    '-n',
-    'confighash-system',
-    'rollout',
-    'status',
-    'deployment/confighash',
-    '--timeout=240s',
-  ]);
+  await waitForRollouts(kubectl);
+}
+
+/** Waits until every Deployment of confighash-system has rolled out (the follow overlay has two). */
+export async function waitForRollouts(kubectl: Kubectl): Promise<void> {
+  const k = strictKubectl(kubectl);
+  const names = (await k(['-n', 'confighash-system', 'get', 'deployments', '-o', 'name']))
+    .split('\n')
+    .filter(Boolean);
+  for (const name of names) {
+    await k(['-n', 'confighash-system', 'rollout', 'status', name, '--timeout=240s']);
+  }
 }
 
 async function main(): Promise<void> {

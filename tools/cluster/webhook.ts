@@ -103,6 +103,54 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
   return webhook;
 }
 
+export interface LocalFollower {
+  /** Its plain-HTTP port: /healthz, /readyz, /metrics. */
+  readonly port: number;
+  readonly process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * `confighash follow` from this source, with the hash key of `webhook` (as the follow
+ * Deployment shares the webhook's), until its /readyz answers.
+ */
+export async function startLocalFollower(
+  options: Omit<WebhookOptions, 'shareCertsWith'> & { readonly webhook: LocalWebhook },
+): Promise<LocalFollower> {
+  const port = await freePort();
+  const process = startProcess(
+    'confighash follow',
+    globalThis.process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'src/main.ts'),
+      'follow',
+      '--host=127.0.0.1',
+      `--port=${port}`,
+      `--hash-key-file=${join(options.webhook.certsDir, 'hash.key')}`,
+      ...(options.extraArgs ?? []),
+    ],
+    join(options.dir, `${options.name ?? 'confighash-follow'}.log`),
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...globalThis.process.env,
+        KUBECONFIG: options.kubeconfig,
+        CONFIGHASH_LOG_LEVEL: 'debug',
+      },
+    },
+  );
+  await waitUntilReady(process, () =>
+    httpRequest(`http://127.0.0.1:${port}/readyz`, { timeoutMs: 1000 }).then(
+      (response) => response.status === 200,
+      () => false,
+    ),
+  );
+  options.log?.(`confighash follow ready on port ${port}`);
+  return { port, process, stop: () => process.stop() };
+}
+
 /**
  * The webhook from this source beside `host` (a control plane, or a test file's share of one),
  * registered against it: `stop()` stops the webhook, then the host. When starting or

@@ -18,6 +18,30 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/*
+Follow mode's Deployment and ServiceAccount (follow.enabled): their own name, and their own
+selector label, so that the webhook's Service and selectors never match the follower's pods.
+*/}}
+{{- define "confighash.follow.name" -}}confighash-follow{{- end -}}
+
+{{- define "confighash.follow.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "confighash.follow.name" . }}
+{{- end -}}
+
+{{- define "confighash.follow.labels" -}}
+{{ include "confighash.follow.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "confighash.follow.serviceAccountSubject" -}}
+- kind: ServiceAccount
+  name: {{ include "confighash.follow.name" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end -}}
+
 {{- define "confighash.serviceAccountSubject" -}}
 - kind: ServiceAccount
   name: {{ include "confighash.name" . }}
@@ -70,9 +94,8 @@ same name adds it: the --kind flag, a webhook rule, and follow mode's RBAC for i
 {{- toJson $kinds -}}
 {{- end }}
 
-{{/* The container's args: a --kind flag per opt-in kind, an --excluded-namespace per
-webhook.excludedNamespaces (the webhook's own namespace check, as its selector), then extraArgs. */}}
-{{- define "confighash.args" -}}
+{{/* A --kind flag per opt-in kind, as a JSON list: serve and follow take the same. */}}
+{{- define "confighash.kindArgs" -}}
 {{- $args := list -}}
 {{- range (include "confighash.kinds" . | fromJsonArray) -}}
 {{- $group := .group -}}
@@ -80,9 +103,22 @@ webhook.excludedNamespaces (the webhook's own namespace check, as its selector),
 {{- $args = append $args (printf "--kind=%s/%s/%s" $group .version .kind) -}}
 {{- end -}}
 {{- end -}}
+{{- toJson $args -}}
+{{- end }}
+
+{{/* The container's args: a --kind flag per opt-in kind, an --excluded-namespace per
+webhook.excludedNamespaces (the webhook's own namespace check, as its selector), then extraArgs. */}}
+{{- define "confighash.args" -}}
+{{- $args := include "confighash.kindArgs" . | fromJsonArray -}}
 {{- range .Values.webhook.excludedNamespaces -}}
 {{- $args = append $args (printf "--excluded-namespace=%s" .) -}}
 {{- end -}}
 {{- $all := concat $args .Values.extraArgs -}}
+{{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
+{{- end }}
+
+{{/* confighash-follow's args: the same --kind flags, then follow.extraArgs. */}}
+{{- define "confighash.follow.args" -}}
+{{- $all := concat (include "confighash.kindArgs" . | fromJsonArray) .Values.follow.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}

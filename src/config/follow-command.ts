@@ -1,0 +1,98 @@
+// `confighash follow` (DESIGN.md §6 "One follower, in its own pods"): follow mode
+// as a command of its own, run by a Deployment of its own with its own
+// ServiceAccount. It shares serve's hash key options (the same key, from a file or
+// the same Secret), its --kind and --log-level, and listens on plain HTTP for the
+// probes and Prometheus only.
+
+import type { SelfManagedOptions } from '../certs/self-managed.js';
+import type { LogLevel } from '../server/logger.js';
+import type { WorkloadKind } from '../workload/index.js';
+import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow.js';
+import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
+import {
+  type Environment,
+  fail,
+  type OptionSpec,
+  type ParseResult,
+  parseInteger,
+  parseOptions,
+} from './options.js';
+import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed.js';
+import { LOG_LEVELS, SERVE_OPTIONS } from './serve.js';
+
+export interface FollowCommandConfig {
+  /** Plain HTTP: /healthz, /readyz, /metrics. */
+  readonly port: number;
+  readonly host: string;
+  readonly hashKeyFile: string;
+  /** --hash-key-secret: the hash key file is written from that Secret first. */
+  readonly selfManaged: SelfManagedOptions | undefined;
+  readonly logLevel: LogLevel;
+  readonly follow: FollowConfig;
+  readonly kinds: readonly WorkloadKind[];
+}
+
+/**
+ * 8080: the port controller-runtime serves metrics on, and so what PodMonitors and
+ * NetworkPolicies written for operators tend to expect; above 1024 (the image runs as
+ * uid 65532), and not serve's 8443, so both run side by side on one host.
+ */
+export const FOLLOW_LISTEN_PORT = 8080;
+
+const shared = (flag: string): OptionSpec => SERVE_OPTIONS.find((spec) => spec.flag === flag)!;
+
+export const FOLLOW_COMMAND_OPTIONS: readonly OptionSpec[] = [
+  {
+    flag: 'port',
+    env: 'CONFIGHASH_FOLLOW_LISTEN_PORT',
+    value: 'N',
+    defaultValue: String(FOLLOW_LISTEN_PORT),
+    help: 'plain HTTP port of /healthz, /readyz and /metrics (no TLS: nothing secret is served there)',
+  },
+  shared('host'),
+  shared('hash-key-file'),
+  ...HASH_KEY_SECRET_OPTIONS,
+  SERVE_KIND_OPTION,
+  shared('log-level'),
+  ...FOLLOW_OPTIONS,
+];
+
+export function parseFollowCommandConfig(
+  argv: readonly string[],
+  env: Environment,
+): ParseResult<FollowCommandConfig> {
+  const values = parseOptions('follow', FOLLOW_COMMAND_OPTIONS, argv, env);
+  if (!values.ok) return values;
+  const selfManaged = parseSelfManaged(values);
+  if (typeof selfManaged === 'string') return fail(selfManaged);
+  const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
+  const port = parseInteger(get('port'), 1, 65535);
+  if (port === undefined)
+    return fail(`--port must be a whole number from 1 to 65535, got '${get('port')}'`);
+  const hashKeyFile = get('hash-key-file');
+  if (!hashKeyFile) {
+    return fail(
+      '--hash-key-file or --hash-key-secret is required: the key the webhook hashes with',
+    );
+  }
+  const logLevel = get('log-level') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    return fail(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
+  }
+  const follow = parseFollowConfig(get);
+  if (typeof follow === 'string') return fail(follow);
+  const kinds = parseKinds(values.all('kind'));
+  if (typeof kinds === 'string') return fail(kinds);
+  return {
+    ok: true,
+    config: Object.freeze({
+      port,
+      host: get('host')!,
+      hashKeyFile,
+      selfManaged: selfManaged.options,
+      logLevel,
+      follow,
+      kinds,
+    }),
+  };
+}

@@ -1,0 +1,75 @@
+// What `confighash serve` and `confighash follow` both start with: cluster access
+// loaded when first needed, the hash key Secret written to its file
+// (--hash-key-secret), and the hash key read and checked.
+
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { SelfManagedOptions } from '../certs/self-managed.js';
+import {
+  type ApiConnection,
+  type ClusterCredentials,
+  connectToCluster,
+  createCaBundleTarget,
+  createSecretStore,
+} from '../kube/index.js';
+import { loadClusterCredentials, UsageError } from './errors.js';
+
+export const MIN_HASH_KEY_BYTES = 32;
+
+export interface LazyCluster {
+  credentials(): Promise<ClusterCredentials>;
+  /** The webhook's own connection (follow mode opens another). */
+  connection(): Promise<ApiConnection>;
+}
+
+/** Cluster access loaded when first needed, so that mistakes in files are reported before cluster ones. */
+export function lazyCluster(logger: Logger): LazyCluster {
+  let loading: Promise<ClusterCredentials> | undefined;
+  let connected: ApiConnection | undefined;
+  const credentials = () => {
+    loading ??= loadClusterCredentials((error) =>
+      logger.warn(
+        { reason: error.message },
+        'cluster credentials not refreshed; kept the previous',
+      ),
+    );
+    return loading;
+  };
+  return {
+    credentials,
+    async connection() {
+      connected ??= connectToCluster(await credentials());
+      return connected;
+    },
+  };
+}
+
+/** --self-managed-certs / --hash-key-secret: the files serve reads come from Secrets, renewed in place. */
+export async function startCertificates(
+  options: SelfManagedOptions,
+  cluster: LazyCluster,
+  logger: Logger,
+): Promise<{ stop(): void }> {
+  const api = await cluster.connection();
+  // selfsigned and the renewal loop load only here: most installs bring their own certificates.
+  const { startSelfManaged } = await import('../certs/self-managed.js');
+  return startSelfManaged(options, {
+    secrets: createSecretStore(api, options.namespace),
+    webhooks: createCaBundleTarget(api),
+    log: logger,
+  }).catch((error: Error) => {
+    throw new UsageError(`self-managed certificates: ${error.message}`);
+  });
+}
+
+export async function readHashKey(path: string): Promise<Buffer> {
+  const key = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read --hash-key-file ${path}: ${error.code ?? error.message}`);
+  });
+  if (key.length < MIN_HASH_KEY_BYTES) {
+    throw new UsageError(
+      `--hash-key-file ${path} has ${key.length} bytes; at least ${MIN_HASH_KEY_BYTES} are required`,
+    );
+  }
+  return key;
+}

@@ -1,0 +1,89 @@
+// `confighash follow` (DESIGN.md §6 "One follower, in its own pods"): the
+// follower as a process of its own — the hash key, the election and the follower
+// on a connection of their own, a plain-HTTP listener for the probes and
+// Prometheus — and, for the deprecated `serve --follow`, the same follower
+// started beside the webhook.
+
+import closeWithGrace from 'close-with-grace';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { FollowCommandConfig, FollowConfig } from '../config/index.js';
+import { createEvaluator } from '../evaluate.js';
+import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
+import {
+  type ClusterCredentials,
+  connectToCluster,
+  createApiConfigSource,
+  createFollowApi,
+  createLeaseStore,
+} from '../kube/index.js';
+import { createLogger } from '../server/logger.js';
+import { buildProbeApp } from '../server/probes.js';
+import type { WorkloadKind } from '../workload/index.js';
+import { lazyCluster, readHashKey, startCertificates } from './cluster.js';
+
+/** On SIGTERM the lease is released within a retry period (2 s); this leaves room for the rest. */
+const SHUTDOWN_DELAY_MS = 10_000;
+
+export async function follow(config: FollowCommandConfig): Promise<void> {
+  const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  const cluster = lazyCluster(logger);
+  if (config.selfManaged) {
+    // Only the hash key: startCertificates writes it to its file and checks nothing more.
+    (await startCertificates(config.selfManaged, cluster, logger)).stop();
+  }
+  const hashKey = await readHashKey(config.hashKeyFile);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const readiness = { ready: false, isReady: () => readiness.ready };
+  const app = buildProbeApp(readiness, registry);
+  await app.listen({ port: config.port, host: config.host });
+  const credentials = await cluster.credentials();
+  const mode = startFollow(
+    { ...config.follow, kinds: config.kinds },
+    credentials,
+    hashKey,
+    registry,
+    logger,
+  );
+  readiness.ready = true;
+  logger.info(
+    { port: config.port, host: config.host, identity: config.follow.identity },
+    'following',
+  );
+  closeWithGrace({ delay: SHUTDOWN_DELAY_MS }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an unexpected error');
+    else logger.info({ signal }, 'shutting down: releasing the lease');
+    readiness.ready = false;
+    await mode.stop();
+    await app.close();
+    if (config.selfManaged) (await cluster.connection()).close();
+  });
+}
+
+/** The election and the follower, on a connection of their own (watches are long-lived streams). */
+export function startFollow(
+  config: FollowConfig & { readonly kinds: readonly WorkloadKind[] },
+  credentials: ClusterCredentials,
+  hashKey: Buffer,
+  registry: Registry,
+  logger: Logger,
+): FollowMode {
+  const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
+  const mode = startFollowMode({
+    api: createFollowApi(connection),
+    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    metrics: createFollowMetrics(registry),
+    logger: logger.child({ component: 'follow' }),
+    options: config.options,
+    kinds: config.kinds,
+    leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
+    identity: config.identity,
+  });
+  return {
+    async stop() {
+      await mode.stop();
+      connection.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// `confighash follow`'s options (src/config/follow-command.ts): the hash key from a file
+// or from the webhook's Secret, its plain-HTTP port, the Lease, and the mistakes it
+// refuses; and `serve --follow`, deprecated, still following.
+
+import { describe, expect, it } from 'vitest';
+import { parseFollowCommandConfig, parseServeConfig } from '../../src/config/index.js';
+import { DEFAULT_FOLLOW_OPTIONS } from '../../src/follow/index.js';
+
+describe('confighash follow options', () => {
+  it('defaults: port 8080 on every address, the Lease confighash-follow, DESIGN.md §6 tuning', () => {
+    const parsed = parseFollowCommandConfig(['--hash-key-file', 'k'], { POD_NAME: 'p-1' });
+    expect(parsed.ok && parsed.config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      hashKeyFile: 'k',
+      selfManaged: undefined,
+      logLevel: 'info',
+      follow: {
+        options: DEFAULT_FOLLOW_OPTIONS,
+        leaseNamespace: 'confighash-system',
+        leaseName: 'confighash-follow',
+        identity: 'p-1',
+      },
+    });
+  });
+
+  it('--hash-key-secret: the webhook’s Secret, written to the runtime dir, and no certificates', () => {
+    const parsed = parseFollowCommandConfig([], {
+      CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',
+      CONFIGHASH_NAMESPACE: 'webhooks',
+    });
+    expect(parsed.ok && parsed.config).toMatchObject({
+      hashKeyFile: '/run/confighash/hash.key',
+      selfManaged: {
+        namespace: 'webhooks',
+        certificates: undefined,
+        hashKey: { secretName: 'confighash-hash-key', file: '/run/confighash/hash.key' },
+      },
+    });
+  });
+
+  it('takes --kind and the follow tuning as serve --follow did', () => {
+    const parsed = parseFollowCommandConfig(
+      ['--hash-key-file=k', '--kind=argoproj.io/v1alpha1/Rollout', '--follow-debounce=2s'],
+      {},
+    );
+    expect(parsed.ok && parsed.config.kinds.map((kind) => kind.kind)).toContain('Rollout');
+    expect(parsed.ok && parsed.config.follow.options.debounceMs).toBe(2000);
+  });
+
+  it.each([
+    [[], /--hash-key-file or --hash-key-secret is required/],
+    [['--hash-key-file=k', '--hash-key-secret=s'], /cannot be combined/],
+    [['--hash-key-file=k', '--port=0'], /--port must be a whole number from 1 to 65535, got '0'/],
+    [['--hash-key-file=k', '--follow-rate=0'], /--follow-rate must be a positive number/],
+    [['--hash-key-file=k', '--tls-cert-file=c'], /Unknown option '--tls-cert-file'/],
+    [['--hash-key-file=k', '--self-managed-certs'], /Unknown option '--self-managed-certs'/],
+  ])('%j is refused with one line naming the option', (argv, error) => {
+    const parsed = parseFollowCommandConfig(argv, {});
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && 'error' in parsed && parsed.error).toMatch(error);
+  });
+});
+
+describe('serve --follow (deprecated)', () => {
+  it('still follows, so that nobody upgrading stops following', () => {
+    const files = ['--tls-cert-file=a', '--tls-key-file=b', '--hash-key-file=c'];
+    const parsed = parseServeConfig(files, { CONFIGHASH_FOLLOW: 'true' });
+    expect(parsed.ok && parsed.config.follow?.leaseName).toBe('confighash-follow');
+    const off = parseServeConfig(files, {});
+    expect(off.ok && off.config.follow).toBeUndefined();
+  });
+});
