@@ -41,8 +41,8 @@ const notFound = Buffer.from(
 
 const server = http.createServer((request, response) => {
   requests++;
-  if (request.method === 'GET' && request.url?.startsWith('/api/v1/namespaces')) {
-    answerNamespaces(request.url, response);
+  if (request.method === 'GET' && isNamespacePath(request.url ?? '')) {
+    answerNamespaces(request.url ?? '', response);
     return;
   }
   const stored = request.method === 'GET' ? objects.get(request.url ?? '') : undefined;
@@ -68,6 +68,10 @@ server.on('connection', () => {
  * The namespace check's requests (src/kube/namespaces.ts): a list of the one
  * opted-in namespace, a watch that stays open and silent, a GET of it.
  */
+function isNamespacePath(url: string): boolean {
+  return url.startsWith('/api/v1/namespaces?') || /^\/api\/v1\/namespaces\/[^/?]+$/.test(url);
+}
+
 function answerNamespaces(url: string, response: http.ServerResponse): void {
   const namespace = {
     apiVersion: 'meta.k8s.io/v1',
