@@ -25,8 +25,11 @@ import { addProbeRoutes, type Readiness } from './probes.js';
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /**
  * Body bytes read and reviewed at once (body-budget.ts): four 7 MiB reviews.
- * Each costs about 18 MiB while it is parsed and reviewed; with 48 MiB a burst
- * of 64 peaked at 257 MiB, at the chart's 256Mi limit (bench scenario 9).
+ * It bounds what is parsed at once, not what the garbage collector has yet to
+ * free. Bench scenario 9, peak RSS for bursts of 16 / 32 / 64 concurrent 7 MiB
+ * reviews: 296 / 573 / 658 MiB without it, 198 / 262 / 264 MiB with it (16 MiB:
+ * 231 / 210 / 260), against the chart's 256Mi; with it and a V8 old space of
+ * 128 MB (`--max-old-space-size=128`) 173 / 173 / 189 MiB.
  */
 export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */

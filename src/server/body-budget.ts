@@ -1,6 +1,6 @@
 // How many body bytes may be read and parsed at once (DESIGN.md §4 "Bounds").
-// A 7 MiB review costs about 2.5 times its size while it is parsed and reviewed
-// (bench scenario 9: 16 at once peaked at 296 MiB, over the chart's 256Mi), so a
+// A 7 MiB review costs a few times its size while it is parsed and reviewed
+// (bench scenario 9: 32 at once peaked at 573 MiB, over the chart's 256Mi), so a
 // burst of them waits for budget before its body is read: the bytes stay in the
 // client's socket meanwhile. A request is let in whenever its bytes fit, not in
 // arrival order, so a burst of large ones never holds up the small reviews the
