@@ -293,7 +293,12 @@ describe('npm run image (tools/image/build.sh)', () => {
     // Never root, whatever the Dockerfile says.
     expect(config.User).toBe('65532:65532');
     expect(config.Entrypoint).toEqual(dockerfile.entrypoint);
-    expect(config.Entrypoint).toEqual(['/nodejs/bin/node', '/app/dist/main.js', 'serve']);
+    expect(config.Entrypoint).toEqual([
+      '/nodejs/bin/node',
+      '--max-old-space-size=128',
+      '/app/dist/main.js',
+      'serve',
+    ]);
     expect(config.Cmd ?? []).toEqual([]);
     expect(config.WorkingDir).toBe(dockerfile.workdir);
     expect(config.Env).toEqual([dockerfile.env]);
