@@ -104,6 +104,16 @@ async function deleteObjects(
 async function deleteNamespaces(kubectl: Kubectl, namespaces: readonly string[]): Promise<void> {
   if (namespaces.length === 0) return;
   for (const namespace of namespaces) {
+    // Their ReplicaSets first, or they make new pods in place of those force-deleted below,
+    // which then wait out preStop and their grace period (two Deployments in a follow install).
+    await kubectl([
+      'delete',
+      'deployments,replicasets',
+      '--all',
+      '-n',
+      namespace.replace('namespace/', ''),
+      '--cascade=orphan',
+    ]);
     // Pods on a node wait out preStop and their grace period otherwise (up to 110 s).
     await kubectl([
       'delete',
