@@ -104,15 +104,19 @@ async function deleteObjects(
 async function deleteNamespaces(kubectl: Kubectl, namespaces: readonly string[]): Promise<void> {
   if (namespaces.length === 0) return;
   for (const namespace of namespaces) {
-    // Their ReplicaSets first, or they make new pods in place of those force-deleted below,
-    // which then wait out preStop and their grace period (two Deployments in a follow install).
+    // Their Deployments and ReplicaSets first, or the ReplicaSets make new pods in place of
+    // those force-deleted below, which then wait out preStop and their grace period (two
+    // Deployments in a follow install). Background, without waiting: they are gone at once,
+    // and their pods go below. Orphaning them instead waits for the garbage collector to
+    // patch each pod and ReplicaSet: 119 s and 167 s of two node files' clean-ups.
     await kubectl([
       'delete',
       'deployments,replicasets',
       '--all',
       '-n',
       namespace.replace('namespace/', ''),
-      '--cascade=orphan',
+      '--cascade=background',
+      '--wait=false',
     ]);
     // Pods on a node wait out preStop and their grace period otherwise (up to 110 s).
     await kubectl([
