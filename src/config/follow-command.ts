@@ -14,11 +14,10 @@ import {
   fail,
   type OptionSpec,
   type ParseResult,
-  parseInteger,
   parseOptions,
 } from './options.js';
 import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed.js';
-import { LOG_LEVELS, SERVE_OPTIONS } from './serve.js';
+import { isLogLevel, parseLogLevel, parsePort, SERVE_OPTIONS } from './serve.js';
 
 export interface FollowCommandConfig {
   /** Plain HTTP: /healthz, /readyz, /metrics. */
@@ -66,19 +65,16 @@ export function parseFollowCommandConfig(
   const selfManaged = parseSelfManaged(values);
   if (typeof selfManaged === 'string') return fail(selfManaged);
   const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
-  const port = parseInteger(get('port'), 1, 65535);
-  if (port === undefined)
-    return fail(`--port must be a whole number from 1 to 65535, got '${get('port')}'`);
+  const port = parsePort(get('port'));
+  if (typeof port === 'string') return fail(port);
   const hashKeyFile = get('hash-key-file');
   if (!hashKeyFile) {
     return fail(
       '--hash-key-file or --hash-key-secret is required: the key the webhook hashes with',
     );
   }
-  const logLevel = get('log-level') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    return fail(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
-  }
+  const logLevel = parseLogLevel(get('log-level'));
+  if (!isLogLevel(logLevel)) return fail(logLevel);
   const follow = parseFollowConfig(get);
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));

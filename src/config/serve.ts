@@ -152,16 +152,13 @@ export function parseServeConfig(
   const selfManaged = parseSelfManaged(values);
   if (typeof selfManaged === 'string') return fail(selfManaged);
   const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
-  const port = parseInteger(get('port'), 1, 65535);
-  if (port === undefined)
-    return fail(`--port must be a whole number from 1 to 65535, got '${get('port')}'`);
+  const port = parsePort(get('port'));
+  if (typeof port === 'string') return fail(port);
   for (const flag of ['tls-cert-file', 'tls-key-file', 'hash-key-file']) {
     if (!get(flag)) return fail(`--${flag} is required (or set ${envOf(SERVE_OPTIONS, flag)})`);
   }
-  const logLevel = get('log-level') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    return fail(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
-  }
+  const logLevel = parseLogLevel(get('log-level'));
+  if (!isLogLevel(logLevel)) return fail(logLevel);
   const reload = parseSeconds(get('tls-reload-interval'));
   if (reload === undefined || reload <= 0) {
     return fail(
@@ -219,4 +216,22 @@ function parseClientAuth(
     return `--probe-port must differ from --port (${port}): that port requires a client certificate`;
   }
   return { caFile, probePort };
+}
+
+/** --port of serve and of follow: the port, or the one-line error. */
+export function parsePort(value: string | undefined): number | string {
+  return (
+    parseInteger(value, 1, 65535) ?? `--port must be a whole number from 1 to 65535, got '${value}'`
+  );
+}
+
+/** --log-level of serve and of follow: the level, or the one-line error. */
+export function parseLogLevel(value: string | undefined): LogLevel | string {
+  return isLogLevel(value)
+    ? value
+    : `--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`;
+}
+
+export function isLogLevel(value: string | undefined): value is LogLevel {
+  return LOG_LEVELS.includes(value as LogLevel);
 }

@@ -21,7 +21,6 @@ import {
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
-  ApiError,
   type ApiRequest,
   FIELD_MANAGER_QUERY,
   isStatus,
@@ -29,15 +28,13 @@ import {
   METADATA_ONLY_OBJECT,
   REPORTING_CONTROLLER,
   requestJson,
-  streamWatch,
-  type WatchEvent,
   workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { watchFrom } from './watch.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 /** The server closes a watch after this; we then resume from the last resourceVersion. */
-const WATCH_TIMEOUT_SECONDS = 300;
 
 interface ObjectList<T> {
   metadata: { resourceVersion: string; continue?: string };
@@ -91,7 +88,7 @@ class ApiFollowApi implements FollowApi {
     onEvent: (event: NamespaceEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd> {
-    return watch(
+    return watchFrom(
       this.connection,
       this.timeouts,
       NAMESPACES,
@@ -99,7 +96,6 @@ class ApiFollowApi implements FollowApi {
       'application/json',
       signal,
       (event) => {
-        if (event.type === 'BOOKMARK' || event.type === 'ERROR') return;
         onEvent({ type: event.type, namespace: toNamespaceInfo(event.object as Namespace) });
       },
     );
@@ -124,7 +120,7 @@ class ApiFollowApi implements FollowApi {
   ): Promise<WatchEnd> {
     const path = configPath(namespace, resource);
     const { connection, timeouts } = this;
-    return watch(
+    return watchFrom(
       connection,
       timeouts,
       path,
@@ -133,9 +129,7 @@ class ApiFollowApi implements FollowApi {
       signal,
       (event) => {
         const name = event.object.metadata?.name;
-        if (name && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
-          onChange({ type: event.type, name });
-        }
+        if (name) onChange({ type: event.type, name });
       },
     );
   }
@@ -215,86 +209,6 @@ function eventBody(event: WorkloadEvent, now: Date) {
       uid: event.uid,
     },
   };
-}
-
-/**
- * Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as
- * expired. Until the stream starts it is bounded like any request; then every event or
- * bookmark gives it another FollowTimeouts.watchSilenceMs, and silence ends it (`silent`).
- */
-async function watch(
-  connection: ApiConnection,
-  timeouts: FollowTimeouts,
-  path: string,
-  resourceVersion: string,
-  accept: string,
-  signal: AbortSignal,
-  onEvent: (event: WatchEvent) => void,
-): Promise<WatchEnd> {
-  let latest = resourceVersion;
-  let expired = false;
-  const silence = new SilenceTimer(timeouts.requestMs);
-  const streaming = AbortSignal.any([signal, silence.signal]);
-  const separator = path.includes('?') ? '&' : '?';
-  const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
-  const handle = (event: WatchEvent) => {
-    if (event.type === 'ERROR') {
-      if (event.object.code !== 410) {
-        throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error');
-      }
-      expired = true;
-      return;
-    }
-    const version = event.object.metadata?.resourceVersion;
-    if (version) latest = version;
-    silence.rearm(timeouts.watchSilenceMs);
-    if (event.type !== 'BOOKMARK') onEvent(event);
-  };
-  const open = () => silence.rearm(timeouts.watchSilenceMs);
-  try {
-    await streamWatch(connection, `${path}${separator}${query}`, accept, handle, streaming, open);
-  } catch (error) {
-    if (isStatus(error, 410)) return { resourceVersion: latest, expired: true };
-    if (signal.aborted) return { resourceVersion: latest, expired: false };
-    if (silence.signal.aborted && !silence.opened) {
-      throw new Error(`watch ${path}: no answer within ${timeouts.requestMs} ms`);
-    }
-    if (!silence.signal.aborted) throw error;
-  } finally {
-    silence.stop();
-  }
-  return { resourceVersion: latest, expired, ...(silence.signal.aborted ? { silent: true } : {}) };
-}
-
-/** Aborts its signal when not re-armed in time; the first re-arm marks the stream opened. */
-class SilenceTimer {
-  readonly #abort = new AbortController();
-  #timer: NodeJS.Timeout;
-  opened = false;
-
-  constructor(ms: number) {
-    this.#timer = this.#arm(ms);
-  }
-
-  get signal(): AbortSignal {
-    return this.#abort.signal;
-  }
-
-  rearm(ms: number): void {
-    this.opened = true;
-    clearTimeout(this.#timer);
-    this.#timer = this.#arm(ms);
-  }
-
-  stop(): void {
-    clearTimeout(this.#timer);
-  }
-
-  #arm(ms: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.#abort.abort(new Error(`silent for ${ms} ms`)), ms);
-    timer.unref();
-    return timer;
-  }
 }
 
 function configPath(namespace: string, resource: ConfigResource): string {

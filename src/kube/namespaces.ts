@@ -4,31 +4,30 @@
 // long-lived stream must not hold a socket lookups need); the GETs go through
 // the lookups' keep-alive connection.
 
+import { FOLLOW_TIMEOUTS, type FollowTimeouts } from '../follow/ports.js';
 import type { NamespaceApi, NamespaceLabels, NamespaceRead } from '../namespaces.js';
 import { OPTED_IN_NAMESPACE_SELECTOR } from '../workload/index.js';
 import {
-  ApiError,
   exchange,
-  isStatus,
   METADATA_ONLY_LIST,
   METADATA_ONLY_OBJECT,
   requestJson,
-  streamWatch,
   type WatchEvent,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { watchFrom } from './watch.js';
 
 const OPTED_IN = `/api/v1/namespaces?labelSelector=${encodeURIComponent(OPTED_IN_NAMESPACE_SELECTOR)}`;
-/** The server closes a watch after this; it is then resumed from the last resourceVersion. */
-const WATCH_TIMEOUT_SECONDS = 300;
 
 interface NamespaceMetadata {
   metadata?: { name?: string; labels?: Record<string, string> };
 }
 
+/** The watch is bounded as follow mode's are (DESIGN.md §6): a silent stream is restarted. */
 export function createNamespaceApi(
   watchConnection: ApiConnection,
   getConnection: ApiConnection,
+  timeouts: FollowTimeouts = FOLLOW_TIMEOUTS,
 ): NamespaceApi {
   return {
     async listOptedIn(signal) {
@@ -42,37 +41,18 @@ export function createNamespaceApi(
       };
     },
 
-    async watchOptedIn(resourceVersion, onEvent, signal) {
-      let latest = resourceVersion;
-      let expired = false;
-      const handle = (event: WatchEvent) => {
-        if (event.type === 'ERROR') {
-          if (event.object.code !== 410) {
-            throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error');
-          }
-          expired = true;
-          return;
-        }
-        const version = event.object.metadata?.resourceVersion;
-        if (version) latest = version;
-        if (event.type === 'BOOKMARK') return;
-        for (const namespace of labelsOf(event.object)) onEvent({ type: event.type, namespace });
-      };
-      const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
-      try {
-        await streamWatch(
-          watchConnection,
-          `${OPTED_IN}&${query}`,
-          METADATA_ONLY_OBJECT,
-          handle,
-          signal,
-        );
-      } catch (error) {
-        if (isStatus(error, 410)) return { resourceVersion: latest, expired: true };
-        if (signal.aborted) return { resourceVersion: latest, expired: false };
-        throw error;
-      }
-      return { resourceVersion: latest, expired };
+    watchOptedIn(resourceVersion, onEvent, signal) {
+      return watchFrom(
+        watchConnection,
+        timeouts,
+        OPTED_IN,
+        resourceVersion,
+        METADATA_ONLY_OBJECT,
+        signal,
+        (event) => {
+          for (const namespace of labelsOf(event.object)) onEvent({ type: event.type, namespace });
+        },
+      );
     },
 
     async get(name, signal) {

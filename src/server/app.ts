@@ -86,20 +86,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    // Fastify's default 0 turns Node's off: the whole request, body included, within the limit.
-    requestTimeout: ARRIVAL_LIMIT_MS,
     // A review that arrives while this replica stops is answered, never refused:
     // a 503 would fail open (drain.ts).
     return503OnClosing: false,
-    ...(options.tls
-      ? {
-          https: {
-            ...httpsOptions(options.tls),
-            handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
-            ...ARRIVAL_OPTIONS,
-          },
-        }
-      : { http: ARRIVAL_OPTIONS }),
+    ...arrivalLimited(options.tls),
   }) as unknown as FastifyInstance;
 
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
@@ -144,16 +134,30 @@ export function buildTlsProbeApp(
   },
 ): FastifyInstance {
   // The same arrival limits as /mutate's port: this one answers anyone who can reach it too.
-  const app = Fastify({
-    requestTimeout: ARRIVAL_LIMIT_MS,
-    https: {
-      ...httpsOptions({ cert: options.tls.cert, key: options.tls.key }),
-      handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
-      ...ARRIVAL_OPTIONS,
-    },
-  }) as unknown as FastifyInstance;
+  const app = Fastify(
+    arrivalLimited({ cert: options.tls.cert, key: options.tls.key }),
+  ) as unknown as FastifyInstance;
   addProbeRoutes(app, options.readiness, options.metrics.registry);
   return app;
+}
+
+/**
+ * Fastify's and Node's options that hold a request to the arrival limits (Fastify's
+ * default requestTimeout 0 turns Node's off): TLS when `tls` is given, else plain HTTP.
+ */
+function arrivalLimited(tls: AppOptions['tls']) {
+  return {
+    requestTimeout: ARRIVAL_LIMIT_MS,
+    ...(tls
+      ? {
+          https: {
+            ...httpsOptions(tls),
+            handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+            ...ARRIVAL_OPTIONS,
+          },
+        }
+      : { http: ARRIVAL_OPTIONS }),
+  };
 }
 
 /** TLS ≥ 1.2; with a client CA, the handshake itself refuses a caller without its certificate. */
