@@ -17,6 +17,9 @@ import { type Context, FULL, log, parseOptions, QUICK, wants } from './lib/conte
 import { hashingScenario } from './lib/hashing.js';
 import { buildPeers } from './lib/peers.js';
 import { type BenchReport, renderMarkdown, type Scenario } from './lib/report.js';
+import { scaleScenario } from './lib/scale.js';
+import { renderRssChart, rssSeries } from './lib/scale-chart.js';
+import type { ScaleRow } from './lib/scale-report.js';
 import { round } from './lib/stats.js';
 import { peersRun, stubScenarios } from './lib/stub-scenarios.js';
 
@@ -60,6 +63,8 @@ async function main(): Promise<void> {
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
     if (peers && wants(options, 'peers')) scenarios.push(await peersRun(context, peers));
+    if (options.only?.has('scale'))
+      scenarios.push(await scaleScenario(context, options.scaleSizes));
   } finally {
     for (const webhook of context.webhooks) await webhook.stop();
     for (const helper of context.helpers) await helper.stop();
@@ -67,13 +72,14 @@ async function main(): Promise<void> {
     if (process.env.CONFIGHASH_BENCH_KEEP) log(`work directory kept: ${work}`);
     else await rm(work, { recursive: true, force: true });
   }
-  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', '9', 'peers'];
+  const order = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', '9', 'peers', 'scale'];
   scenarios.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
   const stamp = startedAt
     .toISOString()
     .replace(/[:]/g, '-')
     .replace(/\.\d+Z$/, 'Z');
   const name = `${stamp}${options.quick ? '-quick' : ''}`;
+  const scale = scenarios.find((s) => s.id === 'scale');
   const report: BenchReport = {
     meta: {
       startedAt: startedAt.toISOString(),
@@ -87,6 +93,7 @@ async function main(): Promise<void> {
       loadGenerator: 'autocannon 9.0.0 (separate process, keep-alive, pipelining 1)',
       plan,
       chart: `${name}.svg`,
+      ...(scale ? { scaleChart: `${name}-scale.svg` } : {}),
     },
     scenarios,
   };
@@ -98,6 +105,15 @@ async function main(): Promise<void> {
       renderChart(
         panels,
         `confighash latency distributions, ${report.meta.mode} run ${startedAt.toISOString().slice(0, 16)}Z (${report.meta.cores} cores, ${report.meta.node})`,
+      ),
+    );
+  }
+  if (scale) {
+    await writeFile(
+      join(resultsDir, `${name}-scale.svg`),
+      renderRssChart(
+        rssSeries(scale.details?.rows as ScaleRow[]),
+        `RSS against cluster size, same objects, ${startedAt.toISOString().slice(0, 16)}Z (${report.meta.cores} cores)`,
       ),
     );
   }

@@ -171,6 +171,6 @@ function yTicks(yMin: number, yMax: number): number[] {
   return ticks;
 }
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }

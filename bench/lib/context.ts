@@ -69,7 +69,11 @@ export interface Options {
   readonly baseline: string | undefined;
   /** Also measure wave and Reloader (opt-in: needs WAVE_SRC and RELOADER_SRC). */
   readonly peers: boolean;
+  /** The follow namespaces at each size of the `scale` scenario, growing. */
+  readonly scaleSizes: readonly number[];
 }
+
+export const SCALE_SIZES = [10, 100, 1_000] as const;
 
 export interface Context {
   readonly plan: Plan;
@@ -93,28 +97,46 @@ export function parseOptions(argv: readonly string[]): Options {
   let only: Set<string> | undefined;
   let baseline: string | undefined;
   let peers = false;
+  let scaleSizes: readonly number[] = SCALE_SIZES;
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
     else if (arg === '--peers') peers = true;
     else if (arg.startsWith('--baseline=')) baseline = resolve(arg.slice('--baseline='.length));
     else if (arg === '--profile') profile = true;
+    else if (arg.startsWith('--scale-sizes=')) scaleSizes = parseSizes(arg);
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,peers] [--profile] [--baseline=MAIN_JS] [--peers]\n' +
+        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,peers,scale] [--profile] [--baseline=MAIN_JS] [--peers] [--scale-sizes=10,100,1000]\n' +
           '  --quick     under a minute: shorter runs, fewer points\n' +
-          '  --only      run these scenarios (1 and 2 always run together)\n' +
+          '  --only      run these scenarios (1 and 2 always run together; scale only when named)\n' +
           '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
           '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n' +
-          "  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh): their RSS, and wave's webhook in 4\n",
+          "  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh): their RSS, and wave's webhook in 4\n" +
+          '  --scale-sizes  follow namespaces at each size of scale, growing (default 10,100,1000; Reloader beside it with RELOADER_SRC)\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (see --help)`);
   }
-  return { quick, profile, only, baseline, peers };
+  return { quick, profile, only, baseline, peers, scaleSizes };
 }
 
-/** Scenario ids: 1–9 and peers (with --peers); 5 stands for 5a, 5b and 5c. */
+/** `--scale-sizes=10,100`: whole numbers of at least 1, growing. */
+export function parseSizes(arg: string): number[] {
+  const text = arg.slice(arg.indexOf('=') + 1);
+  const sizes = text.split(',').map(Number);
+  const growing = sizes.every(
+    (n, i) => Number.isInteger(n) && n >= 1 && (i === 0 || n > sizes[i - 1]!),
+  );
+  if (sizes.length === 0 || !growing) {
+    throw new Error(
+      `--scale-sizes takes growing whole numbers of at least 1, such as 10,100,1000; got '${text}'`,
+    );
+  }
+  return sizes;
+}
+
+/** Scenario ids: 1–9 and peers (with --peers); 5 stands for 5a, 5b and 5c; scale only by name. */
 export const wants = (options: Options, ...ids: string[]) =>
   options.only === undefined ||
   ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));

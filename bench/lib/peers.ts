@@ -24,15 +24,27 @@ export interface PeerBinaries {
 
 /** Builds (or finds in the cache) the peers; needs WAVE_SRC and RELOADER_SRC. */
 export async function buildPeers(): Promise<PeerBinaries> {
+  const paths = await runBuildPeers();
+  if (!paths.wave || !paths.reloader) throw new Error('build-peers.sh built only one of the peers');
+  return { wave: paths.wave, reloader: paths.reloader };
+}
+
+/** Reloader alone (the `scale` scenario); needs RELOADER_SRC only. */
+export async function buildReloader(): Promise<string> {
+  const paths = await runBuildPeers();
+  if (!paths.reloader) throw new Error('build-peers.sh did not build Reloader: set RELOADER_SRC');
+  return paths.reloader;
+}
+
+/** The `NAME=PATH` lines of bench/build-peers.sh, one per peer whose source is set. */
+async function runBuildPeers(): Promise<Record<string, string>> {
   const stdout = await runScript(join(REPO_ROOT, 'bench/build-peers.sh'), 'building the peers');
-  const paths = Object.fromEntries(
+  return Object.fromEntries(
     stdout
       .trim()
       .split('\n')
       .map((line) => line.split('=', 2) as [string, string]),
   );
-  if (!paths.wave || !paths.reloader) throw new Error(`build-peers.sh printed: ${stdout}`);
-  return { wave: paths.wave, reloader: paths.reloader };
 }
 
 export interface PeerRow {
