@@ -77,7 +77,7 @@ export function renderRssChart(series: readonly RssSeries[], caption: string): s
     );
   }
   out.push(
-    `<text x="${PAD.left + W / 2}" y="${PAD.top + H + 34}" text-anchor="middle">Deployments in follow namespaces (log; 10 per namespace, 5 ConfigMaps+Secrets each)</text>`,
+    `<text x="${PAD.left + W / 2}" y="${PAD.top + H + 34}" text-anchor="middle">Deployments in follow namespaces (log; 10 per namespace, 50 ConfigMaps+Secrets per namespace)</text>`,
   );
   for (let y = 0; y <= yMax + 1e-9; y += yStep) {
     out.push(

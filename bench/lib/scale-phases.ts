@@ -74,8 +74,9 @@ export async function waitSettled(
       const now = Date.now();
       cpu.push([now, await cpuUs(tool.pid)]);
       scrapes.push({ atMs: now, counts: await apiRequests(site.api) });
-      const recent = scrapes.filter((s) => now - s.atMs <= QUIET_MS);
-      const apiQuiet = recent.length >= 3 && firstBurst(recent, isWork, 1).startMs === undefined;
+      const from = scrapes.findLastIndex((s) => now - s.atMs >= QUIET_MS);
+      const apiQuiet =
+        from >= 0 && firstBurst(scrapes.slice(from), isWork, 1).startMs === undefined;
       if (apiQuiet && quietFor(cpu, QUIET_MS, QUIET_CPU)) {
         return (now - since - QUIET_MS) / 1000;
       }

@@ -218,7 +218,7 @@ export function scaleScenarioOf(result: ScaleResult): Scenario {
       `At each size the follower runs first (compiled \`confighash follow\`, defaults but --follow-resync=${plan.follower.resyncS}s${plan.follower.evaluateRate === undefined ? '' : ` and --follow-evaluate-rate=${plan.follower.evaluateRate}`}), then Reloader v1.4.21 (--reload-strategy=annotations), never both at once: requests are deltas of the apiserver's apiserver_request_total around each step, so they include the webhook's lookups, the bench's own PUT of the source and the controllers' writes of a rollout; lease renewals are left out. Watches are the rise of apiserver_longrunning_requests{verb="WATCH"} while the tool runs.`,
       '"Steady" is the RSS once the tool and the apiserver have both been quiet for 5 s after its start (its initial evaluation or informer sync done); "after a restart" is the same for a second follower process, whose start is the one in the request table (taking the lead over workloads it never saw). Change → rollout is the time from the PUT of a source to the new generation of the one workload reading it.',
       fanoutNote(result),
-      `A serving replica (\`confighash serve\`) started at the largest size: ${mb(result.fresh.rssMb)} 5 s after ready, holding ${formatCounts(result.fresh.watches)} watches.`,
+      `A serving replica (\`confighash serve\`) started at the largest size: ${mb(result.fresh.rssMb)} 5 s after ready, watches held: ${formatCounts(result.fresh.watches)}.`,
       ...(result.reloaderBuilt
         ? []
         : ['Reloader was not built (RELOADER_SRC unset): its columns are empty.']),

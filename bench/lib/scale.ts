@@ -151,6 +151,8 @@ export async function scaleScenario(context: Context, sizes: readonly number[]):
         serveMb: round1(await residentMb(webhook.pid)),
         wallS: Math.round((Date.now() - sizeStarted) / 1000),
       });
+      // The figures so far, in the log too: a later size that fails loses none of them.
+      log(`scale: ${size} namespaces: ${JSON.stringify(rows[rows.length - 1])}`);
     }
     const fresh = await freshServeReplica(context, run, controlPlane.kubeconfig);
     return scaleScenarioOf({
