@@ -117,8 +117,13 @@ webhook.excludedNamespaces (the webhook's own namespace check, as its selector),
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}
 
-{{/* confighash-follow's args: the same --kind flags, then follow.extraArgs. */}}
+{{/* confighash-follow's args: the same --kind flags, --watch-scope=namespace with
+rbac.namespaced (its RBAC is bound per namespace then), then follow.extraArgs. */}}
 {{- define "confighash.follow.args" -}}
-{{- $all := concat (include "confighash.kindArgs" . | fromJsonArray) .Values.follow.extraArgs -}}
+{{- $args := include "confighash.kindArgs" . | fromJsonArray -}}
+{{- if .Values.rbac.namespaced -}}
+{{- $args = append $args "--watch-scope=namespace" -}}
+{{- end -}}
+{{- $all := concat $args .Values.follow.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}
