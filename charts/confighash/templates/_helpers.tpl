@@ -64,6 +64,15 @@ probes, /metrics and Prometheus use the port `probes` (8444), which asks for non
 {{- if .Values.webhook.clientAuth.enabled }}probes{{ else }}https{{ end -}}
 {{- end -}}
 
+{{/* podLabels as YAML; never the selector label, which would move the pods out of their
+Deployment's selector (and the Service's). */}}
+{{- define "confighash.podLabels" -}}
+{{- if hasKey .Values.podLabels "app.kubernetes.io/name" -}}
+{{- fail "podLabels may not set app.kubernetes.io/name: it is the selector label of both Deployments" -}}
+{{- end -}}
+{{- with .Values.podLabels }}{{ toYaml . }}{{ end -}}
+{{- end }}
+
 {{- define "confighash.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
