@@ -12,10 +12,10 @@ import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  commandHelp,
   optionEnvironmentVariables,
   parseFollowCommandConfig,
   parseServeConfig,
-  usage,
 } from '../../src/config/index.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
@@ -133,7 +133,7 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
   });
 
   it('sets only environment variables that `confighash serve --help` documents', () => {
-    const help = usage();
+    const help = commandHelp('serve');
     for (const name of Object.keys(env(rendered[overlay]))) expect(help).toContain(`env ${name}`);
   });
 
@@ -197,8 +197,8 @@ describe('the default overlay: self-managed certificates', () => {
       CONFIGHASH_SELF_MANAGED_CERTS: 'true',
       CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',
     });
-    expect(usage()).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
-    expect(usage()).toMatch(/--webhook-configuration NAME .*\(default confighash\)/);
+    expect(commandHelp('serve')).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
+    expect(commandHelp('serve')).toMatch(/--webhook-configuration NAME .*\(default confighash\)/);
     expect(find(objects, 'Role', 'confighash-certs').rules).toEqual([
       {
         apiGroups: [''],
@@ -467,7 +467,8 @@ describe('the follow overlay: follow mode in its own pods (DESIGN.md §6)', () =
   it('no longer follows in the serving pods, and its environment is what `confighash follow` reads', () => {
     expect(env(objects()).CONFIGHASH_FOLLOW).toBeUndefined();
     const followEnv = env(objects(), 'confighash-follow');
-    for (const name of Object.keys(followEnv)) expect(usage()).toContain(`env ${name}`);
+    for (const name of Object.keys(followEnv))
+      expect(commandHelp('follow')).toContain(`env ${name}`);
     // The same hash key as the webhook: the same Secret.
     expect(followEnv.CONFIGHASH_HASH_KEY_SECRET).toBe(env(objects()).CONFIGHASH_HASH_KEY_SECRET);
     const values = { ...followEnv, CONFIGHASH_NAMESPACE: 'confighash-system', POD_NAME: 'pod-0' };
