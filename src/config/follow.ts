@@ -1,4 +1,4 @@
-// Follow mode's options (DESIGN.md §6), which roll workloads on config changes
+// Follow mode's options (docs/design.md §6), which roll workloads on config changes
 // that no write of theirs carries, and the Lease that elects the one replica
 // doing it: `confighash follow` takes them (follow-command.ts), and so does the
 // deprecated `confighash serve --follow`.

@@ -1,4 +1,4 @@
-// Follow mode while this replica leads (DESIGN.md §6): metadata-only watches of
+// Follow mode while this replica leads (docs/design.md §6): metadata-only watches of
 // ConfigMaps and Secrets in follow namespaces request touches of the workloads
 // that reference the changed object; a full resync at start and periodically
 // catches whatever happened while nobody watched. The parts: touch-queue.ts

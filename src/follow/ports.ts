@@ -32,7 +32,7 @@ export interface WatchEnd {
 }
 
 /**
- * How long the adapters wait on the API for the follower (DESIGN.md §6): a request that
+ * How long the adapters wait on the API for the follower (docs/design.md §6): a request that
  * never answers — a dead keep-alive socket, a stalled apiserver — must cost one attempt,
  * never the touch queue or a watch. Injectable, so that tests need not wait minutes.
  */

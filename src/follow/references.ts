@@ -1,4 +1,4 @@
-// Which workloads of a namespace reference which sources (DESIGN.md §6
+// Which workloads of a namespace reference which sources (docs/design.md §6
 // "Triggers"): listed live, with the same discovery code as admission; no
 // cache of workloads or of config content.
 

@@ -1,4 +1,4 @@
-// One due touch (DESIGN.md §6): read the workload, hold it outside its rollout
+// One due touch (docs/design.md §6): read the workload, hold it outside its rollout
 // window, evaluate the hash now, decide, take a rate-limit token, send the
 // empty merge patch and record an Event. Failures put the touch back.
 
@@ -103,7 +103,7 @@ async function touchOnce(
   }
 }
 
-/** The admission warning of DESIGN.md §4, as an Event: nobody reads a touch's warnings. */
+/** The admission warning of docs/design.md §4, as an Event: nobody reads a touch's warnings. */
 function rolloutEvent(
   touch: QueuedTouch,
   workload: Workload,

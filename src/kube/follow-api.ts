@@ -41,7 +41,7 @@ interface ObjectList<T> {
   items: T[];
 }
 
-/** Workloads are listed in pages of this many (DESIGN.md §6), each page one bounded request. */
+/** Workloads are listed in pages of this many (docs/design.md §6), each page one bounded request. */
 export const LIST_PAGE_SIZE = 500;
 
 interface Namespace {

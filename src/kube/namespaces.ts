@@ -23,7 +23,7 @@ interface NamespaceMetadata {
   metadata?: { name?: string; labels?: Record<string, string> };
 }
 
-/** The watch is bounded as follow mode's are (DESIGN.md §6): a silent stream is restarted. */
+/** The watch is bounded as follow mode's are (docs/design.md §6): a silent stream is restarted. */
 export function createNamespaceApi(
   watchConnection: ApiConnection,
   getConnection: ApiConnection,

@@ -1,4 +1,4 @@
-// Follow mode on a real control plane (DESIGN.md §6): config changes that no
+// Follow mode on a real control plane (docs/design.md §6): config changes that no
 // write of the workload carries still roll it, exactly once, only when the
 // consumed content changed, and only inside its rollout window. Workloads are
 // applied client-side, as the users who need follow mode apply them.

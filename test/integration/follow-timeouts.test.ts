@@ -1,4 +1,4 @@
-// Follow mode's requests against an apiserver that stops answering (DESIGN.md §6:
+// Follow mode's requests against an apiserver that stops answering (docs/design.md §6:
 // lists are paginated, every follower request has a timeout, a watch silent for
 // 5 min is restarted, a 410 relists). A real apiserver cannot be made to accept a request and never
 // answer it, so a real HTTP server on loopback plays that part, through the real
@@ -78,7 +78,7 @@ afterAll(async () => {
 
 const signal = () => new AbortController().signal;
 
-it('the defaults are DESIGN.md §6’s: 10 s per request, 5 min of watch silence', () => {
+it('the defaults are docs/design.md §6’s: 10 s per request, 5 min of watch silence', () => {
   expect(FOLLOW_TIMEOUTS).toEqual({ requestMs: 10_000, watchSilenceMs: 300_000 });
   expect(DEFAULT_TIMING).toEqual({
     leaseDurationMs: 15_000,

@@ -1,4 +1,4 @@
-// A real node beside the local control plane (DESIGN.md §8): kube-scheduler,
+// A real node beside the local control plane (docs/design.md §8): kube-scheduler,
 // containerd with runc and the CNI bridge, host-local and loopback plugins, and
 // a kubelet — all inside namespaces of the run's own (namespaces.ts), so that
 // nothing of it is left in the host however the run ends, and two runs never

@@ -1,5 +1,5 @@
 // The follower against an in-memory cluster (test/support/memory-follow-api.ts)
-// on a fake clock: the guards of DESIGN.md §6 — global rate limit, per-workload
+// on a fake clock: the guards of docs/design.md §6 — global rate limit, per-workload
 // minimum interval, debounce, resync, watch restarts and 410 relists — and what
 // it tells people (Events, metrics).
 
