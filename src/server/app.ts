@@ -258,7 +258,7 @@ function startDeadline(ms: number): { signal: AbortSignal; clear(): void } {
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
-/** The log fields naming a review (STYLE.md: uid, kind, namespace, name, operation, dryRun). */
+/** The log fields naming a review (CONTRIBUTING.md, rules of the house: uid, kind, namespace, name, operation, dryRun). */
 function reviewFields(review: AdmissionRequest) {
   return {
     uid: review.uid,
