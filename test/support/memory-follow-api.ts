@@ -53,6 +53,8 @@ export class MemoryFollowApi implements FollowApi {
   readonly events: WorkloadEvent[] = [];
   /** Every request, as `VERB resource[ namespace/name]`: `LIST configmaps`, `GET Deployment ns/web`. */
   readonly requests: string[] = [];
+  /** How long a list of a resource (`configmaps`, `Deployment`) takes, when not at once. */
+  readonly listDelayMs = new Map<string, number>();
   /** Kinds whose CRD is not installed: listing them is a 404. */
   readonly absentKinds = new Set<string>();
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
@@ -152,6 +154,7 @@ export class MemoryFollowApi implements FollowApi {
       .map(([key, resourceVersion]) => ({ key: key.split('/'), resourceVersion }))
       .filter(({ key }) => key[0] === resource && inScope(namespace, key[1]!))
       .map(({ key, resourceVersion }) => ({ namespace: key[1]!, name: key[2]!, resourceVersion }));
+    await this.#delay(resource);
     this.#pages(`LIST ${resource}`, objects, onPage);
     return String(++this.#version);
   }
@@ -181,6 +184,7 @@ export class MemoryFollowApi implements FollowApi {
       .filter((object) => object.kind === kind.kind)
       .filter((object) => inScope(namespace, String(object.metadata.namespace)))
       .map((object) => structuredClone(object));
+    await this.#delay(kind.kind);
     this.#pages(`LIST ${kind.kind}`, objects, onPage);
     return String(++this.#version);
   }
@@ -252,6 +256,11 @@ export class MemoryFollowApi implements FollowApi {
   }
 
   // ---------------------------------------------------------------------------
+
+  async #delay(resource: string): Promise<void> {
+    const ms = this.listDelayMs.get(resource);
+    if (ms !== undefined) await new Promise((resolve) => setTimeout(resolve, ms));
+  }
 
   #store(namespace: string, object: Record<string, unknown>): Stored {
     const stored = structuredClone(object) as Stored;

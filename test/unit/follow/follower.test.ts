@@ -167,7 +167,12 @@ describe('what it asks of the apiserver', () => {
   });
 
   it('taking the lead evaluates each workload once, at the evaluate rate, and rolls none', async () => {
-    const h = await start({ evaluatePerSecond: 10 }, { count: 25 });
+    // The ConfigMaps are listed last: evaluating before would see none of their versions.
+    const h = await start(
+      { evaluatePerSecond: 10 },
+      { count: 25, before: (api) => void api.listDelayMs.set('configmaps', 2000) },
+    );
+    await vi.advanceTimersByTimeAsync(2000);
     expect(h.api.count('GET')).toBe(25);
     expect(new Set(h.api.requests.filter((r) => r.startsWith('GET'))).size).toBe(25);
     expect(h.api.touches).toEqual([]);
