@@ -41,7 +41,8 @@ const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
 
 interface ObjectList<T> {
   metadata: { resourceVersion: string; continue?: string };
-  items: T[];
+  /** null in an empty metadata-only list (PartialObjectMetadataList). */
+  items: T[] | null;
 }
 
 /** Lists come in pages of this many (DESIGN.md §6), each page one bounded request. */
@@ -81,7 +82,7 @@ class ApiFollowApi implements FollowApi {
       signal,
     });
     return {
-      namespaces: list.items.map(toNamespaceInfo),
+      namespaces: (list.items ?? []).map(toNamespaceInfo),
       resourceVersion: list.metadata.resourceVersion,
     };
   }
@@ -193,7 +194,7 @@ class ApiFollowApi implements FollowApi {
         ...(accept === undefined ? {} : { accept }),
         signal,
       });
-      onPage(page.items);
+      onPage(page.items ?? []);
       resourceVersion = page.metadata.resourceVersion;
       next = page.metadata.continue || undefined;
     }
