@@ -216,7 +216,8 @@ class Follower {
           return version;
         },
       };
-      const options = { watch, absentRetryMs: this.deps.options.resyncMs };
+      // A CRD installed after the start is noticed within a retry, not a resync period.
+      const options = { watch, absentRetryMs: this.deps.options.retryMs };
       void listAndWatch(this.deps, this.#slots, counted, options, signal).finally(listed);
     }
   }
