@@ -33,10 +33,11 @@ export function createNamespaceApi(
     async listOptedIn(signal) {
       const list = await requestJson<{
         metadata: { resourceVersion: string };
-        items: NamespaceMetadata[];
+        /** null when empty (a metadata-only list). */
+        items: NamespaceMetadata[] | null;
       }>(watchConnection, { method: 'GET', path: OPTED_IN, accept: METADATA_ONLY_LIST, signal });
       return {
-        namespaces: list.items.flatMap(labelsOf),
+        namespaces: (list.items ?? []).flatMap(labelsOf),
         resourceVersion: list.metadata.resourceVersion,
       };
     },
