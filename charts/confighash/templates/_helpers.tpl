@@ -64,8 +64,13 @@ probes, /metrics and Prometheus use the port `probes` (8444), which asks for non
 {{- if .Values.webhook.clientAuth.enabled }}probes{{ else }}https{{ end -}}
 {{- end -}}
 
+{{/* repository@digest when a digest is pinned (a released chart), else repository:tag. */}}
 {{- define "confighash.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
 {{- end -}}
 
 {{/* The serving certificate comes from a mounted Secret (certManager, existingSecret). */}}
