@@ -303,14 +303,16 @@ describe.skipIf(!ociTools || !helm)('a release into a registry on the node', () 
       const { manifest } = await platformImage('arm64');
       const rootfs = await unpackLayer(manifest.layers[0]!.digest);
       try {
+        // qemu finds the loader and libraries under -L; node opens the script by the path given.
         const run = async (args: string[]) =>
           (
             await exec(qemu!, ['-L', rootfs, join(rootfs, 'nodejs/bin/node'), ...args], {
+              cwd: join(rootfs, 'app'),
               maxBuffer: 16 * 1024 * 1024,
             })
           ).stdout;
         expect((await run(['--version'])).trim()).toBe(`v${NODE_VERSION}`);
-        expect(await run(['/app/dist/main.js', '--help'])).toMatch(/serve/);
+        expect(await run(['dist/main.js', '--help'])).toMatch(/serve/);
         const sbom = JSON.parse(await readFile(join(rootfs, 'app/sbom.spdx.json'), 'utf8'));
         expect(sbom.spdxVersion).toBe('SPDX-2.3');
         expect(sbom.packages.map((p: { name: string }) => p.name)).toEqual(
