@@ -21,8 +21,8 @@
 # usage: tools/image/build.sh   (npm run image)
 #   CONFIGHASH_VERSION=V: the version the image is labelled and tagged with (default:
 #   package.json's)
-# stdout ends with three lines: `image: REF`, `archive: /abs/path.oci.tar` and
-# `layout: /abs/path.oci`.
+# stdout ends with three lines: `layout: /abs/path.oci`, `image: REF` and
+# `archive: /abs/path.oci.tar` (last, as every image script's).
 set -euo pipefail
 umask 022
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -74,9 +74,9 @@ node_version="$("${node_bins[$(go_arch)]}" --version)"
 stamp="$(build_stamp "$epoch" "$revision" "$node_version $version")"
 if [ -f "$archive" ] && [ -f "$layout/index.json" ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ]; then
   log "current (stamp $stamp_file matches): index $(layout_index_digest "$layout")"
+  echo "layout: $layout"
   echo "image: $ref"
   echo "archive: $archive"
-  echo "layout: $layout"
   exit 0
 fi
 rm -f "$stamp_file"
@@ -157,6 +157,6 @@ python3 tools/image/write-archive.py "$work/oci" "$archive" "$epoch" "$version-$
 printf '%s\n' "$stamp" >"$stamp_file"
 log "index digest $(layout_index_digest "$layout")"
 log "archive $(du -h "$archive" | cut -f1) ($(go_arch)), layout $(du -sh "$layout" | cut -f1)"
+echo "layout: $layout"
 echo "image: $ref"
 echo "archive: $archive"
-echo "layout: $layout"
