@@ -73,8 +73,13 @@ Deployment's selector (and the Service's). */}}
 {{- with .Values.podLabels }}{{ toYaml . }}{{ end -}}
 {{- end }}
 
+{{/* repository@digest when a digest is pinned (a released chart), else repository:tag. */}}
 {{- define "confighash.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
 {{- end -}}
 
 {{/* The serving certificate comes from a mounted Secret (certManager, existingSecret). */}}
