@@ -1,4 +1,4 @@
-// "The hash now" (DESIGN.md §3, §6): a workload's sources, read live through the
+// "The hash now" (docs/design.md §3, §6): a workload's sources, read live through the
 // ConfigSource port, become one answer — no sources, unreadable (which lookups
 // failed and why), or hashed (the hash, the sources list, and which required
 // sources are absent). Admission and follow mode both take this answer as it
@@ -91,14 +91,14 @@ export type Evaluation = EvaluationBase &
 
 /** The content now, digested: what is written, and what a v1 release wrote for it. */
 export interface Digests {
-  /** The v2 digest (DESIGN.md §3): the `hash` a write gets. */
+  /** The v2 digest (docs/design.md §3): the `hash` a write gets. */
   readonly hash: string;
   /** The v1 digest, computed when first asked: only a value other than `hash` needs it. */
   legacyHash(): string;
 }
 
 /**
- * Whether a `hash` or `adopted-hash` value stands for the content now (DESIGN.md §3,
+ * Whether a `hash` or `adopted-hash` value stands for the content now (docs/design.md §3,
  * "no rollout on upgrade"): it is the v2 digest, or the v1 digest a release before v2
  * wrote. The one definition of "current" that admission and follow mode share.
  */
@@ -121,7 +121,7 @@ export interface EvaluatorDependencies {
   readonly lookupSlots?: Slots;
 }
 
-// Bounds (DESIGN.md §4): one review cannot drive thousands of GETs, nor take every socket.
+// Bounds (docs/design.md §4): one review cannot drive thousands of GETs, nor take every socket.
 /** A template naming more distinct sources is not read at all. */
 export const MAX_SOURCES = 256;
 /** Lookups of one evaluation in flight at once. */
@@ -194,7 +194,7 @@ const WAITED_PAST_DEADLINE: LookupResult = {
 
 /**
  * In parallel, at most MAX_LOOKUPS_PER_EVALUATION at once: the deadline is for
- * all lookups together (DESIGN.md §4). Results in the order of `sources`.
+ * all lookups together (docs/design.md §4). Results in the order of `sources`.
  */
 async function lookUpAll(
   sources: readonly SourceRef[],

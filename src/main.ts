@@ -3,7 +3,7 @@
 // environment, opens files, builds real adapters, listens and handles signals.
 // This file picks the command and turns its failure into one line and an exit code.
 
-import { parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
+import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
 import { devCerts } from './main/dev-certs.js';
 import { asUsageError, UsageError, unwrap } from './main/errors.js';
 import { follow } from './main/follow.js';
@@ -26,15 +26,18 @@ async function main(argv: readonly string[]): Promise<number> {
       return plan(rest).catch(asUsageError);
     case 'explain':
       return explain(rest).catch(asUsageError);
-    case undefined:
     case 'help':
+      if (rest[0] !== undefined) return main([rest[0], '--help']);
+      process.stdout.write(`${usage()}\n`);
+      return 0;
+    case undefined:
     case '--help':
     case '-h':
       process.stdout.write(`${usage()}\n`);
       return command === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `unknown command '${command}' (commands: serve, follow, dev-certs, plan, explain; see --help)`,
+        `unknown command '${command}' (commands: ${COMMANDS.map((known) => known.name).join(', ')}; see --help)`,
       );
   }
 }

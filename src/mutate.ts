@@ -1,4 +1,4 @@
-// The admission use case (DESIGN.md §4): select the workload a request writes,
+// The admission use case (docs/design.md §4): select the workload a request writes,
 // ask the evaluator for the hash now, and decide the annotations — a minimal
 // patch with warnings. Knows nothing of HTTP; follow mode never imports it.
 
@@ -39,7 +39,7 @@ const MAX_WARNINGS = 10;
 export interface MutatorDependencies extends EvaluatorDependencies {
   /** The kinds handled (default: the apps/v1 ones; `--kind` adds more). */
   readonly kinds?: readonly WorkloadKind[];
-  /** Whether the request's namespace is opted in, as confighash itself sees it (DESIGN.md §4, §10). */
+  /** Whether the request's namespace is opted in, as confighash itself sees it (docs/design.md §4, §10). */
   readonly namespaces: NamespaceCheck;
 }
 
@@ -280,7 +280,7 @@ function windowWarnings(workload: Workload): string[] {
   return parsed && !parsed.ok ? [warning(parsed.error)] : [];
 }
 
-/** A new hash that no pod will follow by itself, or that every pod follows at once (DESIGN.md §4). */
+/** A new hash that no pod will follow by itself, or that every pod follows at once (docs/design.md §4). */
 function rolloutWarnings(workload: Workload): string[] {
   const notice = rolloutNotice(workload.object, workload.kind);
   return notice ? [warning(notice.text)] : [];

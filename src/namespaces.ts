@@ -1,4 +1,4 @@
-// The namespace check (DESIGN.md §4, §10): whether a review's namespace is
+// The namespace check (docs/design.md §4, §10): whether a review's namespace is
 // opted in as confighash itself sees it, never as the review says. The port
 // POSTs reach from any pod, so a review naming `kube-system` must cost no
 // lookup. A metadata-only watch keeps the opted-in namespaces (0 GETs per
@@ -60,7 +60,7 @@ export interface NamespaceApi {
 
 // --- the check -----------------------------------------------------------------------
 
-/** Never opted in, whatever their labels (DESIGN.md §7). */
+/** Never opted in, whatever their labels (docs/design.md §7). */
 export const ALWAYS_EXCLUDED = ['kube-system'] as const;
 /** Live namespace reads in flight at once: a flood of forged reviews costs at most this many GETs at a time. */
 export const MAX_NAMESPACE_READS = 8;

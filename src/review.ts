@@ -41,7 +41,7 @@ export interface MutationResult {
 export type SkipCode =
   /** Not a write confighash handles: operation, subresource, kind, opted out, no template. */
   | 'not-handled'
-  /** The namespace is not opted in as confighash sees it, or is excluded (DESIGN.md §4). */
+  /** The namespace is not opted in as confighash sees it, or is excluded (docs/design.md §4). */
   | 'namespace-not-opted-in';
 
 export interface Mutator {

@@ -1,5 +1,5 @@
 // A counting semaphore whose waiters give up when their signal aborts: the
-// bounds of DESIGN.md §4 (lookups in flight per process, namespace reads) are
+// bounds of docs/design.md §4 (lookups in flight per process, namespace reads) are
 // slots. A wait for a slot counts against the caller's own deadline.
 
 export class Slots {

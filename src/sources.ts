@@ -1,4 +1,4 @@
-// The source vocabulary (DESIGN.md §2, §3): what a source is, which of its keys
+// The source vocabulary (docs/design.md §2, §3): what a source is, which of its keys
 // count, how sources are ordered, and the `configmap/NAME` text that the
 // include/exclude and sources annotations use and follow mode matches watch
 // events on. Discovery, hashing, admission and follow mode all import it from
@@ -46,7 +46,7 @@ export function compareBytewise(a: string, b: string): number {
 
 const KIND_ORDER: Readonly<Record<SourceKind, number>> = { ConfigMap: 0, Secret: 1 };
 
-/** ConfigMap before Secret, then by name in byte order (DESIGN.md §3). */
+/** ConfigMap before Secret, then by name in byte order (docs/design.md §3). */
 export function compareSources(a: NamedSource, b: NamedSource): number {
   return KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || compareBytewise(a.name, b.name);
 }

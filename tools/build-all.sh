@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every binary CI needs — the control plane, the node, Helm, cert-manager,
-# flux-apply and Argo Rollouts — in two queues that run side by side on two cores.
+# flux-apply, Argo Rollouts, crane, registry and actionlint — in two queues that run side by side on two cores.
 #
 #   tools/build-all.sh   -> nothing on stdout; progress, each build's directory and the
 #                           timings on stderr; exit 1 if any build failed
@@ -16,8 +16,9 @@
 #   A  the control plane, then the node: kubelet and kube-scheduler reuse most of
 #      kube-apiserver's and kube-controller-manager's packages (tools/k8s).
 #   B  Helm 4, Helm 3, flux-apply (one aligned k8s.io v0.37.2 stack), cert-manager,
-#      Argo Rollouts. containerd, in A's node build, shares that stack too; B has built
-#      it long before A gets there.
+#      Argo Rollouts, then crane, registry and actionlint (tools/oci-tools: small, last).
+#      containerd, in A's node build, shares that stack too; B has built it long before
+#      A gets there.
 # The two queues take about as long each from cold (measured one at a time on 2 cores:
 # A 687 + 170 s, B 278 + 99 + 226 + 343 s). tools/crds.sh is not a build: the Argo
 # Rollouts build runs it, and .ci/run runs it on its own.
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 readonly QUEUE_A=(build-control-plane.sh build-node.sh)
-readonly QUEUE_B=(build-helm.sh build-flux-apply.sh build-cert-manager.sh build-argo-rollouts.sh)
+readonly QUEUE_B=(build-helm.sh build-flux-apply.sh build-cert-manager.sh build-argo-rollouts.sh build-oci-tools.sh)
 
 log() { printf '[build-all] %s\n' "$*" >&2; }
 

@@ -33,6 +33,8 @@ echo "== cert-manager (controller, cainjector, CRDs)" >&2
 bash tools/build-cert-manager.sh >/dev/null
 echo "== Argo Rollouts (controller, CRDs)" >&2
 bash tools/build-argo-rollouts.sh >/dev/null
+echo "== crane, registry (the release row)" >&2
+bash tools/build-oci-tools.sh >/dev/null
 echo "== images" >&2
 bash tools/image/build.sh >/dev/null
 bash tools/image/test-images.sh >/dev/null

@@ -1,4 +1,4 @@
-// Scenario 9: what a burst of concurrent 7 MiB reviews (the body limit, DESIGN.md
+// Scenario 9: what a burst of concurrent 7 MiB reviews (the body limit, docs/design.md
 // §4) costs in memory. For each burst size a fresh webhook (API stub), its RSS
 // peak (the process and its children, what the container's limit sees, sampled
 // every 10 ms) from before the burst until every answer is in, against the

@@ -92,7 +92,7 @@ const clientConfig = (url: string, caPem: string) => ({
   caBundle: Buffer.from(caPem).toString('base64'),
 });
 
-/** The manifests' MutatingWebhookConfiguration, pointed at `url` (DESIGN.md §8). */
+/** The manifests' MutatingWebhookConfiguration, pointed at `url` (docs/design.md §8). */
 export async function webhookRegistration(url: string, caPem: string): Promise<string> {
   const manifest = await registrationManifest();
   for (const entry of manifest.webhooks) entry.clientConfig = clientConfig(url, caPem);

@@ -1,5 +1,5 @@
 // What the bench reads and writes: a Deployment whose pod template references
-// `count` sources in the three ways DESIGN.md §3 names, the ConfigMaps and
+// `count` sources in the three ways docs/design.md §3 names, the ConfigMaps and
 // Secrets it references (each with `bytes` of selected data), and the
 // AdmissionReview the apiserver would send for it. With count 3 this is the
 // issue's workload: a ConfigMap volume, a Secret envFrom and one key ref.

@@ -1,4 +1,4 @@
-// `confighash follow` (DESIGN.md §6 "One follower, in its own pods"): follow mode
+// `confighash follow` (docs/design.md §6 "One follower, in its own pods"): follow mode
 // as a command of its own, run by a Deployment of its own with its own
 // ServiceAccount. It shares serve's hash key options (the same key, from a file or
 // the same Secret), its --kind and --log-level, and listens on plain HTTP for the

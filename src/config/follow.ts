@@ -1,4 +1,4 @@
-// Follow mode's options (DESIGN.md §6), which roll workloads on config changes
+// Follow mode's options (docs/design.md §6), which roll workloads on config changes
 // that no write of theirs carries, and the Lease that elects the one replica
 // doing it: `confighash follow` takes them (follow-command.ts), and so does the
 // deprecated `confighash serve --follow`.
@@ -32,7 +32,7 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     env: 'CONFIGHASH_FOLLOW_RESYNC',
     value: 'DURATION',
     defaultValue: '10m',
-    help: 'full resync of the follow namespaces this often',
+    help: 'this often, evaluate the workloads whose sources changed since their last evaluation (none when nothing changed)',
   },
   {
     flag: 'follow-debounce',
@@ -61,6 +61,20 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     value: 'N',
     defaultValue: '20',
     help: 'touches allowed at once above that rate',
+  },
+  {
+    flag: 'follow-evaluate-rate',
+    env: 'CONFIGHASH_FOLLOW_EVALUATE_RATE',
+    value: 'N',
+    defaultValue: '20',
+    help: 'evaluations per second of a resync (every workload once after taking the lead)',
+  },
+  {
+    flag: 'watch-scope',
+    env: 'CONFIGHASH_WATCH_SCOPE',
+    value: 'cluster|namespace',
+    defaultValue: 'cluster',
+    help: 'cluster: one watch per resource, cluster-wide; namespace: one per resource and follow namespace, for RBAC granted per namespace',
   },
   {
     flag: 'lease-namespace',
@@ -118,6 +132,12 @@ export function parseFollowConfig(
   const burst = parseInteger(get('follow-burst'), 1, 100_000);
   if (burst === undefined)
     return `--follow-burst must be a whole number of at least 1, got '${get('follow-burst')}'`;
+  const evaluatePerSecond = Number(get('follow-evaluate-rate'));
+  if (!(evaluatePerSecond > 0))
+    return `--follow-evaluate-rate must be a positive number, got '${get('follow-evaluate-rate')}'`;
+  const watchScope = get('watch-scope');
+  if (watchScope !== 'cluster' && watchScope !== 'namespace')
+    return `--watch-scope must be cluster or namespace, got '${watchScope}'`;
   return {
     options: {
       ...DEFAULT_FOLLOW_OPTIONS,
@@ -126,6 +146,8 @@ export function parseFollowConfig(
       minIntervalMs: minIntervalMs as number,
       ratePerSecond,
       burst,
+      evaluatePerSecond,
+      watchScope,
     },
     leaseNamespace: get('lease-namespace')!,
     leaseName: get('lease-name')!,

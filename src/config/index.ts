@@ -5,10 +5,11 @@
 import { DEV_CERTS_OPTIONS } from './dev-certs.js';
 import { EXPLAIN_OPTIONS } from './explain.js';
 import { FOLLOW_COMMAND_OPTIONS } from './follow-command.js';
-import { helpFor } from './options.js';
+import { helpFor, type OptionSpec } from './options.js';
 import { PLAN_OPTIONS } from './plan.js';
 import { ALL_SERVE_OPTIONS } from './serve.js';
 
+export { COMMANDS, usage } from './commands.js';
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
 export { type ExplainConfig, parseExplainConfig } from './explain.js';
 export type { FollowConfig } from './follow.js';
@@ -37,29 +38,16 @@ export function optionEnvironmentVariables(): readonly string[] {
   return [...new Set(specs.flatMap((spec) => (spec.env ? [spec.env] : [])))];
 }
 
-export function usage(): string {
-  return [
-    'Usage: confighash <command> [options]',
-    '',
-    'Commands:',
-    '  serve       run the admission webhook (HTTPS)',
-    '  follow      roll workloads whose config changed with no write of theirs (its own Deployment)',
-    '  dev-certs   write a local CA, serving certificate and hash key',
-    '  plan        preview which workloads applying manifests rolls, and why',
-    '  explain     why a workload did or did not roll, and whether its next write rolls',
-    '',
-    helpFor('serve', ALL_SERVE_OPTIONS),
-    '',
-    helpFor('follow', FOLLOW_COMMAND_OPTIONS),
-    '',
-    helpFor('dev-certs', DEV_CERTS_OPTIONS),
-    '',
-    helpFor('plan', PLAN_OPTIONS),
-    '',
-    `${helpFor('explain KIND/NAME', EXPLAIN_OPTIONS)}`,
-    '',
-    'plan exits 0 when nothing rolls, 1 when something rolls or cannot be told, 2 on a mistake.',
-    '',
-    'The Kubernetes API is found as kubectl finds it: KUBECONFIG, ~/.kube/config, or in-cluster.',
-  ].join('\n');
+const OPTIONS_OF: Readonly<Record<string, readonly OptionSpec[]>> = {
+  serve: ALL_SERVE_OPTIONS,
+  follow: FOLLOW_COMMAND_OPTIONS,
+  'dev-certs': DEV_CERTS_OPTIONS,
+  plan: PLAN_OPTIONS,
+  explain: EXPLAIN_OPTIONS,
+};
+
+/** What `confighash COMMAND --help` prints; undefined for a command that does not exist. */
+export function commandHelp(command: string): string | undefined {
+  const specs = OPTIONS_OF[command];
+  return specs ? helpFor(command, specs) : undefined;
 }

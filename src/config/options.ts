@@ -1,9 +1,11 @@
 // The option machinery: each option is a flag with an environment variable
 // and maybe a default; parsing gives one-line mistakes naming the option, and
 // help text lists both names. Commands (serve.ts, dev-certs.ts) declare their
-// options as tables of OptionSpec. Nothing here reads files or exits.
+// options as tables of OptionSpec; commands.ts says what each command is for.
+// Nothing here reads files or exits.
 
 import { parseArgs } from 'node:util';
+import { commandText } from './commands.js';
 
 export type ParseResult<T> =
   | { readonly ok: true; readonly config: T }
@@ -94,16 +96,32 @@ export function parseOptions(
   return { ok: true, get, all, positionals: parsed.positionals };
 }
 
+/** The left column's width: a longer flag puts its help on the next line. */
+const HELP_COLUMN = 32;
+
+/** `confighash COMMAND --help`: the command's usage line and summary, then its options only. */
 export function helpFor(command: string, specs: readonly OptionSpec[]): string {
-  const lines = specs.map((spec) => {
+  const text = commandText(command);
+  const lines = [...specs, HELP_OPTION].map((spec) => {
     const short = spec.short ? `-${spec.short}, ` : '';
-    const left = `  ${short}--${spec.flag} ${spec.value}`.trimEnd().padEnd(32);
+    const left = `  ${short}--${spec.flag} ${spec.value}`.trimEnd();
+    const column =
+      left.length < HELP_COLUMN ? left.padEnd(HELP_COLUMN) : `${left}\n${' '.repeat(HELP_COLUMN)}`;
     const fallback = spec.defaultValue ? ` (default ${spec.defaultValue})` : '';
-    const env = spec.env ? `\n${' '.repeat(32)}env ${spec.env}` : '';
-    return `${left}${spec.help}${fallback}${env}`;
+    const env = spec.env ? `\n${' '.repeat(HELP_COLUMN)}env ${spec.env}` : '';
+    return `${column}${spec.help}${fallback}${env}`;
   });
-  return [`confighash ${command} options:`, ...lines].join('\n');
+  return [
+    `Usage: confighash ${text?.synopsis ?? `${command} [options]`}`,
+    ...(text ? ['', `${text.summary[0]!.toUpperCase()}${text.summary.slice(1)}.`] : []),
+    '',
+    'Options:',
+    ...lines,
+    ...(text?.notes ? ['', ...text.notes] : []),
+  ].join('\n');
 }
+
+const HELP_OPTION: OptionSpec = { flag: 'help', short: 'h', value: '', help: 'print this help' };
 
 export function envOf(specs: readonly OptionSpec[], flag: string): string {
   return specs.find((spec) => spec.flag === flag)?.env ?? '';

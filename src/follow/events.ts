@@ -1,4 +1,4 @@
-// The Event vocabulary of follow mode (DESIGN.md §6 "Telling people"): reasons
+// The Event vocabulary of follow mode (docs/design.md §6 "Telling people"): reasons
 // and actions are API for whoever filters `kubectl get events`; one owner.
 
 export const EVENT_REASON = {
@@ -10,7 +10,7 @@ export const EVENT_REASON = {
   deferred: 'RolloutDeferred',
   /** A change held because the rollout window cannot be read. */
   invalidWindow: 'InvalidRolloutWindow',
-  /** A touch after which no pod (or only some) follows the new config by itself (DESIGN.md §4). */
+  /** A touch after which no pod (or only some) follows the new config by itself (docs/design.md §4). */
   held: 'RolloutHeld',
   /** A touch after which every pod stops before new ones start (Recreate). */
   outage: 'RolloutOutage',

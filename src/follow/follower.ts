@@ -1,21 +1,38 @@
-// Follow mode while this replica leads (DESIGN.md §6): metadata-only watches of
-// ConfigMaps and Secrets in follow namespaces request touches of the workloads
-// that reference the changed object; a full resync at start and periodically
-// catches whatever happened while nobody watched. The parts: touch-queue.ts
-// (when), touch.ts (one touch), references.ts (which workloads), watch-loop.ts
-// (the watches). This file only composes them.
+// Follow mode while this replica leads (docs/design.md §6): one list-then-watch per
+// resource — metadata-only ConfigMaps and Secrets, each workload kind, and the follow
+// namespaces — cluster-wide (`--watch-scope=cluster`, a handful of watches whatever
+// the number of namespaces) or per followed namespace (`namespace`, for RBAC granted
+// per namespace). Events of namespaces not followed are dropped here. What they show
+// goes into the reference index (which workload reads which source, at which
+// version), never a cache of objects: a source event asks the index whom to touch,
+// with no LIST. The resync is level-based against the index: it asks for an
+// evaluation of every workload whose sources moved since this leader last evaluated
+// it, or that it never evaluated — everything once after taking the lead, nothing
+// when nothing changed. The parts: watch-loop.ts (the watches), reference-index.ts
+// (whom), touch-queue.ts (when), touch.ts (one touch). This file only composes them.
 
 import type { Evaluator } from '../evaluate.js';
 import { formatSource, sourceOfResource } from '../sources.js';
-import type { WorkloadKind } from '../workload/index.js';
+import { HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
-import type { ConfigChange, ConfigResource, FollowApi, NamespaceInfo } from './ports.js';
-import { listReferencing, type Referencing } from './references.js';
-import { sleep } from './sleep.js';
+import type {
+  ConfigEvent,
+  ConfigResource,
+  FollowApi,
+  NamespaceInfo,
+  WatchNamespace,
+  WorkloadWatchEvent,
+} from './ports.js';
+import { ReferenceIndex } from './reference-index.js';
+import { readReferences } from './references.js';
 import { createToucher, RETRY_MS } from './touch.js';
-import { mergeChange, type SourceChange, TouchQueue } from './touch-queue.js';
-import { watchConfig, watchNamespaces } from './watch-loop.js';
+import { type SourceChange, TouchQueue } from './touch-queue.js';
+import { ListSlots, type ListWatch, listAndWatch, watchNamespaces } from './watch-loop.js';
+import { workloadKey } from './workload-ref.js';
+
+/** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
+export type WatchScope = 'cluster' | 'namespace';
 
 export interface FollowOptions {
   readonly resyncMs: number;
@@ -23,6 +40,9 @@ export interface FollowOptions {
   readonly minIntervalMs: number;
   readonly ratePerSecond: number;
   readonly burst: number;
+  /** Evaluations per second of a resync (all of them once after taking the lead). */
+  readonly evaluatePerSecond: number;
+  readonly watchScope: WatchScope;
   /** A touch or listing that failed (a request timed out, say) is tried again after this. */
   readonly retryMs: number;
 }
@@ -33,6 +53,8 @@ export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
   minIntervalMs: 60_000,
   ratePerSecond: 5,
   burst: 20,
+  evaluatePerSecond: 20,
+  watchScope: 'cluster',
   retryMs: RETRY_MS,
 };
 
@@ -50,7 +72,7 @@ export interface FollowerDependencies {
 export async function runFollower(deps: FollowerDependencies, signal: AbortSignal): Promise<void> {
   const follower = new Follower(deps, signal);
   deps.logger.info({ ...deps.options }, 'follow: started');
-  const resync = setInterval(() => follower.resyncAll(), deps.options.resyncMs);
+  const resync = setInterval(() => follower.resync(), deps.options.resyncMs);
   void watchNamespaces(
     deps,
     {
@@ -71,10 +93,15 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
   deps.logger.info({}, 'follow: stopped');
 }
 
-const CHANGE: Readonly<Record<ConfigChange['type'], SourceChange>> = {
+const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
   ADDED: 'created',
   MODIFIED: 'changed',
   DELETED: 'deleted',
+};
+
+const SOURCE_PREFIX: Readonly<Record<ConfigResource, string>> = {
+  configmaps: 'configmap/',
+  secrets: 'secret/',
 };
 
 interface Followed {
@@ -84,26 +111,38 @@ interface Followed {
 
 class Follower {
   readonly #queue: TouchQueue;
+  readonly #index = new ReferenceIndex();
   readonly #namespaces = new Map<string, Followed>();
-  /** Changes not yet looked up, per namespace: one listing serves a burst of events. */
-  readonly #changed = new Map<string, Map<string, SourceChange>>();
-  readonly #draining = new Set<string>();
+  readonly #slots = new ListSlots();
+  readonly #kinds: readonly WorkloadKind[];
+  /** Resources whose first list has not completed: the resync waits for a whole index. */
+  #unlisted = 0;
+  #clusterWatching = false;
 
   constructor(
     private readonly deps: FollowerDependencies,
     private readonly signal: AbortSignal,
   ) {
+    this.#kinds = deps.kinds ?? HANDLED_KINDS;
     this.#queue = new TouchQueue(deps.options, deps.metrics);
-    this.#queue.onDue(
-      createToucher({
-        ...deps,
-        queue: this.#queue,
-        namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
-        holdRetryMs: deps.options.resyncMs,
-        retryMs: deps.options.retryMs,
-        signal,
-      }),
-    );
+    const touch = createToucher({
+      ...deps,
+      queue: this.#queue,
+      namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
+      onRead: (ref, object) => {
+        const references = readReferences(object, ref.kind);
+        if (!references || !this.#namespaces.has(ref.namespace)) return;
+        this.#index.putWorkload(references);
+        this.#index.evaluated(ref);
+      },
+      onGone: (ref) => this.#index.deleteWorkload(ref),
+      holdRetryMs: deps.options.resyncMs,
+      retryMs: deps.options.retryMs,
+      signal,
+    });
+    this.#queue.onDue(async (due) => {
+      if (this.#namespaces.has(due.ref.namespace)) await touch(due);
+    });
   }
 
   /** The listed namespaces are exactly the followed ones. */
@@ -111,6 +150,11 @@ class Follower {
     const names = new Set(namespaces.map((info) => info.name));
     for (const name of [...this.#namespaces.keys()]) if (!names.has(name)) this.unfollow(name);
     for (const info of namespaces) this.follow(info);
+    if (this.deps.options.watchScope === 'cluster' && !this.#clusterWatching) {
+      // After the first namespace list, so that the cluster-wide lists know what to keep.
+      this.#clusterWatching = true;
+      this.#watch(undefined, true, this.signal);
+    }
   }
 
   follow(info: NamespaceInfo): void {
@@ -122,20 +166,10 @@ class Follower {
     const stop = new AbortController();
     const signal = AbortSignal.any([this.signal, stop.signal]);
     this.#namespaces.set(info.name, { info, stop });
-    this.deps.logger.info({ namespace: info.name }, 'follow: watching namespace');
-    for (const resource of ['configmaps', 'secrets'] as const) {
-      void watchConfig(
-        this.deps,
-        info.name,
-        resource,
-        {
-          onChange: (change) => this.#onChange(info.name, resource, change),
-          onRelisted: () => void this.#resync(info.name),
-        },
-        signal,
-      );
-    }
-    void this.#resync(info.name);
+    this.deps.logger.info({ namespace: info.name }, 'follow: following namespace');
+    // Cluster-wide watches dropped its events until now: a one-off list fills it in.
+    if (this.deps.options.watchScope === 'namespace') this.#watch(info.name, true, signal);
+    else if (this.#clusterWatching) this.#watch(info.name, false, signal);
   }
 
   unfollow(name: string): void {
@@ -143,11 +177,16 @@ class Follower {
     if (!known) return;
     known.stop.abort();
     this.#namespaces.delete(name);
-    this.deps.logger.info({ namespace: name }, 'follow: stopped watching namespace');
+    this.#index.dropNamespace(name);
+    this.deps.logger.info({ namespace: name }, 'follow: stopped following namespace');
   }
 
-  resyncAll(): void {
-    for (const name of this.#namespaces.keys()) void this.#resync(name);
+  /** An evaluation of every workload whose sources moved since its last one, or never evaluated. */
+  resync(): void {
+    if (this.#unlisted > 0 || this.signal.aborted) return;
+    const stale = this.#index.stale();
+    for (const ref of stale) this.#queue.request(ref, 'resync');
+    this.deps.logger.debug({ stale: stale.length, ...this.#index.counts() }, 'follow: resync');
   }
 
   stop(): void {
@@ -155,77 +194,122 @@ class Follower {
     this.#queue.stop();
   }
 
-  /** Every workload with sources gets a touch request; the touch decides whether it rolls. */
-  async #resync(namespace: string): Promise<void> {
-    try {
-      const workloads = await listReferencing(
-        this.deps.api,
-        namespace,
-        this.deps.kinds,
-        this.signal,
-      );
-      for (const { ref } of workloads) this.#queue.request(ref, 'resync');
-      this.deps.logger.debug({ namespace, workloads: workloads.length }, 'follow: resync');
-    } catch (error) {
-      if (this.signal.aborted) return;
-      this.deps.metrics.reconcileError();
-      this.deps.logger.warn({ namespace, err: (error as Error).message }, 'follow: resync failed');
+  /** Lists (and with `watch`, watches) every resource in `namespace` (undefined: all of them). */
+  #watch(namespace: WatchNamespace, watch: boolean, signal: AbortSignal): void {
+    const resources = [
+      ...(['configmaps', 'secrets'] as const).map((resource) => this.#config(namespace, resource)),
+      ...this.#kinds.map((kind) => this.#workloads(namespace, kind)),
+    ];
+    for (const resource of resources) {
+      this.#unlisted++;
+      let first = true;
+      const listed = () => {
+        if (first) this.#unlisted--;
+        first = false;
+      };
+      const counted: ListWatch = {
+        ...resource,
+        list: async (listSignal) => {
+          const version = await resource.list(listSignal);
+          listed();
+          this.resync();
+          return version;
+        },
+      };
+      // A CRD installed after the start is noticed within a retry, not a resync period.
+      const options = { watch, absentRetryMs: this.deps.options.retryMs };
+      void listAndWatch(this.deps, this.#slots, counted, options, signal).finally(listed);
     }
   }
 
-  #onChange(namespace: string, resource: ConfigResource, change: ConfigChange): void {
-    const changes = this.#changed.get(namespace) ?? new Map<string, SourceChange>();
-    this.#changed.set(namespace, changes);
-    mergeChange(
-      changes,
-      formatSource(sourceOfResource(resource, change.name)),
-      CHANGE[change.type],
-    );
-    if (!this.#draining.has(namespace)) void this.#drain(namespace);
-  }
-
-  async #drain(namespace: string): Promise<void> {
-    this.#draining.add(namespace);
-    try {
-      while (!this.signal.aborted) {
-        const changes = this.#changed.get(namespace);
-        if (!changes || changes.size === 0) return;
-        this.#changed.delete(namespace);
-        await this.#requestReferencing(namespace, changes);
-      }
-    } finally {
-      this.#draining.delete(namespace);
-    }
-  }
-
-  async #requestReferencing(
-    namespace: string,
-    changes: ReadonlyMap<string, SourceChange>,
-  ): Promise<void> {
-    let workloads: Referencing[];
-    try {
-      workloads = await listReferencing(this.deps.api, namespace, this.deps.kinds, this.signal);
-    } catch (error) {
-      if (this.signal.aborted) return;
-      this.deps.metrics.reconcileError();
-      this.deps.logger.warn(
-        { namespace, err: (error as Error).message },
-        'follow: listing workloads failed; resyncing later',
-      );
-      await sleep(this.deps.options.retryMs, this.signal);
-      void this.#resync(namespace);
-      return;
-    }
-    for (const { ref, sources } of workloads) {
-      for (const source of sources) {
-        const change = changes.get(source);
-        if (change === undefined) continue;
-        this.deps.logger.debug(
-          { namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
-          'follow: change seen',
+  #config(namespace: WatchNamespace, resource: ConfigResource): ListWatch {
+    const { api } = this.deps;
+    return {
+      what: { resource, ...(namespace === undefined ? {} : { namespace }) },
+      list: async (signal) => {
+        const listed = new Set<string>();
+        const version = await api.listConfig(
+          namespace,
+          resource,
+          (objects) => {
+            for (const object of objects) {
+              if (!this.#namespaces.has(object.namespace)) continue;
+              const source = formatSource(sourceOfResource(resource, object.name));
+              this.#index.setSource(object.namespace, source, object.resourceVersion);
+              listed.add(`${object.namespace}/${source}`);
+            }
+          },
+          signal,
         );
-        this.#queue.request(ref, { source, change });
-      }
+        this.#index.retainSources(namespace, SOURCE_PREFIX[resource], listed);
+        return version;
+      },
+      watch: (version, signal) =>
+        api.watchConfig(
+          namespace,
+          resource,
+          version,
+          (event) => this.#onConfig(resource, event),
+          signal,
+        ),
+    };
+  }
+
+  #workloads(namespace: WatchNamespace, kind: WorkloadKind): ListWatch {
+    const { api } = this.deps;
+    return {
+      what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },
+      list: async (signal) => {
+        const listed = new Set<string>();
+        const version = await api.listWorkloads(
+          namespace,
+          kind,
+          (objects) => {
+            for (const object of objects) {
+              const references = readReferences(object, kind);
+              if (!references || !this.#namespaces.has(references.ref.namespace)) continue;
+              this.#index.putWorkload(references);
+              listed.add(workloadKey(references.ref));
+            }
+          },
+          signal,
+        );
+        if (version !== undefined) this.#index.retainWorkloads(namespace, kind, listed);
+        return version;
+      },
+      watch: (version, signal) =>
+        api.watchWorkloads(
+          namespace,
+          kind,
+          version,
+          (event) => this.#onWorkload(kind, event),
+          signal,
+        ),
+    };
+  }
+
+  /** A source event: the index says who reads it; those get touch requests. */
+  #onConfig(resource: ConfigResource, { type, object }: ConfigEvent): void {
+    if (!this.#namespaces.has(object.namespace)) return;
+    const source = formatSource(sourceOfResource(resource, object.name));
+    const version = type === 'DELETED' ? undefined : object.resourceVersion;
+    for (const ref of this.#index.setSource(object.namespace, source, version)) {
+      this.deps.logger.debug(
+        { namespace: ref.namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
+        'follow: change seen',
+      );
+      this.#queue.request(ref, { source, change: CHANGE[type] });
     }
+  }
+
+  /**
+   * A workload event sets its entry (the webhook hashed the write that made it, so it
+   * asks for nothing: a touch's own patch comes back here and stops).
+   */
+  #onWorkload(kind: WorkloadKind, { type, object }: WorkloadWatchEvent): void {
+    const references = readReferences(object, kind);
+    if (!references || !this.#namespaces.has(references.ref.namespace)) return;
+    if (type === 'DELETED') this.#index.deleteWorkload(references.ref);
+    else this.#index.putWorkload(references);
   }
 }

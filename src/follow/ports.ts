@@ -18,10 +18,29 @@ export interface NamespaceEvent {
   readonly namespace: NamespaceInfo;
 }
 
-export interface ConfigChange {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+/** A ConfigMap or Secret as its metadata-only watch and list show it: no content. */
+export interface ConfigObject {
+  readonly namespace: string;
   readonly name: string;
+  readonly resourceVersion: string;
 }
+
+export interface ConfigEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly object: ConfigObject;
+}
+
+/** A workload watch event: the whole object, read once into the reference index and dropped. */
+export interface WorkloadWatchEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly object: unknown;
+}
+
+/**
+ * Where lists and watches look: every namespace (`undefined`, one watch per resource),
+ * or one namespace (installs that grant RBAC per namespace).
+ */
+export type WatchNamespace = string | undefined;
 
 /** How a watch ended; `expired` means the resourceVersion was too old (410) and a relist is needed. */
 export interface WatchEnd {
@@ -32,7 +51,7 @@ export interface WatchEnd {
 }
 
 /**
- * How long the adapters wait on the API for the follower (DESIGN.md §6): a request that
+ * How long the adapters wait on the API for the follower (docs/design.md §6): a request that
  * never answers — a dead keep-alive socket, a stalled apiserver — must cost one attempt,
  * never the touch queue or a watch. Injectable, so that tests need not wait minutes.
  */
@@ -60,21 +79,42 @@ export interface FollowApi {
     onEvent: (event: NamespaceEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd>;
-  /** Metadata-only list: just the resourceVersion to watch from. */
-  listConfigVersion(
-    namespace: string,
+  /**
+   * Metadata-only list (PartialObjectMetadata) in pages of 500, each page handed on as
+   * it arrives; resolves to the resourceVersion to watch from.
+   */
+  listConfig(
+    namespace: WatchNamespace,
     resource: ConfigResource,
+    onPage: (objects: readonly ConfigObject[]) => void,
     signal: AbortSignal,
   ): Promise<string>;
-  /** Metadata-only watch (PartialObjectMetadata): names, never content. */
+  /** Metadata-only watch (PartialObjectMetadata): names and versions, never content. */
   watchConfig(
-    namespace: string,
+    namespace: WatchNamespace,
     resource: ConfigResource,
     resourceVersion: string,
-    onChange: (change: ConfigChange) => void,
+    onEvent: (event: ConfigEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd>;
-  listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal): Promise<unknown[]>;
+  /**
+   * Lists a workload kind in pages of 500, each page handed on as it arrives; resolves to
+   * the resourceVersion to watch from, or undefined when the kind is not served (its CRD
+   * is not installed, yet).
+   */
+  listWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    onPage: (objects: readonly unknown[]) => void,
+    signal: AbortSignal,
+  ): Promise<string | undefined>;
+  watchWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    resourceVersion: string,
+    onEvent: (event: WorkloadWatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd>;
   /** undefined when it no longer exists. */
   getWorkload(
     namespace: string,

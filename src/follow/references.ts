@@ -1,43 +1,37 @@
-// Which workloads of a namespace reference which sources (DESIGN.md §6
-// "Triggers"): listed live, with the same discovery code as admission; no
-// cache of workloads or of config content.
+// What one workload references (docs/design.md §6 "Triggers"): read from a listed or
+// watched object with the same discovery code as admission, and nothing more is
+// kept of it — its ref, the sources it reads, the hash it carries.
 
 import { formatSource } from '../sources.js';
 import {
+  ADOPTED_HASH,
+  annotationsAt,
   findSources,
-  HANDLED_KINDS,
+  HASH,
   isObject,
   readWorkload,
   type WorkloadKind,
 } from '../workload/index.js';
-import type { FollowApi } from './ports.js';
 import { refOf, type WorkloadRef } from './workload-ref.js';
 
-/** A workload and the sources it reads, as `configmap/NAME` / `secret/NAME`. */
-export interface Referencing {
+/** A workload, the sources it reads (`configmap/NAME` / `secret/NAME`) and its hash. */
+export interface References {
   readonly ref: WorkloadRef;
   readonly sources: readonly string[];
+  /** The template's `confighash.dev/hash` (or `adopted-hash`); undefined when it has none. */
+  readonly hash: string | undefined;
 }
 
-/** Every workload of the handled kinds in `namespace` that reads at least one source. */
-export async function listReferencing(
-  api: Pick<FollowApi, 'listWorkloads'>,
-  namespace: string,
-  kinds: readonly WorkloadKind[] = HANDLED_KINDS,
-  signal: AbortSignal,
-): Promise<Referencing[]> {
-  const found: Referencing[] = [];
-  for (const kind of kinds) {
-    for (const object of await api.listWorkloads(namespace, kind, signal)) {
-      const ref = refOf(object, kind, namespace);
-      if (!ref || !isObject(object)) continue;
-      const sources = sourcesOf(readWorkload(object, kind));
-      if (sources.length > 0) found.push({ ref, sources });
-    }
-  }
-  return found;
-}
-
-function sourcesOf(workload: ReturnType<typeof readWorkload>): string[] {
-  return findSources(workload.template?.spec, workload.annotations).sources.map(formatSource);
+/** What a listed or watched object references; undefined when it has no name or namespace. */
+export function readReferences(object: unknown, kind: WorkloadKind): References | undefined {
+  if (!isObject(object)) return undefined;
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
+  const ref = namespace === '' ? undefined : refOf(object, kind, namespace);
+  if (!ref) return undefined;
+  const workload = readWorkload(object, kind);
+  const sources = findSources(workload.template?.spec, workload.annotations).sources;
+  const hash =
+    annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
+  return { ref, sources: sources.map(formatSource), hash };
 }

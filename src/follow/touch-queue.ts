@@ -1,10 +1,13 @@
 // When touches run: the schedule (debounce, minimum interval per workload,
-// maximum delay), the global token bucket, and one timer that runs what is due,
-// one touch at a time.
+// maximum delay), the resync's evaluations (a plain queue, after every touch that
+// is due), the two token buckets (touches; evaluations), and one timer that runs
+// what is due, one at a time. A touch waits for its token before it reads
+// anything, so that waiting never makes it read twice.
 
 import type { FollowMetrics } from './metrics.js';
 import { TokenBucket } from './rate-limit.js';
 import { TouchSchedule } from './schedule.js';
+import { sleep } from './sleep.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
 /** What happened to a source (`configmap/NAME`) while a touch waited. */
@@ -15,9 +18,12 @@ export type TouchReason = { readonly source: string; readonly change: SourceChan
 
 export interface QueuedTouch {
   readonly ref: WorkloadRef;
-  /** Each changed source and what happened to it; empty when only a resync asked. */
+  /** Each changed source and what happened to it; empty when only a resync asked (an evaluation). */
   readonly changes: ReadonlyMap<string, SourceChange>;
 }
+
+/** Which token bucket: touches (the global rate limit) or the resync's evaluations. */
+export type TokenKind = 'touch' | 'evaluate';
 
 /**
  * Adds `change` of `source` to what is known: a source created in the same
@@ -44,15 +50,22 @@ export interface TouchQueueOptions {
   readonly minIntervalMs: number;
   readonly ratePerSecond: number;
   readonly burst: number;
+  /** Evaluations a resync may start per second (`--follow-evaluate-rate`). */
+  readonly evaluatePerSecond: number;
 }
 
 export type RunTouch = (touch: QueuedTouch) => Promise<void>;
 
 export class TouchQueue {
   readonly #schedule: TouchSchedule;
-  readonly #bucket: TokenBucket;
+  readonly #buckets: Readonly<Record<TokenKind, TokenBucket>>;
   /** The workload and its changes, of every pending key. */
   readonly #pending = new Map<string, Pending>();
+  /** Keys the schedule found due, in order, not yet run. */
+  readonly #ready: string[] = [];
+  /** The resync's evaluations, in the order asked: run after every due touch. */
+  readonly #evaluations = new Map<string, WorkloadRef>();
+  #running: string | undefined;
   #run: RunTouch = async () => {};
   #timer: NodeJS.Timeout | undefined;
   #processing = false;
@@ -67,7 +80,15 @@ export class TouchQueue {
       minIntervalMs: options.minIntervalMs,
       maxDelayMs: Math.max(6 * options.debounceMs, 60_000),
     });
-    this.#bucket = new TokenBucket(options.ratePerSecond, options.burst, Date.now());
+    const now = Date.now();
+    this.#buckets = {
+      touch: new TokenBucket(options.ratePerSecond, options.burst, now),
+      evaluate: new TokenBucket(
+        options.evaluatePerSecond,
+        Math.max(1, Math.ceil(options.evaluatePerSecond)),
+        now,
+      ),
+    };
   }
 
   /** What runs each due touch (set once, before the first request). */
@@ -75,18 +96,33 @@ export class TouchQueue {
     this.#run = run;
   }
 
-  /** A change affecting `ref`: touch it after the debounce, or once its minimum interval has passed. */
+  /**
+   * A change affecting `ref`: touch it after the debounce, or once its minimum interval
+   * has passed. A resync asks for an evaluation, which waits behind every due touch and
+   * is not asked twice.
+   */
   request(ref: WorkloadRef, reason: TouchReason): void {
     const key = workloadKey(ref);
+    if (reason === 'resync') {
+      if (this.has(ref) || this.#evaluations.has(key)) return;
+      this.#evaluations.set(key, ref);
+      this.#arm();
+      return;
+    }
     const now = Date.now();
     if (this.#schedule.earliestAllowed(key) > now + this.options.debounceMs) {
       this.metrics.deferred('min-interval');
     }
-    this.#schedule.request(key, reason === 'resync' ? reason : reason.source, now);
-    const pending = this.#pendingFor(key, ref);
-    if (reason !== 'resync') mergeChange(pending.changes, reason.source, reason.change);
+    this.#schedule.request(key, reason.source, now);
+    mergeChange(this.#pendingFor(key, ref).changes, reason.source, reason.change);
     this.metrics.pending(this.#schedule.size);
     this.#arm();
+  }
+
+  /** Whether a touch of `ref` is pending or running now. */
+  has(ref: WorkloadRef): boolean {
+    const key = workloadKey(ref);
+    return this.#pending.has(key) || this.#running === key;
   }
 
   /** Puts a touch back, to run at `at` (rate limited, outside its window, or failed). */
@@ -98,9 +134,24 @@ export class TouchQueue {
     this.#arm();
   }
 
-  /** A token of the global rate limit, or how long until there is one. */
-  takeToken(): { ok: true } | { ok: false; waitMs: number } {
-    return this.#bucket.take(Date.now());
+  /**
+   * Waits for a token of `kind`'s bucket (counting a wait for a touch token as rate
+   * limited); false when `signal` aborted first.
+   */
+  async waitToken(kind: TokenKind, signal: AbortSignal): Promise<boolean> {
+    for (let counted = false; !signal.aborted; ) {
+      const token = this.#buckets[kind].take(Date.now());
+      if (token.ok) return true;
+      if (kind === 'touch' && !counted) this.metrics.deferred('rate-limit');
+      counted = true;
+      await sleep(token.waitMs, signal);
+    }
+    return false;
+  }
+
+  /** When the minimum interval lets `ref` be touched again (0: now). */
+  earliestTouch(ref: WorkloadRef): number {
+    return this.#schedule.earliestAllowed(workloadKey(ref));
   }
 
   /** `ref` was touched now: its next touch waits for the minimum interval. */
@@ -113,6 +164,8 @@ export class TouchQueue {
     clearTimeout(this.#timer);
     this.#schedule.clear();
     this.#pending.clear();
+    this.#evaluations.clear();
+    this.#ready.length = 0;
     this.metrics.pending(0);
   }
 
@@ -128,29 +181,48 @@ export class TouchQueue {
   #arm(): void {
     if (this.#stopped || this.#processing) return;
     clearTimeout(this.#timer);
-    const next = this.#schedule.nextDueAt();
+    const next = this.#evaluations.size > 0 ? Date.now() : this.#schedule.nextDueAt();
     if (next === undefined) return;
     this.#timer = setTimeout(() => void this.#processDue(), Math.max(0, next - Date.now()));
   }
 
+  /** Runs what is due, one at a time, until nothing is. */
   async #processDue(): Promise<void> {
     if (this.#processing || this.#stopped) return;
     this.#processing = true;
     try {
-      // Resolved before the first await: a request made meanwhile sets its own ref again.
-      const due = this.#schedule.takeDue(Date.now()).map(({ key }) => {
-        const pending = this.#pending.get(key);
-        this.#pending.delete(key);
-        return pending;
-      });
-      for (const touch of due) {
-        if (this.#stopped) return;
-        if (touch) await this.#run(touch);
+      for (let touch = this.#next(); touch && !this.#stopped; touch = this.#next()) {
+        this.#running = workloadKey(touch.ref);
+        try {
+          await this.#run(touch);
+        } finally {
+          this.#running = undefined;
+        }
       }
     } finally {
       this.#processing = false;
       if (!this.#stopped) this.metrics.pending(this.#schedule.size);
       this.#arm();
     }
+  }
+
+  /**
+   * The next touch to run: a due one first, else an evaluation. A due touch keeps its
+   * pending changes until it runs, so a change meanwhile joins it instead of running again.
+   */
+  #next(): QueuedTouch | undefined {
+    for (const { key } of this.#schedule.takeDue(Date.now())) this.#ready.push(key);
+    for (let key = this.#ready.shift(); key !== undefined; key = this.#ready.shift()) {
+      const pending = this.#pending.get(key);
+      if (!pending) continue; // Already run, with the change that asked again.
+      this.#pending.delete(key);
+      this.#evaluations.delete(key);
+      return pending;
+    }
+    for (const [key, ref] of this.#evaluations) {
+      this.#evaluations.delete(key);
+      return { ref, changes: new Map() };
+    }
+    return undefined;
   }
 }

@@ -1,6 +1,9 @@
-// One due touch (DESIGN.md §6): read the workload, hold it outside its rollout
-// window, evaluate the hash now, decide, take a rate-limit token, send the
-// empty merge patch and record an Event. Failures put the touch back.
+// One due touch (docs/design.md §6): take its token first (a touch asked by a source
+// change takes a touch token; a resync's evaluation an evaluation token, and a
+// touch token only once it must roll), read the workload, hold it outside its
+// rollout window, evaluate the hash now, decide, send the empty merge patch and
+// record an Event. Waiting for a token never repeats a read. Failures put the
+// touch back.
 
 import { warning } from '../admission/index.js';
 import type { Evaluation, Evaluator } from '../evaluate.js';
@@ -30,7 +33,11 @@ export interface TouchDependencies {
   readonly evaluate: Evaluator;
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
-  readonly queue: Pick<TouchQueue, 'defer' | 'touched' | 'takeToken'>;
+  readonly queue: Pick<TouchQueue, 'defer' | 'touched' | 'waitToken' | 'earliestTouch'>;
+  /** The workload as just read: the reference index corrects its entry and notes the evaluation. */
+  onRead(ref: WorkloadRef, object: Record<string, unknown>): void;
+  /** The workload no longer exists. */
+  onGone(ref: WorkloadRef): void;
   /** The follow namespace's annotations (its rollout window), as last seen. */
   namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
   /** How long to hold a change when no window opening can be computed. */
@@ -67,8 +74,11 @@ async function touchOnce(
 ): Promise<void> {
   const { api, queue, metrics, signal } = deps;
   const { ref } = touch;
+  const asked = touch.changes.size > 0;
+  if (!(await queue.waitToken(asked ? 'touch' : 'evaluate', signal))) return;
   const object = await api.getWorkload(ref.namespace, ref.kind, ref.name, signal);
-  if (!isObject(object)) return; // Gone since: nothing to roll.
+  if (!isObject(object)) return deps.onGone(ref); // Gone since: nothing to roll.
+  deps.onRead(ref, object);
   const workload = readWorkload(object, ref.kind);
   const windowText =
     workload.annotations[ROLLOUT_WINDOW] ??
@@ -79,11 +89,15 @@ async function touchOnce(
   const evaluation = await deps.evaluate(workload, ref.namespace, lookupSignal);
   const decision = decideReconcile(workload, evaluation);
   if (!decision.touch) return leave(deps, touch, decision);
-  const token = queue.takeToken();
-  if (!token.ok) {
-    metrics.deferred('rate-limit');
-    queue.defer(touch, Date.now() + token.waitMs);
-    return;
+  if (!asked) {
+    // An evaluation that must roll: the minimum interval and the touch rate hold it too.
+    const earliest = queue.earliestTouch(ref);
+    if (earliest > Date.now()) {
+      metrics.deferred('min-interval');
+      queue.defer(touch, earliest);
+      return;
+    }
+    if (!(await queue.waitToken('touch', signal))) return;
   }
   await api.touch(ref.namespace, ref.kind, ref.name, signal);
   queue.touched(ref);
@@ -103,7 +117,7 @@ async function touchOnce(
   }
 }
 
-/** The admission warning of DESIGN.md §4, as an Event: nobody reads a touch's warnings. */
+/** The admission warning of docs/design.md §4, as an Event: nobody reads a touch's warnings. */
 function rolloutEvent(
   touch: QueuedTouch,
   workload: Workload,

@@ -1,22 +1,19 @@
-// The two watch loops of follow mode: ConfigMaps/Secrets of one namespace, and
-// the follow namespaces themselves. Each lists, watches from that
-// resourceVersion, resumes when the server ends the watch, relists on 410
-// (too old), and backs off on errors.
+// The watch loops of follow mode: one list-then-watch loop per resource (ConfigMaps,
+// Secrets, each workload kind — cluster-wide, or per followed namespace), and the
+// follow namespaces themselves. Each lists (at most LIST_SLOTS lists in flight in the
+// whole follower), watches from that resourceVersion, resumes when the server ends
+// the watch, relists on 410 (too old), and backs off on errors; a kind the cluster
+// does not serve (its CRD is absent) is listed again later.
 
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
-import type {
-  ConfigChange,
-  ConfigResource,
-  FollowApi,
-  NamespaceEvent,
-  NamespaceInfo,
-  WatchEnd,
-} from './ports.js';
+import type { FollowApi, NamespaceEvent, NamespaceInfo, WatchEnd } from './ports.js';
 import { sleep } from './sleep.js';
 
 const INITIAL_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/** Lists in flight at once (docs/design.md §6): a start or a relist of many resources queues. */
+export const LIST_SLOTS = 4;
 
 export interface WatchDependencies {
   readonly api: FollowApi;
@@ -24,44 +21,74 @@ export interface WatchDependencies {
   readonly logger: FollowLogger;
 }
 
+/** One resource, as the follower lists and watches it. */
+export interface ListWatch {
+  /** Log fields naming it. */
+  readonly what: Readonly<Record<string, string>>;
+  /** Lists it, whole; the resourceVersion to watch from, or undefined when it is not served. */
+  list(signal: AbortSignal): Promise<string | undefined>;
+  watch(resourceVersion: string, signal: AbortSignal): Promise<WatchEnd>;
+}
+
+/** At most `size` lists at once; the others wait their turn. */
+export class ListSlots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number = LIST_SLOTS) {
+    this.#free = size;
+  }
+
+  async run<T>(list: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await list();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
+
 /**
- * Watches one namespace's ConfigMaps or Secrets until `signal` aborts.
- * `onRelisted` runs after a 410 relist: changes in between were not seen.
+ * Lists and watches `resource` until `signal` aborts; with `watch` false, lists it once
+ * (retrying until a list succeeds). A resource not served is listed again after `absentRetryMs`.
  */
-export async function watchConfig(
-  { api, metrics, logger }: WatchDependencies,
-  namespace: string,
-  resource: ConfigResource,
-  handlers: { onChange(change: ConfigChange): void; onRelisted(): void },
+export async function listAndWatch(
+  { metrics, logger }: WatchDependencies,
+  slots: ListSlots,
+  resource: ListWatch,
+  options: { readonly watch: boolean; readonly absentRetryMs: number },
   signal: AbortSignal,
 ): Promise<void> {
-  // The namespace's first resync covers everything before the first list.
+  let done = false;
+  // Kept across errors: a watch that failed resumes where it was, only a 410 relists.
   let resourceVersion: string | undefined;
   await retryWithBackoff(
     signal,
     async (healthy) => {
-      resourceVersion ??= await api.listConfigVersion(namespace, resource, signal);
-      const end = await api.watchConfig(
-        namespace,
-        resource,
-        resourceVersion,
-        handlers.onChange,
-        signal,
-      );
+      if (resourceVersion === undefined) {
+        const listed = await slots.run(() => resource.list(signal));
+        if (listed === undefined) return sleep(options.absentRetryMs, signal);
+        if (!options.watch) {
+          done = true;
+          return;
+        }
+        resourceVersion = listed;
+      }
+      const end = await resource.watch(resourceVersion, signal);
       healthy();
       if (signal.aborted) return;
       metrics.watchRestart(restartReason(end));
-      if (!end.expired) {
-        resourceVersion = end.resourceVersion;
-        return;
-      }
-      resourceVersion = await api.listConfigVersion(namespace, resource, signal);
-      handlers.onRelisted();
+      resourceVersion = end.expired ? undefined : end.resourceVersion;
     },
     (error) => {
       metrics.watchRestart('error');
-      logger.warn({ namespace, resource, err: error.message }, 'follow: watch failed; retrying');
+      logger.warn({ ...resource.what, err: error.message }, 'follow: watch failed; retrying');
     },
+    () => done,
   );
 }
 
@@ -101,17 +128,18 @@ function restartReason(end: WatchEnd): 'expired' | 'silent' | 'ended' {
   return end.silent ? 'silent' : 'ended';
 }
 
-/** Runs `step` again and again until `signal` aborts; after a failure, waits longer each time. */
+/** Runs `step` again and again until `signal` aborts or `finished`; after a failure, waits longer each time. */
 async function retryWithBackoff(
   signal: AbortSignal,
   step: (healthy: () => void) => Promise<void>,
   onError: (error: Error) => void,
+  finished: () => boolean = () => false,
 ): Promise<void> {
   let backoff = INITIAL_BACKOFF_MS;
   const healthy = () => {
     backoff = INITIAL_BACKOFF_MS;
   };
-  while (!signal.aborted) {
+  while (!signal.aborted && !finished()) {
     try {
       await step(healthy);
     } catch (error) {

@@ -1,4 +1,4 @@
-// Whether a touch may run now under a rollout window (DESIGN.md §6). Pure:
+// Whether a touch may run now under a rollout window (docs/design.md §6). Pure:
 // the window text and the time in, open or held (until when, and why) out.
 
 import { warning } from '../admission/index.js';

@@ -1,4 +1,4 @@
-// The encoding and digest of DESIGN.md §3, v1 and v2 (the same encoding under
+// The encoding and digest of docs/design.md §3, v1 and v2 (the same encoding under
 // another first line, keyed per namespace: versions.ts). The encoding is produced
 // as bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
 // (keys, lengths, short values) are batched, a large value is passed through

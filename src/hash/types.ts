@@ -1,4 +1,4 @@
-// The inputs of the hash (DESIGN.md §3): a source's content once fetched.
+// The inputs of the hash (docs/design.md §3): a source's content once fetched.
 // What a source is and which of its keys count is src/sources.ts.
 
 import type { KeySelection, SourceKind } from '../sources.js';

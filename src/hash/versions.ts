@@ -1,4 +1,4 @@
-// The hash versions of DESIGN.md §3 and the key each one is computed with. v2 is
+// The hash versions of docs/design.md §3 and the key each one is computed with. v2 is
 // what is written; v1 stays computable because a template written by a v1 release
 // is current while its content is (no rollout on upgrade, src/evaluate.ts).
 

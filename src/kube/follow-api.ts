@@ -1,5 +1,6 @@
-// FollowApi over the API server: lists, metadata-only watches, the `{}` touch
-// and Events, through a keep-alive connection of their own (long-lived watch
+// FollowApi over the API server: paginated lists and watches — metadata-only for
+// ConfigMaps and Secrets, cluster-wide or of one namespace — the `{}` touch and
+// Events, through a keep-alive connection of their own (long-lived watch
 // streams must not take the sockets admission lookups need). Every request is
 // bounded (FollowTimeouts.requestMs); a watch is bounded until its stream starts,
 // and then by its silence: bookmarks are on, so a healthy watch is never silent
@@ -7,7 +8,8 @@
 
 import { hostname } from 'node:os';
 import {
-  type ConfigChange,
+  type ConfigEvent,
+  type ConfigObject,
   type ConfigResource,
   FOLLOW_TIMEOUTS,
   type FollowApi,
@@ -16,7 +18,9 @@ import {
   type NamespaceEvent,
   type NamespaceInfo,
   type WatchEnd,
+  type WatchNamespace,
   type WorkloadEvent,
+  type WorkloadWatchEvent,
   withTimeout,
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
@@ -34,14 +38,14 @@ import type { ApiConnection } from './connection.js';
 import { watchFrom } from './watch.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
-/** The server closes a watch after this; we then resume from the last resourceVersion. */
 
 interface ObjectList<T> {
   metadata: { resourceVersion: string; continue?: string };
-  items: T[];
+  /** null in an empty metadata-only list (PartialObjectMetadataList). */
+  items: T[] | null;
 }
 
-/** Workloads are listed in pages of this many (DESIGN.md §6), each page one bounded request. */
+/** Lists come in pages of this many (docs/design.md §6), each page one bounded request. */
 export const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
@@ -78,7 +82,7 @@ class ApiFollowApi implements FollowApi {
       signal,
     });
     return {
-      namespaces: list.items.map(toNamespaceInfo),
+      namespaces: (list.items ?? []).map(toNamespaceInfo),
       resourceVersion: list.metadata.resourceVersion,
     };
   }
@@ -101,21 +105,25 @@ class ApiFollowApi implements FollowApi {
     );
   }
 
-  async listConfigVersion(namespace: string, resource: ConfigResource, signal: AbortSignal) {
-    const list = await this.#request<ObjectList<unknown>>({
-      method: 'GET',
-      path: `${configPath(namespace, resource)}?limit=1`,
-      accept: METADATA_ONLY_LIST,
+  listConfig(
+    namespace: WatchNamespace,
+    resource: ConfigResource,
+    onPage: (objects: readonly ConfigObject[]) => void,
+    signal: AbortSignal,
+  ): Promise<string> {
+    return this.#listPages<ConfigMetadata>(
+      configPath(namespace, resource),
+      METADATA_ONLY_LIST,
+      (items) => onPage(items.flatMap(toConfigObject)),
       signal,
-    });
-    return list.metadata.resourceVersion;
+    );
   }
 
   watchConfig(
-    namespace: string,
+    namespace: WatchNamespace,
     resource: ConfigResource,
     resourceVersion: string,
-    onChange: (change: ConfigChange) => void,
+    onEvent: (event: ConfigEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd> {
     const path = configPath(namespace, resource);
@@ -128,32 +136,69 @@ class ApiFollowApi implements FollowApi {
       METADATA_ONLY_OBJECT,
       signal,
       (event) => {
-        const name = event.object.metadata?.name;
-        if (name) onChange({ type: event.type, name });
+        for (const object of toConfigObject(event.object as ConfigMetadata)) {
+          onEvent({ type: event.type, object });
+        }
       },
     );
   }
 
-  async listWorkloads(namespace: string, kind: WorkloadKind, signal: AbortSignal) {
-    const items: unknown[] = [];
-    let next: string | undefined = '';
+  async listWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    onPage: (objects: readonly unknown[]) => void,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
     try {
-      while (next !== undefined) {
-        const token: string = next ? `&continue=${encodeURIComponent(next)}` : '';
-        const page: ObjectList<unknown> = await this.#request<ObjectList<unknown>>({
-          method: 'GET',
-          path: `${workloadPath(namespace, kind)}?limit=${LIST_PAGE_SIZE}${token}`,
-          signal,
-        });
-        items.push(...page.items);
-        next = page.metadata.continue || undefined;
-      }
-      return items;
+      return await this.#listPages(kindPath(namespace, kind), undefined, onPage, signal);
     } catch (error) {
-      // A kind turned on whose CRD is not installed (yet): there are none of it to follow.
-      if (isStatus(error, 404)) return [];
+      // A kind turned on whose CRD is not installed (yet): nothing of it to follow, now.
+      if (isStatus(error, 404)) return undefined;
       throw error;
     }
+  }
+
+  watchWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    resourceVersion: string,
+    onEvent: (event: WorkloadWatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd> {
+    const { connection, timeouts } = this;
+    return watchFrom(
+      connection,
+      timeouts,
+      kindPath(namespace, kind),
+      resourceVersion,
+      'application/json',
+      signal,
+      (event) => onEvent({ type: event.type, object: event.object }),
+    );
+  }
+
+  /** Lists `path` page by page, handing each on before asking for the next; the list's resourceVersion. */
+  async #listPages<T>(
+    path: string,
+    accept: string | undefined,
+    onPage: (items: T[]) => void,
+    signal: AbortSignal,
+  ): Promise<string> {
+    let next: string | undefined = '';
+    let resourceVersion = '';
+    while (next !== undefined) {
+      const token: string = next ? `&continue=${encodeURIComponent(next)}` : '';
+      const page: ObjectList<T> = await this.#request<ObjectList<T>>({
+        method: 'GET',
+        path: `${path}?limit=${LIST_PAGE_SIZE}${token}`,
+        ...(accept === undefined ? {} : { accept }),
+        signal,
+      });
+      onPage(page.items ?? []);
+      resourceVersion = page.metadata.resourceVersion;
+      next = page.metadata.continue || undefined;
+    }
+    return resourceVersion;
   }
 
   async getWorkload(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
@@ -211,8 +256,28 @@ function eventBody(event: WorkloadEvent, now: Date) {
   };
 }
 
-function configPath(namespace: string, resource: ConfigResource): string {
-  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
+interface ConfigMetadata {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+function toConfigObject({ metadata }: ConfigMetadata): ConfigObject[] {
+  const { name, namespace, resourceVersion } = metadata ?? {};
+  return name && namespace && resourceVersion ? [{ name, namespace, resourceVersion }] : [];
+}
+
+/** A collection in `namespace`, or across all of them. */
+function collection(prefix: string, namespace: WatchNamespace, resource: string): string {
+  return namespace === undefined
+    ? `${prefix}/${resource}`
+    : `${prefix}/namespaces/${encodeURIComponent(namespace)}/${resource}`;
+}
+
+function configPath(namespace: WatchNamespace, resource: ConfigResource): string {
+  return collection('/api/v1', namespace, resource);
+}
+
+function kindPath(namespace: WatchNamespace, kind: WorkloadKind): string {
+  return collection(`/apis/${kind.group}/${kind.version}`, namespace, kind.resource);
 }
 
 function toNamespaceInfo(namespace: Namespace): NamespaceInfo {

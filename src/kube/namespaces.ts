@@ -23,7 +23,7 @@ interface NamespaceMetadata {
   metadata?: { name?: string; labels?: Record<string, string> };
 }
 
-/** The watch is bounded as follow mode's are (DESIGN.md §6): a silent stream is restarted. */
+/** The watch is bounded as follow mode's are (docs/design.md §6): a silent stream is restarted. */
 export function createNamespaceApi(
   watchConnection: ApiConnection,
   getConnection: ApiConnection,
@@ -33,10 +33,11 @@ export function createNamespaceApi(
     async listOptedIn(signal) {
       const list = await requestJson<{
         metadata: { resourceVersion: string };
-        items: NamespaceMetadata[];
+        /** null when empty (a metadata-only list). */
+        items: NamespaceMetadata[] | null;
       }>(watchConnection, { method: 'GET', path: OPTED_IN, accept: METADATA_ONLY_LIST, signal });
       return {
-        namespaces: list.items.flatMap(labelsOf),
+        namespaces: (list.items ?? []).flatMap(labelsOf),
         resourceVersion: list.metadata.resourceVersion,
       };
     },

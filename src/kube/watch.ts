@@ -1,4 +1,4 @@
-// One watch stream, bounded (DESIGN.md §6): until the stream starts it is bounded like
+// One watch stream, bounded (docs/design.md §6): until the stream starts it is bounded like
 // any request; then every event or bookmark (bookmarks are on) gives it another silence
 // window, and a silent stream — a connection lost without a word — ends. A 410 ends it
 // as expired. Follow mode's watches and the webhook's namespace watch share it.

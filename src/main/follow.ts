@@ -1,4 +1,4 @@
-// `confighash follow` (DESIGN.md §6 "One follower, in its own pods"): the
+// `confighash follow` (docs/design.md §6 "One follower, in its own pods"): the
 // follower as a process of its own — the hash key, the election and the follower
 // on a connection of their own, a plain-HTTP listener for the probes and
 // Prometheus — and, for the deprecated `serve --follow`, the same follower

@@ -110,7 +110,7 @@ export async function serve(config: ServeConfig): Promise<void> {
 }
 
 /**
- * The namespace check (DESIGN.md §4): its watch on a connection of its own (a
+ * The namespace check (docs/design.md §4): its watch on a connection of its own (a
  * stream holds its socket), its live GETs on the lookups' connection.
  */
 function watchNamespaces(

@@ -1,4 +1,4 @@
-// "Compares selected content directly" (DESIGN.md §9): which keys of one source
+// "Compares selected content directly" (docs/design.md §9): which keys of one source
 // differ between the cluster now and the manifests, split by whether the
 // workload selects them. Values are compared as the bytes the hash reads, and
 // never leave this module: only key names do.

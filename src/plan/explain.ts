@@ -1,4 +1,4 @@
-// `confighash explain KIND/NAME` (DESIGN.md §9): why a workload did or did not
+// `confighash explain KIND/NAME` (docs/design.md §9): why a workload did or did not
 // roll, and whether its next write rolls. The sources come from the webhook's
 // own discovery; the answer to "does the next write roll" comes from the webhook
 // itself, through a server-side dry-run of an empty merge patch, never from a
@@ -271,7 +271,7 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
       `this namespace is "true", so nothing writes it until you apply it server-side or touch it: kubectl patch ${target} -n ${facts.namespace} --type=merge -p '{}'`,
     );
   }
-  // Held, partial or an outage: what the roll will do to the pods (DESIGN.md §4).
+  // Held, partial or an outage: what the roll will do to the pods (docs/design.md §4).
   const notice = rolloutNotice(workload.object, workload.kind);
   if (notice) lines.push(notice.text);
   return lines;

@@ -1,4 +1,4 @@
-// The manifests a plan previews (DESIGN.md §9): multi-document YAML or JSON as
+// The manifests a plan previews (docs/design.md §9): multi-document YAML or JSON as
 // `helm template`, `kustomize build` and hand-written files give it, `List`
 // objects flattened, taken apart into workloads of the handled kinds, the
 // ConfigMaps and Secrets they would leave behind, and the Namespaces' labels.

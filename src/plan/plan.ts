@@ -1,4 +1,4 @@
-// `confighash plan` (DESIGN.md §9): for every workload in the manifests, and every
+// `confighash plan` (docs/design.md §9): for every workload in the manifests, and every
 // live workload of an opted-in namespace that reads a ConfigMap or Secret of the
 // manifests, whether applying them rolls it, and why. The same discovery code
 // as the webhook decides which sources and keys count (source-changes.ts); whether

@@ -1,4 +1,4 @@
-// Plan output for people and for programs (DESIGN.md §9). People get aligned
+// Plan output for people and for programs (docs/design.md §9). People get aligned
 // columns, colour only when asked (a TTY); programs get one JSON object per
 // workload. Both carry names and key names only.
 

@@ -21,7 +21,7 @@ import { ByteBudget } from './body-budget.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { addProbeRoutes, type Readiness } from './probes.js';
 
-/** Two 3 MiB objects (object + oldObject) plus the envelope (DESIGN.md §4). */
+/** Two 3 MiB objects (object + oldObject) plus the envelope (docs/design.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /**
  * Body bytes read and reviewed at once (body-budget.ts): four 7 MiB reviews.
@@ -36,7 +36,7 @@ export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /**
  * Headers, and the whole request with its body, must arrive within this
- * (DESIGN.md §4 "Bounds"): a client that trickles a 7 MiB body is cut off (408)
+ * (docs/design.md §4 "Bounds"): a client that trickles a 7 MiB body is cut off (408)
  * rather than holding its buffers for ever. The apiserver sends a review at once.
  */
 export const REQUEST_ARRIVAL_MS = 10_000;
@@ -258,7 +258,7 @@ function startDeadline(ms: number): { signal: AbortSignal; clear(): void } {
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
-/** The log fields naming a review (STYLE.md: uid, kind, namespace, name, operation, dryRun). */
+/** The log fields naming a review (CONTRIBUTING.md, rules of the house: uid, kind, namespace, name, operation, dryRun). */
 function reviewFields(review: AdmissionRequest) {
   return {
     uid: review.uid,

@@ -1,4 +1,4 @@
-// How many body bytes may be read and parsed at once (DESIGN.md §4 "Bounds").
+// How many body bytes may be read and parsed at once (docs/design.md §4 "Bounds").
 // A 7 MiB review costs a few times its size while it is parsed and reviewed
 // (bench scenario 9: 32 at once peaked at 573 MiB, over the chart's 256Mi), so a
 // burst of them waits for budget before its body is read: the bytes stay in the

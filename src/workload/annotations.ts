@@ -1,4 +1,4 @@
-// The annotation names of the cluster contract (DESIGN.md §2). They are API:
+// The annotation names of the cluster contract (docs/design.md §2). They are API:
 // never rename them casually.
 
 export const ENABLED = 'confighash.dev/enabled';
@@ -11,12 +11,12 @@ export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
 /** `"true"`: the app reloads its mounted files; only config a running pod cannot see change counts. */
 export const LIVE_RELOAD = 'confighash.dev/live-reload';
 
-/** The namespace label that opts a namespace in, and its values (DESIGN.md §2). */
+/** The namespace label that opts a namespace in, and its values (docs/design.md §2). */
 export const NAMESPACE_LABEL = 'confighash.dev/enabled';
 export const NAMESPACE_MODE = {
   /** Admission only. */
   admission: 'true',
-  /** Admission and follow mode (DESIGN.md §6). */
+  /** Admission and follow mode (docs/design.md §6). */
   follow: 'follow',
 } as const;
 

@@ -1,4 +1,4 @@
-// What a template change does to a workload's pods (DESIGN.md §4, the two
+// What a template change does to a workload's pods (docs/design.md §4, the two
 // rollout rows): nothing at all (OnDelete, paused, a partition at or above the
 // replicas), only some of them (a partition above 0), or all of them at once
 // (Recreate: every pod stops before new ones start). Each kind says which of

@@ -1,4 +1,4 @@
-// Reference discovery (DESIGN.md §3 "Sources" and "Selected keys"): which
+// Reference discovery (docs/design.md §3 "Sources" and "Selected keys"): which
 // ConfigMaps and Secrets a pod template reads, and which of their keys.
 
 import { type KeySelection, parseSourceList, type SourceKind, type SourceRef } from '../sources.js';
@@ -82,7 +82,7 @@ function parseLiveReload(value: string | undefined, problems: string[]): boolean
 }
 
 /**
- * Live reload (DESIGN.md §3): the volumes some container mounts with `subPath`
+ * Live reload (docs/design.md §3): the volumes some container mounts with `subPath`
  * or `subPathExpr`. The kubelet never updates such a mount in a running pod, so
  * only these still need a restart; a plain mount the app reloads by itself.
  */

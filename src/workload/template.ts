@@ -1,4 +1,4 @@
-// "Otherwise unchanged" (DESIGN.md §4 adoption): two pod templates agree once
+// "Otherwise unchanged" (docs/design.md §4 adoption): two pod templates agree once
 // confighash's own annotations are set aside. Iterative, so that a template
 // nested thousands of levels deep is compared, not a stack overflow.
 

@@ -1,4 +1,4 @@
-// Optional apiserver authentication (DESIGN.md §7, §10 "a caller that is not the apiserver at
+// Optional apiserver authentication (docs/design.md §7, §10 "a caller that is not the apiserver at
 // all"), with the apiserver's side real: a control plane of this file's own, started with
 // --admission-control-config-file (a setting of the apiserver's, so the suite's shared one
 // cannot have it), whose WebhookAdmissionConfiguration names a kubeconfig with a client

@@ -1,4 +1,4 @@
-// DESIGN.md §5's last row with real cert-manager (tools/cluster/cert-manager.ts)
+// docs/design.md §5's last row with real cert-manager (tools/cluster/cert-manager.ts)
 // on the local control plane: a Secret that cert-manager renews is config changed
 // outside any apply. No write of the workload carries it, so in a `true` namespace
 // nothing rolls; in a `follow` namespace follow mode rolls the workload once per

@@ -1,4 +1,4 @@
-// DESIGN.md §5's Flux row on a real kube-apiserver and deployment controller:
+// docs/design.md §5's Flux row on a real kube-apiserver and deployment controller:
 // each reconcile is tools/flux-apply — Flux's apply library (fluxcd/pkg/ssa)
 // called as kustomize-controller calls it (ApplyAllStaged: dry-run every object,
 // then apply, in order, those whose dry-run differs from the live object). A

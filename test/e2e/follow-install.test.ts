@@ -3,7 +3,7 @@
 // ServiceAccount (confighash-follow) rolls an out-of-band change — so the RBAC of
 // components/follow is enough — while `kubectl auth can-i` shows it can do nothing
 // more than follow mode needs, and that the webhook's ServiceAccount (confighash)
-// can neither list, watch nor patch workloads (DESIGN.md §10).
+// can neither list, watch nor patch workloads (docs/design.md §10).
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DESIGN.md §10, first row: a pod that reaches the webhook's port POSTs forged
+// docs/design.md §10, first row: a pod that reaches the webhook's port POSTs forged
 // AdmissionReviews straight to it (not through the apiserver), naming a Secret
 // and a ConfigMap that exist, in kube-system, in a namespace that is not opted
 // in, and in the webhook's own namespace (labelled, which must not matter). The

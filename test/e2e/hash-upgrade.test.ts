@@ -1,4 +1,4 @@
-// Hash v2 on a real apiserver and deployment controller (DESIGN.md §3 "Version 2",
+// Hash v2 on a real apiserver and deployment controller (docs/design.md §3 "Version 2",
 // §10 second row). A running install of the last release that writes v1 — its own
 // source, from the repository's history — hashes and adopts workloads; then the
 // current webhook replaces it with the same hash key, and every way a workload is
@@ -77,7 +77,7 @@ afterAll(async () => {
   await shared?.stop();
 });
 
-// --- the digests, from DESIGN.md §3 --------------------------------------------------
+// --- the digests, from docs/design.md §3 --------------------------------------------------
 
 /** Content of `workload(ns, name)`: ConfigMap NAME-config and Secret NAME-secret, one key each. */
 interface App {

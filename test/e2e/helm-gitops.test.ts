@@ -1,4 +1,4 @@
-// The Helm rows of DESIGN.md §5, measured on a real control plane with the webhook
+// The Helm rows of docs/design.md §5, measured on a real control plane with the webhook
 // (follow mode on): an application chart with no checksum annotation
 // (test/fixtures/helm/app) deployed by Helm 3 and Helm 4 into a `true` and a `follow`
 // namespace. Each step counts rollouts as the Deployment's revision moves (a rollback
@@ -59,7 +59,7 @@ function releaseIn(ns: string, mode: Mode) {
   };
 }
 
-/** DESIGN.md §5's Helm rows: rollouts per step, as measured. */
+/** docs/design.md §5's Helm rows: rollouts per step, as measured. */
 const EXPECTED: Record<`${HelmMajor}/${Mode}`, Record<string, number>> = {
   // Helm 3 patches client-side and sends nothing for an unchanged Deployment.
   '3/true': { configOnly: 0, unchanged: 0, rollback: 0, configAndImage: 1, rotatedSecret: 0 },
@@ -76,7 +76,7 @@ describe.skipIf(!helm).concurrent.each([
   [4, 'true'],
   [4, 'follow'],
 ] as const)('Helm %i, namespace mode %s', (major, mode) => {
-  it('rolls as DESIGN.md §5 says: config-only, unchanged, rollback, config + image, rotated existingSecret', async ({
+  it('rolls as docs/design.md §5 says: config-only, unchanged, rollback, config + image, rotated existingSecret', async ({
     expect,
   }) => {
     const expected = EXPECTED[`${major}/${mode}`];

@@ -3,7 +3,7 @@
 // manifests' own ServiceAccount token, and two replicas with
 // --self-managed-certs racing for one CA and one hash key. There is no kubelet:
 // the Deployment's pods stay Pending, so the webhook runs here as local
-// processes, registered by URL on 127.0.0.1 (DESIGN.md §8).
+// processes, registered by URL on 127.0.0.1 (docs/design.md §8).
 
 import { createHmac, X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -186,7 +186,7 @@ describe("the ServiceAccount's permissions (kubectl auth can-i --as)", () => {
         args: ['get', 'configmaps', '-n', 'default'],
         allowed: true,
       },
-      // The namespace check (DESIGN.md §4): labels of namespaces, a watch and a live GET.
+      // The namespace check (docs/design.md §4): labels of namespaces, a watch and a live GET.
       { name: 'get a Namespace', args: ['get', 'namespaces/default'], allowed: true },
       { name: 'list Namespaces', args: ['list', 'namespaces'], allowed: true },
       { name: 'watch Namespaces', args: ['watch', 'namespaces'], allowed: true },
@@ -367,7 +367,7 @@ describe('two replicas with --self-managed-certs, started together, running as t
     const d = JSON.parse(await k(['get', 'deployment', 'web', '-n', ns, '-o', 'json']));
     return Number(d.metadata.annotations['deployment.kubernetes.io/revision']);
   };
-  /** DESIGN.md §3 (v2, keyed for the app's namespace) written out for this app, with the key read from the cluster. */
+  /** docs/design.md §3 (v2, keyed for the app's namespace) written out for this app, with the key read from the cluster. */
   const expectedHash = (key: Buffer, config: string, password: string) =>
     createHmac(
       'sha256',

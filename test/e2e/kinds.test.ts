@@ -1,4 +1,4 @@
-// More workload kinds (DESIGN.md §7) on a real kube-apiserver, with each
+// More workload kinds (docs/design.md §7) on a real kube-apiserver, with each
 // project's own CRD from its pinned Go module (tools/crds.sh): Argo Rollouts'
 // Rollout, OpenKruise's CloneSet and Advanced StatefulSet, and a kind named by
 // its template path only (a CRD of the test's own). The webhook runs with the

@@ -1,4 +1,4 @@
-// DESIGN.md §9 on a real kube-apiserver with the webhook registered: `confighash
+// docs/design.md §9 on a real kube-apiserver with the webhook registered: `confighash
 // plan` before a change says what the apply will do (and the apply then does it),
 // and `confighash explain` answers with the webhook's own dry-run. Outputs carry
 // names and keys, never a value.

@@ -1,4 +1,4 @@
-// DESIGN.md §5 on a real kube-apiserver and deployment controller: each way of
+// docs/design.md §5 on a real kube-apiserver and deployment controller: each way of
 // writing a workload, and whether it rolls. A rollout is a new ReplicaSet and a
 // new `deployment.kubernetes.io/revision`, made by the real controller.
 

@@ -1,4 +1,4 @@
-// The fence of self-managed mode (DESIGN.md §7, §10 "a compromised serving pod rewrites its
+// The fence of self-managed mode (docs/design.md §7, §10 "a compromised serving pod rewrites its
 // own webhook registration") on a real apiserver. Applied as the default overlay renders
 // them: the ValidatingAdmissionPolicy and its binding, the self-managed RBAC, the
 // ServiceAccount and the MutatingWebhookConfiguration. Then, as that ServiceAccount

@@ -1,14 +1,14 @@
 // Whether the pods follow a config change, on a real kube-apiserver and
 // deployment controller (a rollout is a new ReplicaSet of the real controller).
 //
-// DESIGN.md §4, the two rollout rows: when the hash changes but the workload
+// docs/design.md §4, the two rollout rows: when the hash changes but the workload
 // will not roll by itself (OnDelete, paused, a StatefulSet partition), or when
 // Recreate makes the change an outage, kubectl prints confighash's warning. For
 // the Deployments the test also sees what the warning promised (no new
 // ReplicaSet while paused; a new one with Recreate). There is no StatefulSet or
 // DaemonSet controller in the local control plane: for those, the warning and the hash.
 //
-// DESIGN.md §3 "live reload": with `confighash.dev/live-reload: "true"` (an app
+// docs/design.md §3 "live reload": with `confighash.dev/live-reload: "true"` (an app
 // that reloads its mounted files, e.g. with a configmap-reload sidecar), a change
 // to a plainly mounted ConfigMap rolls nothing while a change to an env-consumed
 // one rolls; without the annotation, both roll.

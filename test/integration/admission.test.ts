@@ -1,5 +1,5 @@
 // buildApp() + inject with the real Kubernetes adapter against a real HTTP
-// server that speaks the API's paths and Status errors: every DESIGN.md §4 row
+// server that speaks the API's paths and Status errors: every docs/design.md §4 row
 // over HTTP, and every bad input.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The bounds of DESIGN.md §4 on a real HTTPS listener, the real adapter and the
+// The bounds of docs/design.md §4 on a real HTTPS listener, the real adapter and the
 // fake API (it injects the slowness that shows how many GETs are in flight):
 // a slow body is cut off while other reviews are served; a template with 3,000
 // sources reads nothing; 256 sources read 256, 16 at a time; a burst of 7 MiB

@@ -5,7 +5,8 @@
 // failure with CI=true): tools/build-helm.sh.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
@@ -53,18 +54,27 @@ const PAIRS = [
     dir: `${TEST_OVERLAYS}/kinds`,
     values: ['follow.enabled=true', 'kinds.argoRollouts=true', 'kinds.openKruise=true'],
   },
+  {
+    overlay: 'default + component namespaced-rbac',
+    dir: `${TEST_OVERLAYS}/namespaced-rbac`,
+    values: ['rbac.namespaced=true'],
+  },
 ] as const;
 
 const MAJORS: readonly HelmMajor[] = [3, 4];
 
-/** `helm template` of the chart with `--set` values, as objects. */
+/** `helm template` of the chart with `--set` values (and `--set-json` ones), as objects. */
 async function template(
   major: HelmMajor,
   values: readonly string[],
   namespace = NAMESPACE,
+  json: Obj = {},
 ): Promise<Obj[]> {
   const args = ['template', 'confighash', CHART, '--namespace', namespace];
   for (const value of values) args.push('--set', value);
+  for (const [key, value] of Object.entries(json)) {
+    args.push('--set-json', `${key}=${JSON.stringify(value)}`);
+  }
   return (loadAllYaml(await runHelm(helm![major], args)) as Obj[]).filter(Boolean);
 }
 
@@ -134,6 +144,31 @@ describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
     ['a log level the server rejects', 'logLevel=verbose', /logLevel/],
     ['existingSecret without the Secret', 'certificates.mode=existingSecret', /existingSecret/],
     ['clientAuth without the CA', 'webhook.clientAuth.enabled=true', /caConfigMap/],
+    ['imagePullSecrets as a string', 'imagePullSecrets=regcred', /imagePullSecrets/],
+    ['an imagePullSecret without a name', 'imagePullSecrets[0].namespace=x', /imagePullSecrets/],
+    ['a pod annotation that is not a string', 'podAnnotations.replicas=2', /podAnnotations/],
+    ['a pod label that is not a string', 'podLabels.tier=true', /podLabels/],
+    [
+      'a pod label that is the selector label',
+      'podLabels.app\\.kubernetes\\.io/name=x',
+      /podLabels/,
+    ],
+    ['ServiceAccount annotations as a list', 'serviceAccount.annotations[0]=a', /annotations/],
+    ['an extraEnv entry without a name', 'extraEnv[0].value=x', /extraEnv/],
+    ['an extraVolume without a name', 'extraVolumes[0].emptyDir=x', /extraVolumes/],
+    ['an extraVolumeMount without its path', 'extraVolumeMounts[0].name=x', /extraVolumeMounts/],
+    ['rbac.namespaced as a string', 'rbac.namespaced=yes', /namespaced/],
+    ['relabelings as an object', 'metrics.serviceMonitor.relabelings.a=b', /relabelings/],
+    [
+      'metricRelabelings as a string',
+      'metrics.serviceMonitor.metricRelabelings=x',
+      /metricRelabelings/,
+    ],
+    [
+      'a ServiceMonitor namespace that is no name',
+      'metrics.serviceMonitor.namespace=Mon',
+      /namespace/,
+    ],
   ])('rejects %s with an error that names it', async (_, value, message) => {
     await expect(template(major, [value])).rejects.toThrow(message);
   });
@@ -327,3 +362,204 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(kinds.filter((k) => k.startsWith('Certificate/'))).toEqual([]);
   });
 });
+
+/** The conventions most charts offer, each set (as `--set-json`), with follow mode on. */
+const CONVENTIONS: Obj = {
+  imagePullSecrets: [{ name: 'regcred' }],
+  'serviceAccount.annotations': {
+    'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/confighash',
+  },
+  podAnnotations: { 'example.com/owner': 'platform' },
+  podLabels: { team: 'platform' },
+  extraEnv: [{ name: 'HTTPS_PROXY', value: 'http://proxy.example:3128' }],
+  extraVolumes: [{ name: 'corp-ca', configMap: { name: 'corp-ca' } }],
+  extraVolumeMounts: [{ name: 'corp-ca', mountPath: '/etc/ssl/corp', readOnly: true }],
+  'metrics.serviceMonitor': {
+    enabled: true,
+    namespace: 'monitoring',
+    interval: '15s',
+    relabelings: [{ action: 'replace', targetLabel: 'cluster', replacement: 'prod' }],
+    metricRelabelings: [{ action: 'drop', sourceLabels: ['__name__'], regex: 'nodejs_.*' }],
+  },
+};
+const DEPLOYMENTS = ['confighash', 'confighash-follow'] as const;
+const monitorEndpoints = (objects: Obj[]) => [
+  find(objects, 'ServiceMonitor', 'confighash').spec.endpoints[0],
+  find(objects, 'PodMonitor', 'confighash-follow').spec.podMetricsEndpoints[0],
+];
+
+describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => {
+  let set: Obj[];
+  let unset: Obj[];
+  beforeAll(async () => {
+    const on = ['follow.enabled=true', 'metrics.serviceMonitor.enabled=true'];
+    [set, unset] = await Promise.all([
+      template(4, ['follow.enabled=true'], NAMESPACE, CONVENTIONS),
+      template(4, on),
+    ]);
+  });
+
+  it.each(DEPLOYMENTS)(
+    '%s: pull secrets, pod annotations and labels beside the selector’s',
+    (name) => {
+      const { spec } = find(set, 'Deployment', name);
+      expect(spec.template.spec.imagePullSecrets).toEqual(CONVENTIONS.imagePullSecrets);
+      expect(spec.template.metadata.annotations).toEqual(CONVENTIONS.podAnnotations);
+      expect(spec.template.metadata.labels).toEqual({
+        ...spec.selector.matchLabels,
+        team: 'platform',
+      });
+      expect(find(set, 'ServiceAccount', name).metadata.annotations).toEqual(
+        CONVENTIONS['serviceAccount.annotations'],
+      );
+    },
+  );
+
+  it.each(DEPLOYMENTS)('%s: extra env after the chart’s own, extra volumes and mounts', (name) => {
+    const pod = find(set, 'Deployment', name).spec.template.spec;
+    const [app] = pod.containers;
+    expect(app.env.at(-1)).toEqual(CONVENTIONS.extraEnv[0]);
+    expect(app.env.slice(0, -1)).toEqual(
+      find(unset, 'Deployment', name).spec.template.spec.containers[0].env,
+    );
+    expect(app.volumeMounts).toContainEqual(CONVENTIONS.extraVolumeMounts[0]);
+    expect(pod.volumes).toContainEqual(CONVENTIONS.extraVolumes[0]);
+  });
+
+  it('puts both monitors in the given namespace, selecting pods in the release’s, with the relabelings', () => {
+    for (const kind of ['ServiceMonitor', 'PodMonitor']) {
+      const monitor = find(set, kind);
+      expect(monitor.metadata.namespace, kind).toBe('monitoring');
+      expect(monitor.spec.namespaceSelector, kind).toEqual({ matchNames: [NAMESPACE] });
+    }
+    const { relabelings, metricRelabelings } = CONVENTIONS['metrics.serviceMonitor'];
+    for (const endpoint of monitorEndpoints(set)) {
+      expect(endpoint).toMatchObject({ interval: '15s', relabelings, metricRelabelings });
+    }
+  });
+
+  it('renders none of them when unset', () => {
+    for (const name of DEPLOYMENTS) {
+      const { spec } = find(unset, 'Deployment', name);
+      expect(spec.template.spec.imagePullSecrets, name).toBeUndefined();
+      expect(spec.template.metadata.annotations, name).toBeUndefined();
+      expect(spec.template.metadata.labels, name).toEqual(spec.selector.matchLabels);
+      expect(find(unset, 'ServiceAccount', name).metadata.annotations, name).toBeUndefined();
+    }
+    for (const kind of ['ServiceMonitor', 'PodMonitor']) {
+      expect(find(unset, kind).metadata.namespace, kind).toBe(NAMESPACE);
+    }
+    for (const endpoint of monitorEndpoints(unset)) {
+      expect(endpoint.interval).toBe('30s');
+      expect(endpoint).not.toHaveProperty('relabelings');
+      expect(endpoint).not.toHaveProperty('metricRelabelings');
+    }
+  });
+});
+
+/** The ClusterRoleBindings of a render, by name. */
+const clusterBindings = (objects: Obj[]) =>
+  objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name as string);
+
+describe.skipIf(!helm)('rbac.namespaced (Helm 4)', () => {
+  const follow = ['follow.enabled=true', 'kinds.argoRollouts=true', 'kinds.openKruise=true'];
+  let cluster: Obj[];
+  let namespaced: Obj[];
+  beforeAll(async () => {
+    [cluster, namespaced] = await Promise.all([
+      template(4, follow),
+      template(4, [...follow, 'rbac.namespaced=true']),
+    ]);
+  });
+
+  it('removes the ClusterRoleBinding the kustomize component namespaced-rbac deletes', async () => {
+    const [chartBefore, chartAfter, overlayBefore, overlayAfter] = await Promise.all([
+      template(4, []),
+      template(4, ['rbac.namespaced=true']),
+      kustomize(`${OVERLAYS}/default`),
+      kustomize(`${TEST_OVERLAYS}/namespaced-rbac`),
+    ]);
+    const removed = (before: Obj[], after: Obj[]) => {
+      const kept = new Set(after.map(identity));
+      return before.map(identity).filter((id) => !kept.has(id));
+    };
+    expect(removed(chartBefore, chartAfter)).toEqual(removed(overlayBefore, overlayAfter));
+    expect(removed(overlayBefore, overlayAfter)).toEqual([
+      'ClusterRoleBinding//confighash-config-reader',
+    ]);
+  });
+
+  it('with follow mode: leaves only the Namespace watch cluster-wide and keeps every ClusterRole to bind', () => {
+    expect(clusterBindings(cluster)).toEqual(
+      expect.arrayContaining([
+        'confighash-config-reader',
+        'confighash-follow',
+        'confighash-follow-argo-rollouts',
+        'confighash-follow-openkruise',
+      ]),
+    );
+    const bindingsLeft = namespaced.filter((o) => o.kind === 'ClusterRoleBinding');
+    expect(
+      bindingsLeft.filter((b) => b.subjects.some((s: Obj) => s.name === 'confighash-follow')),
+    ).toEqual([
+      expect.objectContaining({
+        roleRef: expect.objectContaining({ name: 'confighash-follow-namespaces' }),
+      }),
+    ]);
+    expect(clusterBindings(namespaced)).not.toContain('confighash-config-reader');
+    const roles = (objects: Obj[]) => objects.filter((o) => o.kind === 'ClusterRole').map(identity);
+    expect(roles(namespaced)).toEqual(roles(cluster));
+  });
+
+  it('runs the follower with --watch-scope=namespace, the serving Deployment as before', () => {
+    expect(followContainer(namespaced).args).toEqual([
+      ...followContainer(cluster).args,
+      '--watch-scope=namespace',
+    ]);
+    expect(followContainer(cluster).args.join(' ')).not.toContain('--watch-scope');
+    expect(container(namespaced)).toEqual(container(cluster));
+  });
+
+  it('NOTES: that it fails open, how to see it answer, and a RoleBinding per ClusterRole left unbound', async () => {
+    const notes = await installNotes([...follow, 'rbac.namespaced=true']);
+    expect(notes).toContain('fails open');
+    expect(notes).toContain(container(cluster).image);
+    expect(notes).toContain(`-n ${NAMESPACE} rollout status deploy/confighash `);
+    expect(notes).toContain('kubectl confighash explain');
+    const unbound = clusterBindings(cluster).filter(
+      (n) => !clusterBindings(namespaced).includes(n),
+    );
+    const commands = [
+      ...notes.matchAll(
+        /kubectl create rolebinding (\S+) .*\n.*--clusterrole=(\S+) --serviceaccount=(\S+)/g,
+      ),
+    ];
+    expect(commands.map((c) => c[2]).sort()).toEqual(unbound.sort());
+    for (const [, name, role, account] of commands) {
+      const binding = find(cluster, 'ClusterRoleBinding', role);
+      expect(name).toBe(role);
+      expect(account).toBe(`${NAMESPACE}:${binding.subjects[0].name}`);
+    }
+    expect(await installNotes([])).not.toContain('rolebinding');
+  });
+});
+
+/** NOTES.txt as `helm install` prints it: Helm 4's client-only dry-run needs no cluster. */
+async function installNotes(values: readonly string[]): Promise<string> {
+  const home = await mkdtemp(join(tmpdir(), 'confighash-notes-'));
+  try {
+    const args = ['install', 'confighash', CHART, '--dry-run=client', '--namespace', NAMESPACE];
+    for (const value of values) args.push('--set', value);
+    const out = await runHelm(helm![4], args, {
+      HELM_CACHE_HOME: join(home, 'cache'),
+      HELM_CONFIG_HOME: join(home, 'config'),
+      HELM_DATA_HOME: join(home, 'data'),
+      KUBECONFIG: join(home, 'no-kubeconfig'),
+    });
+    const notes = out.split('\nNOTES:\n')[1];
+    if (notes === undefined) throw new Error(`no NOTES in helm install --dry-run:\n${out}`);
+    return notes;
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

@@ -1,4 +1,4 @@
-// --client-ca-file on a real HTTPS listener (DESIGN.md §7, "Authenticating the apiserver"):
+// --client-ca-file on a real HTTPS listener (docs/design.md §7, "Authenticating the apiserver"):
 // /mutate's port completes a TLS handshake only with a client certificate of that CA — no
 // certificate, or one of another CA, and there is no HTTP at all — and the CA is reloaded
 // from disk with the serving certificate. The probes' port answers /healthz, /readyz and

@@ -1,4 +1,4 @@
-// Follow mode's requests against an apiserver that stops answering (DESIGN.md §6:
+// Follow mode's requests against an apiserver that stops answering (docs/design.md §6:
 // lists are paginated, every follower request has a timeout, a watch silent for
 // 5 min is restarted, a 410 relists). A real apiserver cannot be made to accept a request and never
 // answer it, so a real HTTP server on loopback plays that part, through the real
@@ -78,7 +78,7 @@ afterAll(async () => {
 
 const signal = () => new AbortController().signal;
 
-it('the defaults are DESIGN.md §6’s: 10 s per request, 5 min of watch silence', () => {
+it('the defaults are docs/design.md §6’s: 10 s per request, 5 min of watch silence', () => {
   expect(FOLLOW_TIMEOUTS).toEqual({ requestMs: 10_000, watchSilenceMs: 300_000 });
   expect(DEFAULT_TIMING).toEqual({
     leaseDurationMs: 15_000,
@@ -104,17 +104,21 @@ describe('a request that is never answered fails at the request timeout', () => 
   };
   it.each<[string, () => Promise<unknown>]>([
     ['GET of a workload', () => api().getWorkload(NAMESPACE, DEPLOYMENT, 'web', signal())],
-    ['LIST of workloads', () => api().listWorkloads(NAMESPACE, DEPLOYMENT, signal())],
+    ['LIST of workloads', () => api().listWorkloads(NAMESPACE, DEPLOYMENT, () => {}, signal())],
+    [
+      'watch of workloads',
+      () => api().watchWorkloads(undefined, DEPLOYMENT, '1', () => {}, signal()),
+    ],
     ['PATCH (the touch)', () => api().touch(NAMESPACE, DEPLOYMENT, 'web', signal())],
     ['Event POST', () => api().recordEvent(event, signal())],
-    ['LIST of config', () => api().listConfigVersion(NAMESPACE, 'configmaps', signal())],
+    ['LIST of config', () => api().listConfig(undefined, 'configmaps', () => {}, signal())],
     ['LIST of namespaces', () => api().listFollowNamespaces(signal())],
     ['Lease GET', () => lease().get(signal())],
     ['Lease create', () => lease().create(record, signal())],
     ['Lease update', () => lease().update(record, '1', signal())],
     [
       'watch whose stream never starts',
-      () => api().watchConfig(NAMESPACE, 'secrets', '1', () => {}, signal()),
+      () => api().watchConfig(undefined, 'secrets', '1', () => {}, signal()),
     ],
   ])('%s', async (_name, request) => {
     const started = Date.now();
@@ -124,26 +128,67 @@ describe('a request that is never answered fails at the request timeout', () => 
   });
 });
 
-it('lists workloads in pages of 500, following the continue token', async () => {
+it('lists in pages of 500, following the continue token, each page handed on as it comes', async () => {
   route = (request, response) => {
     const second = request.url?.includes('continue=page%202');
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(
       JSON.stringify({
         metadata: { resourceVersion: '9', ...(second ? {} : { continue: 'page 2' }) },
-        items: [{ metadata: { name: second ? 'b' : 'a' } }],
+        items: [{ metadata: { name: second ? 'b' : 'a', namespace: NAMESPACE } }],
       }),
     );
   };
-  const items = await createFollowApi(connection, TIMEOUTS).listWorkloads(
+  const pages: unknown[] = [];
+  const version = await createFollowApi(connection, TIMEOUTS).listWorkloads(
     NAMESPACE,
     DEPLOYMENT,
+    (items) => pages.push(items),
     signal(),
   );
-  expect(items).toEqual([{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }]);
+  expect(version).toBe('9');
+  expect(pages).toEqual([
+    [{ metadata: { name: 'a', namespace: NAMESPACE } }],
+    [{ metadata: { name: 'b', namespace: NAMESPACE } }],
+  ]);
   expect(seen).toEqual([
     `GET /apis/apps/v1/namespaces/${NAMESPACE}/deployments?limit=500`,
     `GET /apis/apps/v1/namespaces/${NAMESPACE}/deployments?limit=500&continue=page%202`,
+  ]);
+});
+
+it('cluster-wide lists and watches use the paths of all namespaces; a 404 list is a kind not served', async () => {
+  route = (request, response) => {
+    if (request.url?.startsWith('/apis/argoproj.io')) {
+      response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ kind: 'Status', code: 404, message: 'not found' }));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        metadata: { resourceVersion: '7' },
+        items: [{ metadata: { name: 'app', namespace: NAMESPACE, resourceVersion: '5' } }],
+      }),
+    );
+  };
+  const api = createFollowApi(connection, TIMEOUTS);
+  const objects: unknown[] = [];
+  expect(
+    await api.listConfig(undefined, 'secrets', (page) => objects.push(...page), signal()),
+  ).toBe('7');
+  expect(objects).toEqual([{ namespace: NAMESPACE, name: 'app', resourceVersion: '5' }]);
+  const rollout = {
+    ...DEPLOYMENT,
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    kind: 'Rollout',
+    resource: 'rollouts',
+  };
+  expect(await api.listWorkloads(undefined, rollout, () => {}, signal())).toBeUndefined();
+  expect(seen).toEqual([
+    'GET /api/v1/secrets?limit=500',
+    'GET /apis/argoproj.io/v1alpha1/rollouts?limit=500',
   ]);
 });
 
@@ -155,7 +200,7 @@ describe('watches', () => {
   };
   const added = (resourceVersion: string) => ({
     type: 'ADDED',
-    object: { metadata: { name: 'app', resourceVersion } },
+    object: { metadata: { name: 'app', namespace: NAMESPACE, resourceVersion } },
   });
   const bookmark = (resourceVersion: string) => ({
     type: 'BOOKMARK',
@@ -169,7 +214,7 @@ describe('watches', () => {
       NAMESPACE,
       'configmaps',
       '1',
-      (change) => changes.push(`${change.type} ${change.name}`),
+      (change) => changes.push(`${change.type} ${change.object.name}`),
       signal(),
     );
     expect(end).toEqual({ resourceVersion: '5', expired: false, silent: true });
@@ -245,6 +290,7 @@ class OneHungGet extends MemoryFollowApi {
     abort = new AbortController().signal,
   ): Promise<Record<string, unknown> | undefined> {
     if (name !== 'stuck') return super.getWorkload(namespace, kind, name);
+    this.requests.push(`GET ${kind.kind} ${namespace}/${name}`);
     return (await this.#real.getWorkload(namespace, kind, name, abort)) as Record<string, unknown>;
   }
 }
@@ -263,9 +309,9 @@ describe('the touch queue', () => {
     const names = ['stuck', 'web-1', 'web-2'];
     for (const name of names) {
       api.putWorkload(NAMESPACE, workload({ name, podSpec }));
-      await api.touch(NAMESPACE, DEPLOYMENT, name, signal()); // hashed, as the webhook left it
+      await api.write(NAMESPACE, DEPLOYMENT, name, signal()); // hashed, as the webhook left it
     }
-    api.touches.length = 0;
+    api.change(NAMESPACE, 'configmaps', 'app', 'ADDED');
     const leader: boolean[] = [];
     const metrics: FollowMetrics = {
       touched() {},
@@ -294,7 +340,8 @@ describe('the touch queue', () => {
       timing: { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 },
     });
     try {
-      await waitFor(() => api.watches.length === 2, 'the config watches');
+      // Taking the lead evaluates all three (stuck's GET hangs until its timeout).
+      await waitFor(() => api.count('GET Deployment') >= 2, 'the first evaluations');
       source.configMap('app', { v: '2' });
       api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
       await waitFor(() => api.touches.length === 2, 'the two other workloads touched');

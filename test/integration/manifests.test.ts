@@ -1,5 +1,5 @@
 // The Kustomize overlays as rendered by `kubectl kustomize` (what `kubectl apply
-// -k` sends): the MutatingWebhookConfiguration exactly as DESIGN.md §7 in every
+// -k` sends): the MutatingWebhookConfiguration exactly as docs/design.md §7 in every
 // overlay, names that agree across objects and with the CLI's flags, and the
 // cert-manager overlay's wiring — which cannot be applied here, since the local
 // control plane has no cert-manager CRDs (test/e2e/install.test.ts applies the
@@ -12,10 +12,10 @@ import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  commandHelp,
   optionEnvironmentVariables,
   parseFollowCommandConfig,
   parseServeConfig,
-  usage,
 } from '../../src/config/index.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
@@ -53,7 +53,7 @@ const env = (objects: Obj[], name = 'confighash'): Record<string, string | undef
   Object.fromEntries(container(objects, name).env.map((e: Obj) => [e.name, e.value]));
 
 describe.each(OVERLAYS)('overlay %s', (overlay) => {
-  it('registers the webhook exactly as DESIGN.md §7', () => {
+  it('registers the webhook exactly as docs/design.md §7', () => {
     const configuration = find(rendered[overlay], 'MutatingWebhookConfiguration', 'confighash');
     expect(configuration.webhooks).toHaveLength(1);
     const { clientConfig, ...webhook } = configuration.webhooks[0];
@@ -133,7 +133,7 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
   });
 
   it('sets only environment variables that `confighash serve --help` documents', () => {
-    const help = usage();
+    const help = commandHelp('serve');
     for (const name of Object.keys(env(rendered[overlay]))) expect(help).toContain(`env ${name}`);
   });
 
@@ -147,7 +147,7 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'confighash', namespace: 'confighash-system' },
     ]);
-    // The namespace check's, and nothing else, may list and watch (DESIGN.md §4, §7).
+    // The namespace check's, and nothing else, may list and watch (docs/design.md §4, §7).
     expect(find(objects, 'ClusterRole', 'confighash-namespace-reader').rules).toEqual([
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
     ]);
@@ -197,8 +197,8 @@ describe('the default overlay: self-managed certificates', () => {
       CONFIGHASH_SELF_MANAGED_CERTS: 'true',
       CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',
     });
-    expect(usage()).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
-    expect(usage()).toMatch(/--webhook-configuration NAME .*\(default confighash\)/);
+    expect(commandHelp('serve')).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
+    expect(commandHelp('serve')).toMatch(/--webhook-configuration NAME .*\(default confighash\)/);
     expect(find(objects, 'Role', 'confighash-certs').rules).toEqual([
       {
         apiGroups: [''],
@@ -227,7 +227,7 @@ describe('the default overlay: self-managed certificates', () => {
   });
 });
 
-describe('the default overlay: the fence around the caBundle patch (DESIGN.md §7)', () => {
+describe('the default overlay: the fence around the caBundle patch (docs/design.md §7)', () => {
   const policy = () => find(rendered.default, 'ValidatingAdmissionPolicy', FENCE);
 
   it('binds the policy, denying, in the self-managed overlays and in no other', () => {
@@ -423,7 +423,7 @@ function rulesOf(objects: Obj[], subject: Obj): Obj[] {
   );
 }
 
-describe('the follow overlay: follow mode in its own pods (DESIGN.md §6)', () => {
+describe('the follow overlay: follow mode in its own pods (docs/design.md §6)', () => {
   const objects = () => rendered.follow;
 
   it('runs `confighash follow` in a second Deployment: 2 hardened replicas, its own ServiceAccount and PDB', () => {
@@ -467,7 +467,8 @@ describe('the follow overlay: follow mode in its own pods (DESIGN.md §6)', () =
   it('no longer follows in the serving pods, and its environment is what `confighash follow` reads', () => {
     expect(env(objects()).CONFIGHASH_FOLLOW).toBeUndefined();
     const followEnv = env(objects(), 'confighash-follow');
-    for (const name of Object.keys(followEnv)) expect(usage()).toContain(`env ${name}`);
+    for (const name of Object.keys(followEnv))
+      expect(commandHelp('follow')).toContain(`env ${name}`);
     // The same hash key as the webhook: the same Secret.
     expect(followEnv.CONFIGHASH_HASH_KEY_SECRET).toBe(env(objects()).CONFIGHASH_HASH_KEY_SECRET);
     const values = { ...followEnv, CONFIGHASH_NAMESPACE: 'confighash-system', POD_NAME: 'pod-0' };
@@ -482,7 +483,7 @@ describe('the follow overlay: follow mode in its own pods (DESIGN.md §6)', () =
     for (const rule of serving) {
       for (const verb of ['list', 'watch', 'patch', '*']) {
         if (rule.resourceNames) continue; // patch of its own webhook configuration's caBundle
-        // The namespace check's metadata watch (DESIGN.md §4): labels, never content.
+        // The namespace check's metadata watch (docs/design.md §4): labels, never content.
         if (verb !== 'patch' && isNamespacesOnly(rule)) continue;
         expect(rule.verbs, JSON.stringify(rule)).not.toContain(verb);
       }

@@ -1,25 +1,32 @@
-// An in-memory FollowApi (src/follow/ports.ts): follow namespaces, workloads,
-// ConfigMap/Secret watches the test drives by hand, and a touch that runs the
-// real admission use case on the stored workload — the webhook as the single
-// judge, as in a cluster. Records touches, Events and list calls.
+// An in-memory FollowApi (src/follow/ports.ts), a cluster in miniature: namespaces
+// (followed or not), workloads, ConfigMap/Secret versions, and list and watch calls
+// that behave as the apiserver's do — cluster-wide or per namespace, workload watches
+// that see every write (a touch's too) — while the test changes config by hand. The
+// touch runs the real admission use case on the stored workload: the webhook as the
+// single judge, as in a cluster. Records every request, touches and Events.
 
 import type {
-  ConfigChange,
+  ConfigEvent,
+  ConfigObject,
   ConfigResource,
   FollowApi,
+  NamespaceEvent,
   NamespaceInfo,
   WatchEnd,
+  WatchNamespace,
   WorkloadEvent,
+  WorkloadWatchEvent,
 } from '../../src/follow/ports.js';
 import type { Mutator } from '../../src/review.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
 import { applyPatch } from './json-patch.js';
 
+/** An open watch: of `configmaps`, `secrets` or a workload kind (`Deployment`). */
 export interface OpenWatch {
-  readonly namespace: string;
-  readonly resource: ConfigResource;
+  readonly namespace: WatchNamespace;
+  readonly resource: string;
   readonly resourceVersion: string;
-  readonly onChange: (change: ConfigChange) => void;
+  deliver(type: ConfigEvent['type'], object: unknown): void;
   end(outcome: { expired?: boolean; error?: Error }): void;
 }
 
@@ -30,111 +37,204 @@ export interface Touch {
   readonly at: number;
 }
 
+type Stored = Record<string, unknown> & { metadata: Record<string, unknown> };
+
+const PAGE = 500;
+
 export class MemoryFollowApi implements FollowApi {
+  /** Namespaces labelled follow. */
   readonly namespaces = new Map<string, NamespaceInfo>();
-  readonly workloads = new Map<string, Record<string, unknown>>();
+  /** `Kind/namespace/name` → the object. */
+  readonly workloads = new Map<string, Stored>();
+  /** `configmaps/namespace/name` → resourceVersion. */
+  readonly config = new Map<string, string>();
   readonly watches: OpenWatch[] = [];
   readonly touches: Touch[] = [];
   readonly events: WorkloadEvent[] = [];
-  readonly configLists: { namespace: string; resource: ConfigResource }[] = [];
-  /** How many workload listings were made (resyncs and change lookups). */
-  workloadLists = 0;
+  /** Every request, as `VERB resource[ namespace/name]`: `LIST configmaps`, `GET Deployment ns/web`. */
+  readonly requests: string[] = [];
+  /** How long a list of a resource (`configmaps`, `Deployment`) takes, when not at once. */
+  readonly listDelayMs = new Map<string, number>();
+  /** Kinds whose CRD is not installed: listing them is a 404. */
+  readonly absentKinds = new Set<string>();
+  #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
   #version = 100;
 
   constructor(private readonly webhook: Mutator) {}
 
+  /** How many requests start with `prefix` (`GET`, `LIST Deployment`, …). */
+  count(prefix: string): number {
+    return this.requests.filter((request) => request.startsWith(prefix)).length;
+  }
+
   followNamespace(name: string, annotations: Record<string, string> = {}): this {
+    const type = this.namespaces.has(name) ? 'MODIFIED' : 'ADDED';
     this.namespaces.set(name, { name, annotations });
+    this.#namespaceWatch?.({ type, namespace: { name, annotations } });
     return this;
   }
 
+  unfollowNamespace(name: string): void {
+    const info = this.namespaces.get(name);
+    this.namespaces.delete(name);
+    if (info) this.#namespaceWatch?.({ type: 'DELETED', namespace: info });
+  }
+
+  /** Stores a workload (a new resourceVersion) and tells the workload watches, as a write would. */
   putWorkload(namespace: string, object: Record<string, unknown>): this {
-    const kind = String(object.kind);
-    const name = String((object.metadata as { name: string }).name);
-    this.workloads.set(`${kind}/${namespace}/${name}`, structuredClone(object));
+    const type = this.workload(String(object.kind), namespace, nameOf(object))
+      ? 'MODIFIED'
+      : 'ADDED';
+    const stored = this.#store(namespace, object);
+    this.#deliver(String(object.kind), namespace, type, stored);
     return this;
   }
 
-  workload(kind: string, namespace: string, name: string): Record<string, unknown> | undefined {
+  /** Stores a workload as a write the follower's watch never saw (a watch gap). */
+  putWorkloadUnseen(namespace: string, object: Record<string, unknown>): this {
+    this.#store(namespace, object);
+    return this;
+  }
+
+  /** Tells the workload watches about the stored object again (its own watch event). */
+  announceWorkload(kind: string, namespace: string, name: string): void {
+    this.#deliver(kind, namespace, 'MODIFIED', this.workload(kind, namespace, name)!);
+  }
+
+  workload(kind: string, namespace: string, name: string): Stored | undefined {
     return this.workloads.get(`${kind}/${namespace}/${name}`);
   }
 
-  /** Delivers a change to every open watch of that namespace and resource. */
-  change(namespace: string, resource: ConfigResource, name: string, type: ConfigChange['type']) {
-    for (const watch of this.watches) {
-      if (watch.namespace === namespace && watch.resource === resource)
-        watch.onChange({ type, name });
-    }
+  /** A ConfigMap or Secret written (a new resourceVersion) or deleted; the watches see it. */
+  change(namespace: string, resource: ConfigResource, name: string, type: ConfigEvent['type']) {
+    const version = this.#changeUnseen(namespace, resource, name, type);
+    this.#deliver(resource, namespace, type, { namespace, name, resourceVersion: version });
   }
 
-  /** Ends the open watches of `resource` (all namespaces), as the server would. */
-  endWatches(resource: ConfigResource, outcome: { expired?: boolean; error?: Error }): void {
+  /** The same change, missed by every watch (the next relist shows it). */
+  changeUnseen(namespace: string, resource: ConfigResource, name: string) {
+    this.#changeUnseen(namespace, resource, name, 'MODIFIED');
+  }
+
+  /** Ends the open watches of `resource` (`configmaps`, `Deployment`), as the server would. */
+  endWatches(resource: string, outcome: { expired?: boolean; error?: Error }): void {
     for (const watch of this.watches.filter((w) => w.resource === resource)) watch.end(outcome);
   }
 
   // --- FollowApi -------------------------------------------------------------
 
   async listFollowNamespaces() {
+    this.requests.push('LIST namespaces');
     return { namespaces: [...this.namespaces.values()], resourceVersion: String(this.#version) };
   }
 
   watchFollowNamespaces(
     resourceVersion: string,
-    _onEvent: unknown,
+    onEvent: (event: NamespaceEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd> {
-    return untilAborted(signal, { resourceVersion, expired: false });
+    this.requests.push('WATCH namespaces');
+    this.#namespaceWatch = onEvent;
+    return new Promise((resolve) => {
+      const end = () => {
+        this.#namespaceWatch = undefined;
+        resolve({ resourceVersion, expired: false });
+      };
+      if (signal.aborted) end();
+      else signal.addEventListener('abort', end, { once: true });
+    });
   }
 
-  async listConfigVersion(namespace: string, resource: ConfigResource) {
-    this.configLists.push({ namespace, resource });
+  async listConfig(
+    namespace: WatchNamespace,
+    resource: ConfigResource,
+    onPage: (objects: readonly ConfigObject[]) => void,
+  ) {
+    const objects = [...this.config]
+      .map(([key, resourceVersion]) => ({ key: key.split('/'), resourceVersion }))
+      .filter(({ key }) => key[0] === resource && inScope(namespace, key[1]!))
+      .map(({ key, resourceVersion }) => ({ namespace: key[1]!, name: key[2]!, resourceVersion }));
+    await this.#delay(resource);
+    this.#pages(`LIST ${resource}`, objects, onPage);
     return String(++this.#version);
   }
 
   watchConfig(
-    namespace: string,
+    namespace: WatchNamespace,
     resource: ConfigResource,
     resourceVersion: string,
-    onChange: (change: ConfigChange) => void,
+    onEvent: (event: ConfigEvent) => void,
     signal: AbortSignal,
   ): Promise<WatchEnd> {
-    return new Promise((resolve, reject) => {
-      const watch: OpenWatch = {
-        namespace,
-        resource,
-        resourceVersion,
-        onChange,
-        end: ({ expired = false, error }) => {
-          this.watches.splice(this.watches.indexOf(watch), 1);
-          if (error) reject(error);
-          else resolve({ resourceVersion: String(++this.#version), expired });
-        },
-      };
-      this.watches.push(watch);
-      signal.addEventListener('abort', () => watch.end({}), { once: true });
-    });
+    return this.#watch(namespace, resource, resourceVersion, signal, (type, object) =>
+      onEvent({ type, object: object as ConfigObject }),
+    );
   }
 
-  async listWorkloads(namespace: string, kind: WorkloadKind) {
-    this.workloadLists++;
-    return [...this.workloads.entries()]
-      .filter(([key]) => key.startsWith(`${kind.kind}/${namespace}/`))
-      .map(([, object]) => structuredClone(object));
+  async listWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    onPage: (objects: readonly unknown[]) => void,
+  ) {
+    if (this.absentKinds.has(kind.kind)) {
+      this.requests.push(`LIST ${kind.kind}`);
+      return undefined;
+    }
+    const objects = [...this.workloads.values()]
+      .filter((object) => object.kind === kind.kind)
+      .filter((object) => inScope(namespace, String(object.metadata.namespace)))
+      .map((object) => structuredClone(object));
+    await this.#delay(kind.kind);
+    this.#pages(`LIST ${kind.kind}`, objects, onPage);
+    return String(++this.#version);
   }
 
-  async getWorkload(namespace: string, kind: WorkloadKind, name: string) {
+  watchWorkloads(
+    namespace: WatchNamespace,
+    kind: WorkloadKind,
+    resourceVersion: string,
+    onEvent: (event: WorkloadWatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEnd> {
+    return this.#watch(namespace, kind.kind, resourceVersion, signal, (type, object) =>
+      onEvent({ type, object: structuredClone(object) }),
+    );
+  }
+
+  async getWorkload(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    _signal?: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> {
+    this.requests.push(`GET ${kind.kind} ${namespace}/${name}`);
     const object = this.workload(kind.kind, namespace, name);
     return object === undefined ? undefined : structuredClone(object);
   }
 
   /** The `{}` patch: the stored object goes through the webhook, which writes the hash. */
   async touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
+    this.requests.push(`PATCH ${kind.kind} ${namespace}/${name}`);
     this.touches.push({ kind: kind.kind, namespace, name, at: Date.now() });
+    await this.write(namespace, kind, name, signal);
+  }
+
+  /**
+   * A write of the stored object through the webhook (what a touch does; setup uses it
+   * too); `unseen`: one the follower's watch misses.
+   */
+  async write(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    signal: AbortSignal,
+    { unseen = false } = {},
+  ) {
     const object = this.workload(kind.kind, namespace, name);
     if (!object) throw new Error(`no ${kind.kind} ${namespace}/${name}`);
     const result = await this.webhook.review(
       {
-        uid: `touch-${this.touches.length}`,
+        uid: `write-${++this.#version}`,
         kind: { group: kind.group, version: kind.version, kind: kind.kind },
         name,
         namespace,
@@ -145,17 +245,89 @@ export class MemoryFollowApi implements FollowApi {
       },
       signal,
     );
-    this.putWorkload(namespace, applyPatch(object, result.patch as never));
+    const written = applyPatch(object, result.patch as never);
+    if (unseen) this.putWorkloadUnseen(namespace, written);
+    else this.putWorkload(namespace, written);
   }
 
   async recordEvent(event: WorkloadEvent) {
+    this.requests.push(`POST events ${event.namespace}/${event.name}`);
     this.events.push(event);
+  }
+
+  // ---------------------------------------------------------------------------
+
+  async #delay(resource: string): Promise<void> {
+    const ms = this.listDelayMs.get(resource);
+    if (ms !== undefined) await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  #store(namespace: string, object: Record<string, unknown>): Stored {
+    const stored = structuredClone(object) as Stored;
+    stored.metadata = {
+      ...stored.metadata,
+      namespace,
+      resourceVersion: String(++this.#version),
+    };
+    this.workloads.set(`${String(stored.kind)}/${namespace}/${nameOf(stored)}`, stored);
+    return stored;
+  }
+
+  #changeUnseen(namespace: string, resource: ConfigResource, name: string, type: string) {
+    const key = `${resource}/${namespace}/${name}`;
+    const version = String(++this.#version);
+    if (type === 'DELETED') this.config.delete(key);
+    else this.config.set(key, version);
+    return version;
+  }
+
+  #deliver(resource: string, namespace: string, type: ConfigEvent['type'], object: unknown) {
+    for (const watch of [...this.watches]) {
+      if (watch.resource === resource && inScope(watch.namespace, namespace)) {
+        watch.deliver(type, object);
+      }
+    }
+  }
+
+  #pages<T>(request: string, objects: T[], onPage: (objects: readonly T[]) => void): void {
+    for (let start = 0; start === 0 || start < objects.length; start += PAGE) {
+      this.requests.push(request);
+      onPage(objects.slice(start, start + PAGE));
+    }
+  }
+
+  #watch(
+    namespace: WatchNamespace,
+    resource: string,
+    resourceVersion: string,
+    signal: AbortSignal,
+    deliver: OpenWatch['deliver'],
+  ): Promise<WatchEnd> {
+    this.requests.push(`WATCH ${resource}`);
+    return new Promise((resolve, reject) => {
+      const watch: OpenWatch = {
+        namespace,
+        resource,
+        resourceVersion,
+        deliver,
+        end: ({ expired = false, error }) => {
+          const at = this.watches.indexOf(watch);
+          if (at < 0) return;
+          this.watches.splice(at, 1);
+          if (error) reject(error);
+          else resolve({ resourceVersion: String(++this.#version), expired });
+        },
+      };
+      this.watches.push(watch);
+      signal.addEventListener('abort', () => watch.end({}), { once: true });
+    });
   }
 }
 
-function untilAborted<T>(signal: AbortSignal, value: T): Promise<T> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(value);
-    else signal.addEventListener('abort', () => resolve(value), { once: true });
-  });
+function inScope(scope: WatchNamespace, namespace: string): boolean {
+  return scope === undefined || scope === namespace;
+}
+
+function nameOf(object: Record<string, unknown>): string {
+  return String((object.metadata as { name: string }).name);
 }

@@ -265,7 +265,7 @@ export async function containerPid(fixture: NodeFixture, containerId: string): P
   return pid;
 }
 
-/** Sums the apiserver's own counters for confighash's webhook (see DESIGN.md §7). */
+/** Sums the apiserver's own counters for confighash's webhook (see docs/design.md §7). */
 export async function webhookCounters(
   fixture: NodeFixture,
 ): Promise<{ failOpen: number; rejected: number; errors: number; requests: number }> {

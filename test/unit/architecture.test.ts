@@ -1,4 +1,4 @@
-// The import graph points inward (STYLE.md): core ← evaluate ← mutate/follow ←
+// The import graph points inward (CONTRIBUTING.md, rules of the house): core ← evaluate ← mutate/follow ←
 // server/kube ← main, and the packages that do I/O or belong to an adapter stay
 // out of the core. Read from the source text, so a new import that points
 // outward fails here rather than in review.

@@ -1,4 +1,4 @@
-// The use case's part of the trust boundary (DESIGN.md §4 "Namespace check",
+// The use case's part of the trust boundary (docs/design.md §4 "Namespace check",
 // "Bounds"): a namespace not opted in costs no lookup; an unreadable namespace
 // keeps the old values; a template with too many sources reads nothing; lookups
 // in flight are bounded per review and per process.

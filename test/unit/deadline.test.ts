@@ -1,4 +1,4 @@
-// The lookup budget from the apiserver's `?timeout=` (DESIGN.md §4 "Deadline").
+// The lookup budget from the apiserver's `?timeout=` (docs/design.md §4 "Deadline").
 
 import { expect, it } from 'vitest';
 import { lookupBudgetMs, parseGoDuration } from '../../src/admission/index.js';

@@ -7,7 +7,7 @@ import { parseFollowCommandConfig, parseServeConfig } from '../../src/config/ind
 import { DEFAULT_FOLLOW_OPTIONS } from '../../src/follow/index.js';
 
 describe('confighash follow options', () => {
-  it('defaults: port 8080 on every address, the Lease confighash-follow, DESIGN.md §6 tuning', () => {
+  it('defaults: port 8080 on every address, the Lease confighash-follow, docs/design.md §6 tuning', () => {
     const parsed = parseFollowCommandConfig(['--hash-key-file', 'k'], { POD_NAME: 'p-1' });
     expect(parsed.ok && parsed.config).toMatchObject({
       port: 8080,

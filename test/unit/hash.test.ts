@@ -1,4 +1,4 @@
-// The hash, v1 and v2 (DESIGN.md §3): golden vectors from an independent
+// The hash, v1 and v2 (docs/design.md §3): golden vectors from an independent
 // implementation (tools/golden/make_vectors.py), then the properties the contract promises.
 
 import { createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Every row of DESIGN.md §4 against the core use case. The lookups come from an
+// Every row of docs/design.md §4 against the core use case. The lookups come from an
 // in-memory ConfigSource; the same rows run over HTTP in test/integration.
 
 import { describe, expect, it } from 'vitest';
@@ -215,7 +215,7 @@ describe('adoption', () => {
   });
 });
 
-// DESIGN.md §3 "no rollout on upgrade": templates a v1 release hashed stay as they are
+// docs/design.md §3 "no rollout on upgrade": templates a v1 release hashed stay as they are
 // until the hash changes for a real reason; then, and on every CREATE, v2 is written.
 describe('upgrade from v1', () => {
   const SOURCE_LIST = 'configmap/app-config,configmap/flags,secret/db';

@@ -1,4 +1,4 @@
-// The JSONPatch for confighash's annotations (DESIGN.md §4 "Patch"): minimal, and
+// The JSONPatch for confighash's annotations (docs/design.md §4 "Patch"): minimal, and
 // always applicable. Every row is applied with an RFC 6902 applier that, like the
 // apiserver, refuses to add into a map that does not exist.
 

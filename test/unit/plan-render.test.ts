@@ -1,6 +1,6 @@
 // The human output of plan and explain, pinned by golden files in
 // test/fixtures/cli (regenerate with UPDATE_GOLDEN=1 and read the diff), and the
-// JSON fields DESIGN.md §9 names.
+// JSON fields docs/design.md §9 names.
 
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// `confighash plan` (DESIGN.md §9) against an in-memory cluster: each verdict and
+// `confighash plan` (docs/design.md §9) against an in-memory cluster: each verdict and
 // each reason, the exit code, the manifests' forms (List, stringData, numbers),
 // and that no value ever reaches the output.
 
@@ -529,7 +529,7 @@ describe('the manifests', () => {
   );
 });
 
-// DESIGN.md §3 "no rollout on upgrade", as plan and explain see it: they hold no hash key,
+// docs/design.md §3 "no rollout on upgrade", as plan and explain see it: they hold no hash key,
 // so they ask the webhook (a dry-run touch, answered here by the real admission code) and
 // a template a v1 release hashed for the content now gets no new hash: nothing rolls.
 describe('a workload a v1 release hashed', () => {

@@ -41,7 +41,7 @@ function sourceListOf(spec: unknown, annotations: Annotations = {}): string {
   return formatSourceList(findSources(spec, annotations).sources);
 }
 
-// --- arbitraries: every reference form of DESIGN.md §3 -------------------------
+// --- arbitraries: every reference form of docs/design.md §3 -------------------------
 
 const name = fc.constantFrom('a', 'b', 'c', 'd');
 const key = fc.constantFrom('k1', 'k2', 'k3', 'k9');

@@ -1,4 +1,4 @@
-// DESIGN.md §4, the two rollout rows: a new hash that no pod (or only some) will
+// docs/design.md §4, the two rollout rows: a new hash that no pod (or only some) will
 // follow by itself, and a Recreate Deployment whose config change is an outage.
 // Warned in admission only when the hash changes; plan and explain read the same notice.
 

@@ -1,4 +1,4 @@
-// Reference discovery (DESIGN.md §3 "Sources" and "Selected keys"): every way a
+// Reference discovery (docs/design.md §3 "Sources" and "Selected keys"): every way a
 // pod spec names a ConfigMap or Secret, plus the include/exclude annotations.
 
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The PID, network and mount namespaces a node run lives in (DESIGN.md §8).
+// The PID, network and mount namespaces a node run lives in (docs/design.md §8).
 // `unshare` makes them with nsinit (tools/node/nsinit.c) as PID 1; every
 // process of the run enters them with `nsenter`. When nsinit exits — on stop(),
 // or when this process is gone and its stdin pipe reads end of file — the

@@ -1,4 +1,4 @@
-// A real node beside the local control plane (DESIGN.md §8): kube-scheduler,
+// A real node beside the local control plane (docs/design.md §8): kube-scheduler,
 // containerd with runc and the CNI bridge, host-local and loopback plugins, and
 // a kubelet — all inside namespaces of the run's own (namespaces.ts), so that
 // nothing of it is left in the host however the run ends, and two runs never
@@ -386,6 +386,11 @@ async function fileExists(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined)) !== undefined;
 }
 
+/** Where containerd reads registry hosts from: DIR/HOST[:PORT]/hosts.toml. */
+export function registryHostsDir(state: string): string {
+  return join(state, 'certs.d');
+}
+
 function containerdToml(state: string): string {
   return `version = 3
 root = "${state}/containerd"
@@ -399,6 +404,9 @@ state = "${state}/containerd-state"
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = '${PAUSE_IMAGE}'
+    # Per-registry hosts.toml files (a plain-HTTP registry in the run, say), on the run's tmpfs.
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '${registryHostsDir(state)}'
   [plugins.'io.containerd.cri.v1.runtime']
     # Root here lacks CAP_SYS_RESOURCE: without this every sandbox fails with
     # "can't get final child's PID from pipe: EOF".

@@ -1,5 +1,5 @@
 // Runs the confighash webhook from the current source beside a control plane
-// and registers it the way DESIGN.md §8 says: the manifests' own
+// and registers it the way docs/design.md §8 says: the manifests' own
 // MutatingWebhookConfiguration with `clientConfig.url` on 127.0.0.1 and the
 // dev CA as caBundle.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden vectors for the confighash hash, v1 and v2 (DESIGN.md section 3).
+"""Golden vectors for the confighash hash, v1 and v2 (docs/design.md section 3).
 
 An independent implementation of the encoding and digest, written from the
 spec text (not from the TypeScript), so that test/unit/hash.test.ts compares

@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# The confighash image without Docker: an OCI archive that `ctr images import` names
-# confighash.local/confighash:VERSION, with the contents of the Dockerfile's runtime
-# stage: /app (package.json, dist/, production node_modules), Node.js at
-# /nodejs/bin/node (npm package node-linux-<arch>, the Dockerfile's ARG NODE_VERSION)
-# with the glibc libraries it links, /etc/passwd and /etc/group; no shell.
+# The confighash image without Docker, for linux/amd64 and linux/arm64, with the
+# contents of the Dockerfile's runtime stage: /app (package.json, dist/, production
+# node_modules, and sbom.spdx.json: npm's SPDX SBOM of those dependencies, from the
+# lockfile), Node.js at /nodejs/bin/node (npm package node-linux-<arch>, the Dockerfile's
+# ARG NODE_VERSION) with the glibc libraries it links (this host's for amd64, Debian's
+# *-arm64-cross packages for arm64: the app has no native addons, so nothing is
+# emulated to build it), /etc/passwd and /etc/group; no shell. Two outputs:
+#   build/images/confighash-VERSION.oci.tar  the image for this machine's architecture, an
+#                                            OCI archive that `ctr images import` names
+#                                            confighash.local/confighash:VERSION;
+#   build/images/confighash-VERSION.oci/     an OCI layout whose one entry, tagged VERSION,
+#                                            is the OCI index of both platforms (what
+#                                            tools/release/release.sh pushes).
 #
-# Reproducible: the same commit gives the same manifest digest and the same archive
-# bytes. Every time in it is SOURCE_DATE_EPOCH (default: the commit time of HEAD).
+# Reproducible: the same commit gives the same digests and the same archive bytes. Every
+# time in it is SOURCE_DATE_EPOCH (default: the commit time of HEAD). A build whose inputs
+# (the working tree, that time, the Node.js, npm, library and tool versions) match the last
+# one's stamp is that build: it is not done again.
 #
 # usage: tools/image/build.sh   (npm run image)
-# stdout ends with two lines: `image: REF` and `archive: /abs/path.oci.tar`.
+#   CONFIGHASH_VERSION=V: the version the image is labelled and tagged with (default:
+#   package.json's)
+# stdout ends with three lines: `layout: /abs/path.oci`, `image: REF` and
+# `archive: /abs/path.oci.tar` (last, as every image script's).
 set -euo pipefail
 umask 022
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,6 +32,7 @@ cd "$repo"
 
 bash tools/setup-host.sh
 
+readonly ARCHES=(amd64 arm64)
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
 created="$(iso_time "$epoch")"
 # One value a line, so that none may contain a space it would be split at.
@@ -34,6 +48,8 @@ created="$(iso_time "$epoch")"
   const source = url.replace(/^git\+/, "").replace(/\.git$/, "");
   console.log([p.version, p.license, p.name, p.description, source].join("\n"));
 ')
+# A release of another version (tools/release/release.sh --tag) labels the image with it.
+version="${CONFIGHASH_VERSION:-$version}"
 # package.json names the repository; this is only for a copy that lost it.
 source="${source:-https://github.com/confighash/confighash}"
 revision="$(git rev-parse HEAD)"
@@ -44,13 +60,28 @@ fi
 ref="confighash.local/confighash:$version"
 out_dir="$repo/build/images"
 archive="$out_dir/confighash-$version.oci.tar"
+layout="$out_dir/confighash-$version.oci"
+stamp_file="$out_dir/confighash-$version.stamp"
 mkdir -p "$out_dir"
+
+log "node runtimes"
+declare -A node_bins=()
+for arch in "${ARCHES[@]}"; do
+  node_bins[$arch]="$(bash tools/node-runtime.sh "$arch")"
+done
+node_version="$("${node_bins[$(go_arch)]}" --version)"
+
+stamp="$(build_stamp "$epoch" "$revision" "$node_version $version")"
+if [ -f "$archive" ] && [ -f "$layout/index.json" ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ]; then
+  log "current (stamp $stamp_file matches): index $(layout_index_digest "$layout")"
+  echo "layout: $layout"
+  echo "image: $ref"
+  echo "archive: $archive"
+  exit 0
+fi
+rm -f "$stamp_file"
 work="$(mktemp -d "$out_dir/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-
-log "node runtime"
-node_bin="$(bash tools/node-runtime.sh)"
-node_version="$("$node_bin" --version)"
 
 log "npm run build (dist/)"
 rm -rf dist
@@ -66,7 +97,7 @@ if [ ! -d "$deps/node_modules" ]; then
   mkdir -p "$work/deps"
   cp package.json package-lock.json "$work/deps/"
   # npm on the image's Node, so engine checks see the runtime that will run them.
-  (cd "$work/deps" && PATH="$(dirname "$node_bin"):$PATH" \
+  (cd "$work/deps" && PATH="$(dirname "${node_bins[$(go_arch)]}"):$PATH" \
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund >&2)
   rm -rf "$deps"
   mv "$work/deps" "$deps"
@@ -75,26 +106,8 @@ else
   log "production node_modules from cache $deps"
 fi
 
-log "root filesystem"
-rootfs="$work/rootfs"
-mkdir -p "$rootfs/app" "$rootfs/nodejs/bin" "$rootfs/etc"
-cp package.json "$rootfs/app/"
-cp -R dist "$rootfs/app/dist"
-cp -R "$deps/node_modules" "$rootfs/app/node_modules"
-cp "$node_bin" "$rootfs/nodejs/bin/node"
-# Exactly what the dynamic loader resolves for node here (the same glibc the
-# distroless base ships: Debian 12), each at the path ldd names.
-while read -r lib; do
-  mkdir -p "$rootfs$(dirname "$lib")"
-  cp -L "$lib" "$rootfs$lib"
-done < <(ldd "$node_bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
-printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' \
-  'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' >"$rootfs/etc/passwd"
-printf '%s\n' 'root:x:0:' 'nonroot:x:65532:' >"$rootfs/etc/group"
-normalize_modes "$rootfs"
-
-log "layer"
-pack_layer "$rootfs" "$work/layer.tar" "$epoch"
+log "SBOM (npm sbom, from the lockfile)"
+write_sbom "$work/sbom.spdx.json" "$epoch" "$source" "$revision"
 
 log "OCI image"
 labels=(
@@ -118,13 +131,32 @@ config=(
 for label in "${labels[@]}"; do
   config+=(--config.label "$label" --manifest.annotation "$label")
 done
-add_image "$work/oci" "$version" "$work/layer.tar" "$epoch" \
-  "tools/image/build.sh: node $node_version, confighash $version" "${config[@]}"
+for arch in "${ARCHES[@]}"; do
+  log "$arch: root filesystem"
+  rootfs="$work/rootfs-$arch"
+  fill_rootfs "$rootfs" "$arch" "${node_bins[$arch]}" "$deps/node_modules" "$work/sbom.spdx.json"
+  log "$arch: layer"
+  pack_layer "$rootfs" "$work/layer-$arch.tar" "$epoch"
+  log "$arch: OCI image"
+  add_image "$work/oci" "$version-$arch" "$work/layer-$arch.tar" "$epoch" "$arch" \
+    "tools/image/build.sh: node $node_version, confighash $version" "${config[@]}"
+  log "$arch: manifest digest $(manifest_digest "$work/oci" "$version-$arch"), layer $(du -h "$work/layer-$arch.tar" | cut -f1) uncompressed"
+  rm -rf "$rootfs" "$work/layer-$arch.tar"
+done
 umoci gc --layout "$work/oci"
-digest="$(manifest_digest "$work/oci" "$version")"
 
-python3 tools/image/write-archive.py "$work/oci" "$archive" "$epoch" "$version=$ref"
-log "manifest digest $digest"
-log "archive $(du -h "$archive" | cut -f1), layer $(du -h "$work/layer.tar" | cut -f1) uncompressed"
+log "OCI index (linux/${ARCHES[*]})"
+annotations=()
+for label in "${labels[@]}"; do annotations+=("$label"); done
+python3 tools/image/write-index.py "$work/oci" "$work/layout" "$version" \
+  "${ARCHES[@]/#/$version-}" -- "${annotations[@]}"
+rm -rf "$layout"
+mv "$work/layout" "$layout"
+
+python3 tools/image/write-archive.py "$work/oci" "$archive" "$epoch" "$version-$(go_arch)=$ref"
+printf '%s\n' "$stamp" >"$stamp_file"
+log "index digest $(layout_index_digest "$layout")"
+log "archive $(du -h "$archive" | cut -f1) ($(go_arch)), layout $(du -sh "$layout" | cut -f1)"
+echo "layout: $layout"
 echo "image: $ref"
 echo "archive: $archive"

@@ -64,7 +64,7 @@ else
   (cd "$work/pause" && gcc -static -O2 -s -Wall -Wextra -Werror -o rootfs/pause pause.c)
   normalize_modes "$work/pause/rootfs"
   pack_layer "$work/pause/rootfs" "$work/pause/layer.tar" "$epoch"
-  add_image "$work/oci" pause "$work/pause/layer.tar" "$epoch" \
+  add_image "$work/oci" pause "$work/pause/layer.tar" "$epoch" "$(go_arch)" \
     "tools/image/test-images.sh: gcc -static pause.c" \
     --config.entrypoint /pause
 
@@ -78,7 +78,7 @@ else
   normalize_modes "$rootfs"
   chmod 1777 "$rootfs/tmp"
   pack_layer "$rootfs" "$work/busybox/layer.tar" "$epoch"
-  add_image "$work/oci" busybox "$work/busybox/layer.tar" "$epoch" \
+  add_image "$work/oci" busybox "$work/busybox/layer.tar" "$epoch" "$(go_arch)" \
     "tools/image/test-images.sh: $("$busybox" | head -1 | cut -d' ' -f1-2)" \
     --config.entrypoint /bin/sh
 

@@ -64,8 +64,22 @@ probes, /metrics and Prometheus use the port `probes` (8444), which asks for non
 {{- if .Values.webhook.clientAuth.enabled }}probes{{ else }}https{{ end -}}
 {{- end -}}
 
+{{/* podLabels as YAML; never the selector label, which would move the pods out of their
+Deployment's selector (and the Service's). */}}
+{{- define "confighash.podLabels" -}}
+{{- if hasKey .Values.podLabels "app.kubernetes.io/name" -}}
+{{- fail "podLabels may not set app.kubernetes.io/name: it is the selector label of both Deployments" -}}
+{{- end -}}
+{{- with .Values.podLabels }}{{ toYaml . }}{{ end -}}
+{{- end }}
+
+{{/* repository@digest when a digest is pinned (a released chart), else repository:tag. */}}
 {{- define "confighash.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
 {{- end -}}
 
 {{/* The serving certificate comes from a mounted Secret (certManager, existingSecret). */}}
@@ -117,8 +131,13 @@ webhook.excludedNamespaces (the webhook's own namespace check, as its selector),
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}
 
-{{/* confighash-follow's args: the same --kind flags, then follow.extraArgs. */}}
+{{/* confighash-follow's args: the same --kind flags, --watch-scope=namespace with
+rbac.namespaced (its RBAC is bound per namespace then), then follow.extraArgs. */}}
 {{- define "confighash.follow.args" -}}
-{{- $all := concat (include "confighash.kindArgs" . | fromJsonArray) .Values.follow.extraArgs -}}
+{{- $args := include "confighash.kindArgs" . | fromJsonArray -}}
+{{- if .Values.rbac.namespaced -}}
+{{- $args = append $args "--watch-scope=namespace" -}}
+{{- end -}}
+{{- $all := concat $args .Values.follow.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}

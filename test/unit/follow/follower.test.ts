@@ -1,7 +1,10 @@
 // The follower against an in-memory cluster (test/support/memory-follow-api.ts)
-// on a fake clock: the guards of DESIGN.md §6 — global rate limit, per-workload
-// minimum interval, debounce, resync, watch restarts and 410 relists — and what
-// it tells people (Events, metrics).
+// on a fake clock: what it asks of the apiserver (cluster-wide watches, no LIST
+// for a change, no GET for an idle resync, one GET per workload of a fan-out), the
+// reference index (events outside follow namespaces dropped, a wrong entry
+// corrected by the workload's own event), the guards of docs/design.md §6 — global rate
+// limit, per-workload minimum interval, debounce, rollout windows, watch restarts
+// and 410 relists, opt-in and absent kinds — and what it tells people (Events, metrics).
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEvaluator } from '../../../src/evaluate.js';
@@ -9,6 +12,7 @@ import { runFollower } from '../../../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
 import { createMutator } from '../../../src/mutate.js';
+import { HANDLED_KINDS, KNOWN_KINDS, type WorkloadKind } from '../../../src/workload/index.js';
 import { MemoryFollowApi } from '../../support/memory-follow-api.js';
 import { MemorySource } from '../../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../../support/namespaces.js';
@@ -16,6 +20,9 @@ import { NAMESPACE, workload } from '../../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 9);
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const DEPLOYMENT = HANDLED_KINDS[0]!;
+const ROLLOUT = KNOWN_KINDS.find((kind) => kind.kind === 'Rollout')!;
+const signal = () => new AbortController().signal;
 
 function recordingMetrics() {
   const calls: string[] = [];
@@ -34,53 +41,73 @@ interface Harness {
   source: MemorySource;
   api: MemoryFollowApi;
   calls: string[];
+  /** The requests made since the follower took the lead and evaluated everything. */
+  since(prefix: string): number;
   stop(): Promise<void>;
 }
 
-/** `count` Deployments reading ConfigMap `app` (already hashed, as the webhook left them). */
-async function start(options: Partial<FollowOptions>, count = 1): Promise<Harness> {
+const POD_SPEC = {
+  volumes: [
+    { name: 'c', configMap: { name: 'app' } },
+    { name: 'n', configMap: { name: 'new', optional: true } },
+  ],
+  containers: [],
+};
+
+interface Setup {
+  /** Deployments `web-0`… reading ConfigMap `app`, already hashed (as the webhook left them). */
+  count?: number;
+  /** Namespaces, besides NAMESPACE, holding the same workloads but not followed. */
+  unfollowed?: string[];
+  kinds?: readonly WorkloadKind[];
+  /** false: return at once, before taking the lead has evaluated everything. */
+  settled?: boolean;
+  /** Runs on the cluster before the follower starts. */
+  before?(api: MemoryFollowApi): Promise<void> | void;
+}
+
+async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promise<Harness> {
+  const { count = 1, unfollowed = [], kinds } = setup;
   const source = new MemorySource().configMap('app', { v: '1' });
   const mutator = createMutator({
     configSource: source,
     hashKey: KEY,
     namespaces: everyNamespaceOptedIn,
+    ...(kinds ? { kinds } : {}),
   });
   const api = new MemoryFollowApi(mutator).followNamespace(NAMESPACE);
-  const podSpec = {
-    volumes: [
-      { name: 'c', configMap: { name: 'app' } },
-      { name: 'n', configMap: { name: 'new', optional: true } },
-    ],
-    containers: [],
-  };
-  for (let i = 0; i < count; i++) {
-    api.putWorkload(NAMESPACE, workload({ name: `web-${i}`, podSpec }));
-    await api.touch(
-      NAMESPACE,
-      { ...kindOf('Deployment') },
-      `web-${i}`,
-      new AbortController().signal,
-    );
+  for (const namespace of [NAMESPACE, ...unfollowed]) {
+    api.change(namespace, 'configmaps', 'app', 'ADDED');
+    for (let i = 0; i < count; i++) {
+      api.putWorkload(namespace, workload({ name: `web-${i}`, podSpec: POD_SPEC }));
+      await api.write(namespace, DEPLOYMENT, `web-${i}`, signal());
+    }
   }
-  api.touches.length = 0;
+  await setup.before?.(api);
   const { calls, metrics } = recordingMetrics();
   const stop = new AbortController();
+  const merged = { ...DEFAULT_FOLLOW_OPTIONS, ...options };
   const running = runFollower(
     {
       api,
       evaluate: createEvaluator({ configSource: source, hashKey: KEY }),
       metrics,
       logger: quiet,
-      options: { ...DEFAULT_FOLLOW_OPTIONS, ...options },
+      options: merged,
+      ...(kinds ? { kinds } : {}),
     },
     stop.signal,
   );
-  // Let the namespace start and its first resync find everything up to date.
-  await vi.advanceTimersByTimeAsync((options.debounceMs ?? 1000) + 10);
+  // Taking the lead: every workload is evaluated once, at the evaluate rate.
+  if (setup.settled !== false) {
+    await vi.advanceTimersByTimeAsync(Math.ceil(count / merged.evaluatePerSecond) * 1000 + 10);
+  }
+  const mark = api.requests.length;
   return {
     source,
     api,
     calls,
+    since: (prefix) => api.requests.slice(mark).filter((r) => r.startsWith(prefix)).length,
     async stop() {
       stop.abort();
       await running;
@@ -88,16 +115,10 @@ async function start(options: Partial<FollowOptions>, count = 1): Promise<Harnes
   };
 }
 
-function kindOf(kind: string) {
-  return {
-    group: 'apps',
-    version: 'v1',
-    kind,
-    resource: 'deployments',
-    templatePath: ['spec', 'template'],
-    shortNames: [],
-    rollout: 'deployment' as const,
-  };
+/** A change of ConfigMap `app` in the follow namespace, as the watch reports it. */
+function changeApp(h: Harness, v: string): void {
+  h.source.configMap('app', { v });
+  h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
 }
 
 beforeEach(() => {
@@ -109,12 +130,186 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('guards', () => {
-  it('a burst of changes to many workloads is held to the global rate limit', async () => {
-    const h = await start({ debounceMs: 1000, ratePerSecond: 1, burst: 2 }, 5);
+describe('what it asks of the apiserver', () => {
+  it('one cluster-wide watch per resource, whatever the number of follow namespaces', async () => {
+    const h = await start(
+      {},
+      { before: (api) => void api.followNamespace('a').followNamespace('b') },
+    );
+    expect(h.api.watches.map((w) => `${w.resource} ${w.namespace ?? '*'}`).sort()).toEqual([
+      'DaemonSet *',
+      'Deployment *',
+      'StatefulSet *',
+      'configmaps *',
+      'secrets *',
+    ]);
+    await h.stop();
+  });
+
+  it('--watch-scope=namespace: the same watches, per follow namespace', async () => {
+    const h = await start(
+      { watchScope: 'namespace' },
+      { before: (api) => void api.followNamespace('a') },
+    );
+    expect(h.api.watches.map((w) => `${w.resource} ${w.namespace}`).sort()).toEqual(
+      ['a', NAMESPACE]
+        .flatMap((ns) =>
+          ['DaemonSet', 'Deployment', 'StatefulSet', 'configmaps', 'secrets'].map(
+            (r) => `${r} ${ns}`,
+          ),
+        )
+        .sort(),
+    );
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.debounceMs + 50);
+    expect(h.api.touches).toHaveLength(1);
+    await h.stop();
+  });
+
+  it('taking the lead evaluates each workload once, at the evaluate rate, and rolls none', async () => {
+    // The ConfigMaps are listed last: evaluating before would see none of their versions.
+    const h = await start(
+      { evaluatePerSecond: 10 },
+      { count: 25, before: (api) => void api.listDelayMs.set('configmaps', 2000) },
+    );
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(h.api.count('GET')).toBe(25);
+    expect(new Set(h.api.requests.filter((r) => r.startsWith('GET'))).size).toBe(25);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it('the evaluations of a resync start no faster than --follow-evaluate-rate', async () => {
+    // 25 workloads at 10/s, a burst of 10: 20 after 1 s, all 25 after 2 s.
+    const h = await start({ evaluatePerSecond: 10 }, { count: 25, settled: false });
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.count('GET')).toBe(20);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(h.api.count('GET')).toBe(25);
+    await h.stop();
+  });
+
+  it('a resync with nothing changed makes no GET and no LIST', async () => {
+    const h = await start({ resyncMs: 60_000 }, { count: 5 });
+    await vi.advanceTimersByTimeAsync(3 * 60_000);
+    expect(h.since('GET')).toBe(0);
+    expect(h.since('LIST')).toBe(0);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it('a change of a source one workload reads: no LIST, one GET, one PATCH, one Event', async () => {
+    const h = await start({ debounceMs: 1000 }, { count: 1 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.since('LIST')).toBe(0);
+    expect(h.since('GET')).toBe(1);
+    expect(h.since('PATCH')).toBe(1);
+    expect(h.since('POST events')).toBe(1);
+    // The touch's own write comes back as a workload event: it asks for nothing more.
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    expect(h.since('GET')).toBe(1);
+    await h.stop();
+  });
+
+  it('a fan-out to N workloads under a tight rate limit makes N GETs, each touch once', async () => {
+    const h = await start({ debounceMs: 1000, ratePerSecond: 2, burst: 1 }, { count: 12 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1000 + 6000 + 50);
+    expect(h.since('GET')).toBe(12);
+    expect(h.since('PATCH')).toBe(12);
+    expect(new Set(h.api.touches.map((t) => t.name)).size).toBe(12);
+    expect(h.since('LIST')).toBe(0);
+    await h.stop();
+  });
+});
+
+describe('the reference index', () => {
+  it('events of namespaces that are not followed are dropped', async () => {
+    const h = await start({ debounceMs: 1000 }, { count: 2, unfollowed: ['elsewhere'] });
+    expect(h.api.count(`GET Deployment elsewhere/`)).toBe(0);
+    h.api.change('elsewhere', 'configmaps', 'app', 'MODIFIED');
+    h.api.putWorkload('elsewhere', workload({ name: 'late', podSpec: POD_SPEC }));
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    expect(h.since('GET')).toBe(0);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it('a namespace labelled follow later is listed once by itself, then evaluated', async () => {
+    const h = await start({ debounceMs: 1000 }, { count: 2, unfollowed: ['later'] });
+    h.api.followNamespace('later');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(h.since('LIST Deployment')).toBe(1);
+    expect(h.since('GET Deployment later/')).toBe(2);
     expect(h.api.touches).toEqual([]);
     h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    h.api.change('later', 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches.map((t) => `${t.namespace}/${t.name}`).sort()).toEqual([
+      'later/web-0',
+      'later/web-1',
+    ]);
+    h.api.unfollowNamespace('later');
+    h.api.change('later', 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.minIntervalMs + 1000);
+    expect(h.api.touches).toHaveLength(2);
+    await h.stop();
+  });
+
+  it('a wrong entry is corrected by the workload’s own watch event', async () => {
+    const h = await start({ debounceMs: 1000 });
+    const reads = {
+      ...POD_SPEC,
+      volumes: [...POD_SPEC.volumes, { name: 'o', configMap: { name: 'other' } }],
+    };
+    h.source.configMap('other', { v: '1' });
+    h.api.putWorkloadUnseen(NAMESPACE, workload({ name: 'web-0', podSpec: reads }));
+    await h.api.write(NAMESPACE, DEPLOYMENT, 'web-0', signal(), { unseen: true });
+    h.source.configMap('other', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.since('GET')).toBe(0); // The index does not know web-0 reads it.
+    h.api.announceWorkload('Deployment', NAMESPACE, 'web-0');
+    h.source.configMap('other', { v: '3' });
+    h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches.map((t) => t.name)).toEqual(['web-0']);
+    expect(h.api.events.map((e) => e.note)).toEqual([
+      'confighash: configmap/other changed; rolling',
+    ]);
+    await h.stop();
+  });
+
+  it('the periodic resync rolls a workload whose source moved without a touch being asked', async () => {
+    const h = await start({ debounceMs: 1000, resyncMs: 60_000 });
+    const reads = {
+      ...POD_SPEC,
+      volumes: [...POD_SPEC.volumes, { name: 'o', configMap: { name: 'other' } }],
+    };
+    h.source.configMap('other', { v: '1' });
+    h.api.putWorkloadUnseen(NAMESPACE, workload({ name: 'web-0', podSpec: reads }));
+    await h.api.write(NAMESPACE, DEPLOYMENT, 'web-0', signal(), { unseen: true });
+    h.source.configMap('other', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED'); // Nobody reads it, as far as the index knows.
+    h.api.announceWorkload('Deployment', NAMESPACE, 'web-0'); // Now it does: moved since its evaluation.
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.api.touches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(32_000);
+    expect(h.since('GET')).toBe(1);
+    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.events.map((event) => event.note)).toEqual([
+      'confighash: config changed while not watched (sources: configmap/app,configmap/new,configmap/other); rolling',
+    ]);
+    await h.stop();
+  });
+});
+
+describe('guards', () => {
+  it('a burst of changes to many workloads is held to the global rate limit', async () => {
+    const h = await start({ debounceMs: 1000, ratePerSecond: 1, burst: 2 }, { count: 5 });
+    expect(h.api.touches).toEqual([]);
+    changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1000 + 50);
     expect(h.api.touches).toHaveLength(2); // the burst
     await vi.advanceTimersByTimeAsync(1000);
@@ -127,13 +322,11 @@ describe('guards', () => {
 
   it('touches one workload at most once per minimum interval', async () => {
     const h = await start({ debounceMs: 1000, minIntervalMs: 60_000 });
-    h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1050);
     expect(h.api.touches).toHaveLength(1);
     const first = h.api.touches[0]!.at;
-    h.source.configMap('app', { v: '3' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '3');
     await vi.advanceTimersByTimeAsync(30_000);
     expect(h.api.touches).toHaveLength(1);
     expect(h.calls).toContain('deferred min-interval');
@@ -146,37 +339,53 @@ describe('guards', () => {
   it('a burst of changes to one workload makes one touch, after the debounce', async () => {
     const h = await start({ debounceMs: 5000 });
     for (let i = 2; i < 6; i++) {
-      h.source.configMap('app', { v: String(i) });
-      h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+      changeApp(h, String(i));
       await vi.advanceTimersByTimeAsync(1000);
     }
     expect(h.api.touches).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(5000);
     expect(h.api.touches).toHaveLength(1);
+    expect(h.since('GET')).toBe(1);
     await h.stop();
   });
-});
 
-describe('triggers', () => {
-  it('a change to a ConfigMap the workload does not read touches nothing', async () => {
+  it('a change to a ConfigMap the workload does not read touches nothing, reads nothing', async () => {
     const h = await start({ debounceMs: 1000 });
     h.source.configMap('other', { v: '2' });
     h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
     await vi.advanceTimersByTimeAsync(5000);
     expect(h.api.touches).toEqual([]);
+    expect(h.since('GET')).toBe(0);
     await h.stop();
   });
+});
 
-  it('the periodic resync rolls a change no watch reported', async () => {
-    const h = await start({ debounceMs: 1000, resyncMs: 60_000 });
-    h.source.configMap('app', { v: '2' });
-    await vi.advanceTimersByTimeAsync(30_000);
-    expect(h.api.touches).toEqual([]);
-    await vi.advanceTimersByTimeAsync(32_000);
-    expect(h.api.touches).toHaveLength(1);
-    expect(h.api.events.map((event) => event.note)).toEqual([
-      'confighash: config changed while not watched (sources: configmap/app,configmap/new); rolling',
+describe('kinds', () => {
+  it('an opt-in kind is listed, watched and touched; one whose CRD is absent is listed again later, the others unharmed', async () => {
+    const kinds = [DEPLOYMENT, ROLLOUT];
+    const h = await start(
+      { debounceMs: 1000, resyncMs: 60_000 },
+      { kinds, before: (api) => void api.absentKinds.add('Rollout') },
+    );
+    expect(h.api.watches.map((w) => w.resource).sort()).toEqual([
+      'Deployment',
+      'configmaps',
+      'secrets',
     ]);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches.map((t) => t.kind)).toEqual(['Deployment']);
+    // The CRD is installed; a Rollout appears; the next attempt lists and watches it.
+    h.api.absentKinds.delete('Rollout');
+    h.api.putWorkloadUnseen(NAMESPACE, {
+      ...workload({ name: 'canary', podSpec: POD_SPEC }),
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Rollout',
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.api.watches.map((w) => w.resource)).toContain('Rollout');
+    expect(h.since('GET Rollout')).toBe(1); // Never evaluated: the resync after its list did.
+    expect(h.api.touches.map((t) => t.kind)).toEqual(['Deployment', 'Rollout']); // adopted
     await h.stop();
   });
 });
@@ -184,28 +393,37 @@ describe('triggers', () => {
 describe('watches', () => {
   it('a watch the server ends resumes from its last resourceVersion, without a relist', async () => {
     const h = await start({ debounceMs: 1000 });
-    const lists = h.api.configLists.length;
     const before = h.api.watches.find((w) => w.resource === 'configmaps')!.resourceVersion;
     h.api.endWatches('configmaps', {});
     await vi.advanceTimersByTimeAsync(10);
     const after = h.api.watches.find((w) => w.resource === 'configmaps')!;
     expect(after.resourceVersion).not.toBe(before);
-    expect(h.api.configLists.length).toBe(lists);
+    expect(h.since('LIST')).toBe(0);
     expect(h.calls).toContain('watch-restart ended');
     await h.stop();
   });
 
-  it('410 Gone: relists, then resyncs so that nothing changed meanwhile is lost', async () => {
-    const h = await start({ debounceMs: 1000 });
-    const lists = h.api.configLists.length;
+  it('410 Gone: relists, and evaluates only the workloads whose sources moved meanwhile', async () => {
+    const h = await start({ debounceMs: 1000 }, { count: 2 });
+    h.api.putWorkload(
+      NAMESPACE,
+      workload({
+        name: 'apart',
+        podSpec: { volumes: [{ name: 'x', configMap: { name: 'x' } }], containers: [] },
+      }),
+    );
+    await h.api.write(NAMESPACE, DEPLOYMENT, 'apart', signal());
+    h.api.change(NAMESPACE, 'configmaps', 'x', 'ADDED');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs); // evaluated once, as new
+    const gets = h.api.count('GET');
     h.source.configMap('app', { v: '2' }); // changed while the watch was too old to resume
+    h.api.changeUnseen(NAMESPACE, 'configmaps', 'app');
     h.api.endWatches('configmaps', { expired: true });
     await vi.advanceTimersByTimeAsync(1050);
-    expect(h.api.configLists.slice(lists)).toEqual([
-      { namespace: NAMESPACE, resource: 'configmaps' },
-    ]);
+    expect(h.since('LIST configmaps')).toBe(1);
     expect(h.calls).toContain('watch-restart expired');
-    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.count('GET') - gets).toBe(2);
+    expect(h.api.touches.map((t) => t.name).sort()).toEqual(['web-0', 'web-1']);
     await h.stop();
   });
 
@@ -227,8 +445,7 @@ describe('watches', () => {
 
   it('stopping ends every watch and touches nothing more', async () => {
     const h = await start({ debounceMs: 1000 });
-    h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '2');
     await h.stop();
     expect(h.api.watches).toEqual([]);
     await vi.advanceTimersByTimeAsync(5000);
@@ -239,8 +456,7 @@ describe('watches', () => {
 describe('telling people', () => {
   it('a touch counts in the metrics and records a ConfigChanged Event naming the source', async () => {
     const h = await start({ debounceMs: 1000 });
-    h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1050);
     expect(h.calls).toContain('touched Deployment');
     expect(h.api.events).toEqual([
@@ -263,12 +479,9 @@ describe('telling people', () => {
     vi.setSystemTime(new Date('2026-12-01T12:00:00Z')); // a Tuesday
     const h = await start({ debounceMs: 1000 });
     const object = h.api.workload('Deployment', NAMESPACE, 'web-0')!;
-    (object.metadata as Record<string, unknown>).annotations = {
-      'confighash.dev/rollout-window': text,
-    };
+    object.metadata.annotations = { 'confighash.dev/rollout-window': text };
     for (const v of ['2', '3']) {
-      h.source.configMap('app', { v });
-      h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+      changeApp(h, v);
       await vi.advanceTimersByTimeAsync(1050);
     }
     expect(h.api.touches).toEqual([]);
@@ -292,8 +505,7 @@ it.each([
     const h = await start({ debounceMs: 1000 });
     const object = h.api.workload('Deployment', NAMESPACE, 'web-0')!;
     Object.assign(object.spec as Record<string, unknown>, spec);
-    h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1050);
     expect(h.api.touches).toHaveLength(1);
     expect(h.api.events).toEqual([
@@ -317,8 +529,7 @@ describe('what the Event says happened', () => {
     await vi.advanceTimersByTimeAsync(1000);
     h.source.configMap('new', { v: '2' });
     h.api.change(NAMESPACE, 'configmaps', 'new', 'MODIFIED');
-    h.source.configMap('app', { v: '2' });
-    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(5050);
     expect(h.api.touches).toHaveLength(1);
     expect(h.api.events.map((event) => event.note)).toEqual([

@@ -1,0 +1,67 @@
+// The commands as `confighash --help` lists them: each one's synopsis, one-line
+// summary and closing notes. Each option's text is its OptionSpec's (one module per
+// command); `confighash COMMAND --help` joins the two (options.ts, helpFor).
+
+export interface CommandText {
+  readonly name: string;
+  /** What follows `confighash` on the usage line. */
+  readonly synopsis: string;
+  readonly summary: string;
+  /** Lines printed after the options. */
+  readonly notes?: readonly string[];
+}
+
+const KUBECONFIG_NOTE =
+  'The Kubernetes API is found as kubectl finds it: KUBECONFIG, ~/.kube/config, or in-cluster.';
+
+export const COMMANDS: readonly CommandText[] = [
+  {
+    name: 'serve',
+    synopsis: 'serve [options]',
+    summary: 'run the admission webhook (HTTPS)',
+    notes: [KUBECONFIG_NOTE],
+  },
+  {
+    name: 'follow',
+    synopsis: 'follow [options]',
+    summary: 'roll workloads whose config changed with no write of theirs (its own Deployment)',
+    notes: [KUBECONFIG_NOTE],
+  },
+  {
+    name: 'dev-certs',
+    synopsis: 'dev-certs [options]',
+    summary: 'write a local CA, serving certificate and hash key',
+  },
+  {
+    name: 'plan',
+    synopsis: 'plan (-f FILE | -f - | -k DIR) [options]',
+    summary: 'preview which workloads applying manifests rolls, and why',
+    notes: [
+      'Exit status: 0 when nothing rolls, 1 when something rolls or cannot be told, 2 on a mistake.',
+      KUBECONFIG_NOTE,
+    ],
+  },
+  {
+    name: 'explain',
+    synopsis: 'explain KIND/NAME [options]',
+    summary: 'why a workload did or did not roll, and whether its next write rolls',
+    notes: [KUBECONFIG_NOTE],
+  },
+];
+
+export function commandText(name: string): CommandText | undefined {
+  return COMMANDS.find((command) => command.name === name);
+}
+
+/** `confighash --help`: the commands, one line each; their options are theirs to print. */
+export function usage(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length)) + 3;
+  return [
+    'Usage: confighash COMMAND [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}${command.summary}`),
+    '',
+    "Run 'confighash COMMAND --help' for a command's options.",
+  ].join('\n');
+}

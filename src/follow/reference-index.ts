@@ -1,0 +1,170 @@
+// The reference index of follow mode (docs/design.md §6 "Triggers, at any cluster size"):
+// which workload reads which ConfigMaps and Secrets, and which resourceVersion each
+// source has now — a reverse map, not a cache. Per workload it keeps only its ref, the
+// sources it reads, the hash it carries and the sources' versions its last evaluation
+// saw; per source only its resourceVersion. No template, no content. The webhook's
+// live lookups stay the only judge: the index only says whom to ask. Pure, no I/O.
+
+import type { References } from './references.js';
+import { type WorkloadRef, workloadKey } from './workload-ref.js';
+
+interface Entry {
+  ref: WorkloadRef;
+  sources: readonly string[];
+  hash: string | undefined;
+  /** The version of each source when this leader last evaluated it; undefined: never. */
+  seen: ReadonlyMap<string, string | undefined> | undefined;
+}
+
+/** One followed namespace's part of the index. Sources are named `configmap/NAME`. */
+interface NamespaceIndex {
+  readonly versions: Map<string, string>;
+  readonly workloads: Map<string, Entry>;
+  readonly readers: Map<string, Set<string>>;
+}
+
+export class ReferenceIndex {
+  readonly #namespaces = new Map<string, NamespaceIndex>();
+
+  /**
+   * A workload as listed or watched (ADDED, MODIFIED): its entry is set from the object,
+   * which corrects whatever the index believed. What its last evaluation saw is kept, so
+   * the MODIFIED event of a touch's own patch asks for nothing.
+   */
+  putWorkload(references: References): void {
+    const { ref, sources, hash } = references;
+    const space = this.#space(ref.namespace);
+    const key = workloadKey(ref);
+    const entry = space.workloads.get(key);
+    if (entry) this.#unlink(space, key, entry.sources);
+    space.workloads.set(key, { ref, sources, hash, seen: entry?.seen });
+    for (const source of sources) {
+      let readers = space.readers.get(source);
+      if (!readers) {
+        readers = new Set();
+        space.readers.set(source, readers);
+      }
+      readers.add(key);
+    }
+  }
+
+  deleteWorkload(ref: WorkloadRef): void {
+    const space = this.#namespaces.get(ref.namespace);
+    const key = workloadKey(ref);
+    const entry = space?.workloads.get(key);
+    if (!space || !entry) return;
+    this.#unlink(space, key, entry.sources);
+    space.workloads.delete(key);
+  }
+
+  /**
+   * A source's resourceVersion now, or undefined when it was deleted; returns the
+   * workloads that read it when the version moved (none when it is the one known).
+   */
+  setSource(namespace: string, source: string, version: string | undefined): WorkloadRef[] {
+    const space = this.#space(namespace);
+    if (space.versions.get(source) === version) return [];
+    if (version === undefined) space.versions.delete(source);
+    else space.versions.set(source, version);
+    return this.readersOf(namespace, source);
+  }
+
+  readersOf(namespace: string, source: string): WorkloadRef[] {
+    const space = this.#namespaces.get(namespace);
+    const keys = space?.readers.get(source) ?? [];
+    return [...keys].map((key) => space!.workloads.get(key)!.ref);
+  }
+
+  /** `ref` is being evaluated now: what it saw is the versions of its sources as known now. */
+  evaluated(ref: WorkloadRef): void {
+    const space = this.#namespaces.get(ref.namespace);
+    const entry = space?.workloads.get(workloadKey(ref));
+    if (!space || !entry) return;
+    entry.seen = new Map(entry.sources.map((source) => [source, space.versions.get(source)]));
+  }
+
+  /** Workloads this leader never evaluated, or one of whose sources moved since it did. */
+  stale(): WorkloadRef[] {
+    const found: WorkloadRef[] = [];
+    for (const space of this.#namespaces.values()) {
+      for (const entry of space.workloads.values()) {
+        const { seen } = entry;
+        const moved =
+          seen === undefined ||
+          entry.sources.some((source) => space.versions.get(source) !== seen.get(source));
+        if (moved) found.push(entry.ref);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * After a list of `namespace` (undefined: every namespace): drops the sources of
+   * `prefix` (`configmap/`, `secret/`) it did not show; `listed` holds `namespace/source`.
+   */
+  retainSources(namespace: string | undefined, prefix: string, listed: ReadonlySet<string>): void {
+    for (const [name, space] of this.#scope(namespace)) {
+      for (const source of space.versions.keys()) {
+        if (source.startsWith(prefix) && !listed.has(`${name}/${source}`)) {
+          space.versions.delete(source);
+        }
+      }
+    }
+  }
+
+  /** After a list of one kind: drops its workloads the list did not show (`listed`: workloadKey). */
+  retainWorkloads(
+    namespace: string | undefined,
+    kind: WorkloadRef['kind'],
+    listed: ReadonlySet<string>,
+  ): void {
+    for (const [, space] of this.#scope(namespace)) {
+      for (const [key, entry] of space.workloads) {
+        if (sameKind(entry.ref.kind, kind) && !listed.has(key)) this.deleteWorkload(entry.ref);
+      }
+    }
+  }
+
+  /** A namespace no longer followed: nothing of it is kept. */
+  dropNamespace(namespace: string): void {
+    this.#namespaces.delete(namespace);
+  }
+
+  /** How many workloads and sources it holds (for logs). */
+  counts(): { workloads: number; sources: number } {
+    let workloads = 0;
+    let sources = 0;
+    for (const space of this.#namespaces.values()) {
+      workloads += space.workloads.size;
+      sources += space.versions.size;
+    }
+    return { workloads, sources };
+  }
+
+  #space(namespace: string): NamespaceIndex {
+    let space = this.#namespaces.get(namespace);
+    if (!space) {
+      space = { versions: new Map(), workloads: new Map(), readers: new Map() };
+      this.#namespaces.set(namespace, space);
+    }
+    return space;
+  }
+
+  #scope(namespace: string | undefined): [string, NamespaceIndex][] {
+    if (namespace === undefined) return [...this.#namespaces];
+    const space = this.#namespaces.get(namespace);
+    return space ? [[namespace, space]] : [];
+  }
+
+  #unlink(space: NamespaceIndex, key: string, sources: readonly string[]): void {
+    for (const source of sources) {
+      const readers = space.readers.get(source);
+      readers?.delete(key);
+      if (readers?.size === 0) space.readers.delete(source);
+    }
+  }
+}
+
+function sameKind(a: WorkloadRef['kind'], b: WorkloadRef['kind']): boolean {
+  return a.group === b.group && a.kind === b.kind;
+}
