@@ -85,6 +85,8 @@ export interface ScaleResult {
 const shown = (key: string) =>
   !key.endsWith(' leases') && !key.endsWith(' endpoints') && !key.startsWith('WATCH ');
 const requests = (counts: Counts) => formatCounts(counts, shown);
+const shownOnly = (counts: Counts): Counts =>
+  Object.fromEntries(Object.entries(counts).filter(([key]) => shown(key)));
 const mb = (value: number | undefined) => (value === undefined ? '–' : `${value.toFixed(1)} MB`);
 const size = (r: ScaleRow) =>
   `${r.namespaces.toLocaleString('en-US')} / ${r.workloads.toLocaleString('en-US')} / ${r.sources.toLocaleString('en-US')}`;
@@ -137,8 +139,8 @@ export function scaleTargets(result: ScaleResult): Target[] {
   if (!last) return [];
   const c = last.confighash;
   const watches = totalOf(c.watches);
-  const resyncGets = verbTotal(c.resync.requests, 'GET');
-  const changeLists = verbTotal(c.oneChange.requests, 'LIST');
+  const resyncGets = verbTotal(shownOnly(c.resync.requests), 'GET');
+  const changeLists = verbTotal(shownOnly(c.oneChange.requests), 'LIST');
   const rollouts = (s: StartFigures) => s.acted + (s.requests['POST replicasets'] ?? 0);
   const restartRollouts = rollouts(c.restart);
   const [, p99] = latencyPercentiles(c.latenciesMs);
