@@ -1,4 +1,4 @@
-// The objects of the `scale` scenario (issue 22): follow namespaces of 10
+// The objects of the `scale` scenario: follow namespaces of 10
 // Deployments (replicas 0: the controllers make ReplicaSets, no pods) and 50
 // ConfigMaps and Secrets, of which each Deployment reads three and no two
 // Deployments read the same one; and one fan-out namespace whose Deployments

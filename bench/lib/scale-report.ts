@@ -1,6 +1,6 @@
 // What the `scale` scenario reports: per size, the figures of confighash's
 // follower and of Reloader on the same objects, the tables BENCHMARKS.md shows,
-// and DESIGN.md §11's targets at the largest size.
+// and docs/design.md §11's targets at the largest size.
 
 import type { Scenario, Target } from './report.js';
 import { type Counts, drainSeconds, formatCounts, totalOf, verbTotal } from './scale-metrics.js';

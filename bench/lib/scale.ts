@@ -1,4 +1,4 @@
-// The `scale` scenario (issue 22, DESIGN.md §11): follow mode on a cluster that
+// The `scale` scenario (docs/design.md §11): follow mode on a cluster that
 // grows to 1,000 follow namespaces, 10,000 Deployments and 50,000 ConfigMaps and
 // Secrets, and Reloader on the same objects, one tool after the other at each
 // size. Only with `--only=scale`: it takes most of half an hour.
@@ -73,7 +73,7 @@ export interface ScalePlan {
   readonly idleS: number;
 }
 
-/** The follower's defaults (DESIGN.md §6), against which the fan-out is extrapolated. */
+/** The follower's defaults (docs/design.md §6), against which the fan-out is extrapolated. */
 export const FOLLOW_DEFAULTS = { rate: 5, burst: 20, debounceS: 10 } as const;
 
 const SETTLE_TIMEOUT_MS = 20 * 60_000;
