@@ -1,4 +1,5 @@
-// A release installed as a user installs it (docs/design.md §12), on the real node:
+// A release installed as a user installs it (docs/design.md §12), on a real node of this
+// file's own that holds no confighash image (test/support/node.ts, startOwnNodeFixture):
 // go-containerregistry's registry runs inside the node's network namespace and is reached
 // from here on the same loopback port (tools/cluster/forward.ts to a Unix socket that
 // tools/node/unix-to-tcp.mjs serves inside), so one reference names it on both sides.
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Forward, forwardLoopbackToSocket } from '../../tools/cluster/forward.js';
+import { buildNodeImages } from '../../tools/cluster/images.js';
 import { registryHostsDir } from '../../tools/cluster/node.js';
 import {
   type ManagedProcess,
@@ -26,14 +28,13 @@ import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import { helmAgainst, helmOrSkip } from '../support/helm.js';
 import {
-  attachNodeFixture,
   isReady,
   type NodeFixture,
   type Pod,
   SYSTEM_NAMESPACE,
+  startOwnNodeFixture,
   waitForReadyWebhookPods,
 } from '../support/node.js';
-import { thisWorkersCluster } from '../support/per-worker.js';
 
 const exec = promisify(execFile);
 const HASH = 'confighash.dev/hash';
@@ -97,7 +98,7 @@ interface Released {
   readonly lines: string;
 }
 
-let fixture: NodeFixture;
+let fixture: NodeFixture & { readonly state: string };
 let registry: ManagedProcess | undefined;
 let forwarder: ManagedProcess | undefined;
 let forward: Forward | undefined;
@@ -107,21 +108,21 @@ let work: string;
 
 beforeAll(async () => {
   if (!ociTools || !helm) return;
-  fixture = await attachNodeFixture();
-  work = fixture.cluster.dir;
+  // The test images only: confighash's image reaches this node from the registry alone.
+  const images = await buildNodeImages();
+  fixture = await startOwnNodeFixture([images.testImages.archive]);
+  work = await mkdtemp(join(tmpdir(), 'confighash-release-'));
   host = await startRegistryInNode(join(ociTools, 'registry'));
   await trustPlainHttp(host);
   released = await release(host);
 }, 600_000);
 
 afterAll(async () => {
-  if (fixture && helm) {
-    await helmRun(['uninstall', 'confighash', '--ignore-not-found']).catch(() => {});
-  }
-  await fixture?.stop();
   await forwarder?.stop();
   await registry?.stop();
   await forward?.close();
+  await fixture?.stop();
+  if (work && !process.env.CONFIGHASH_KEEP_LOGS) await rm(work, { recursive: true, force: true });
 });
 
 /**
@@ -166,7 +167,7 @@ async function startRegistryInNode(binary: string): Promise<string> {
 
 /** containerd's hosts.toml for the registry: plain HTTP, pull and resolve. */
 async function trustPlainHttp(address: string): Promise<void> {
-  const dir = join(registryHostsDir(thisWorkersCluster('nodes').state), address);
+  const dir = join(registryHostsDir(fixture.state), address);
   const hosts = [
     `server = "http://${address}"`,
     `[host."http://${address}"]`,

@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
-import { type AttachedNode, attachNode } from '../../tools/cluster/node.js';
+import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
@@ -40,10 +40,37 @@ export interface NodeFixture {
 export async function attachNodeFixture(): Promise<NodeFixture> {
   const node = attachNode(thisWorkersCluster('nodes'));
   const kubectl = kubectlFor(node.kubeconfig);
-  const k = strictKubectl(kubectl);
   const before = await snapshotCluster(kubectl);
   // Not confighash-node-*: that is a node run's, which removeStaleRuns may take for a dead one.
   const dir = await mkdtemp(join(tmpdir(), 'confighash-file-'));
+  return fixtureOn(node, dir, kubectl, async () => {
+    await restoreCluster(kubectl, before);
+    if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
+  });
+}
+
+/**
+ * A node of the file's own, holding only `images`: for a file whose proof needs a node
+ * without confighash's image (it must come from a registry), and whose pulls must not
+ * change the suite's node — pulling the image that node imported, under another name,
+ * made its containerd answer every later pod of the imported name with a pull, which
+ * fails there.
+ */
+export async function startOwnNodeFixture(
+  images: readonly string[],
+): Promise<NodeFixture & { readonly state: string }> {
+  const node = await startLocalNode({ images });
+  const fixture = fixtureOn(node, node.dir, kubectlFor(node.kubeconfig), () => node.stop());
+  return { ...fixture, state: node.access.state };
+}
+
+function fixtureOn(
+  node: AttachedNode,
+  dir: string,
+  kubectl: Kubectl,
+  stop: () => Promise<void>,
+): NodeFixture {
+  const k = strictKubectl(kubectl);
   return {
     cluster: { ...node, dir, node },
     kubectl,
@@ -51,10 +78,7 @@ export async function attachNodeFixture(): Promise<NodeFixture> {
     json: async <T>(args: readonly string[]) => JSON.parse(await k([...args, '-o', 'json'])) as T,
     install: (overlay) => installOverlay(kubectl, overlay),
     rollout: () => waitForRollouts(kubectl),
-    async stop() {
-      await restoreCluster(kubectl, before);
-      if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 
