@@ -246,11 +246,12 @@ describe('Argo Rollouts with its own controller on a real node', () => {
     expect([...(await replicaSets()).keys()].sort()).toEqual([first, second].sort());
     expect((await followLines('follow: touched')) - touchedBefore).toBe(1);
 
-    // Follow's next resync sees the Rollout hashed with the current config: nothing to roll.
-    const resyncsBefore = await followLines('follow: nothing to roll');
+    // Follow's next resync after the rollout rolls nothing (against the index: the Rollout's
+    // sources have not moved since the touch evaluated it).
+    const resyncsBefore = await followLines('follow: resync');
     await waitUntil(
-      async () => (await followLines('follow: nothing to roll')) > resyncsBefore,
-      'a resync of follow mode to pass over the Rollout',
+      async () => (await followLines('follow: resync')) > resyncsBefore,
+      'a resync of follow mode after the rollout',
       60_000,
     );
     expect([...(await replicaSets()).keys()].sort()).toEqual([first, second].sort());
