@@ -17,7 +17,7 @@ import {
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
-import type { FollowApi, WorkloadEvent } from './ports.js';
+import { type FollowApi, type WorkloadEvent, withDeadline } from './ports.js';
 import { decideReconcile, type ReconcileDecision } from './reconcile.js';
 import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
 import { gateWindow, type WindowGate } from './window-gate.js';
@@ -85,8 +85,9 @@ async function touchOnce(
     deps.namespaceAnnotations(ref.namespace)[ROLLOUT_WINDOW];
   const gate = gateWindow(windowText, new Date(), deps.holdRetryMs);
   if (!gate.open) return holds.hold(touch, workload, gate);
-  const lookupSignal = AbortSignal.any([signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)]);
-  const evaluation = await deps.evaluate(workload, ref.namespace, lookupSignal);
+  const evaluation = await withDeadline(signal, LOOKUP_TIMEOUT_MS, (lookupSignal) =>
+    deps.evaluate(workload, ref.namespace, lookupSignal),
+  );
   const decision = decideReconcile(workload, evaluation);
   if (!decision.touch) return leave(deps, touch, decision);
   if (!asked) {

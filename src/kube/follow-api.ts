@@ -21,7 +21,7 @@ import {
   type WatchNamespace,
   type WorkloadEvent,
   type WorkloadWatchEvent,
-  withTimeout,
+  withDeadline,
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
@@ -69,10 +69,9 @@ class ApiFollowApi implements FollowApi {
 
   /** One request, given up after FollowTimeouts.requestMs. */
   #request<T>(request: ApiRequest & { signal: AbortSignal }): Promise<T> {
-    return requestJson<T>(this.connection, {
-      ...request,
-      signal: withTimeout(request.signal, this.timeouts.requestMs),
-    });
+    return withDeadline(request.signal, this.timeouts.requestMs, (signal) =>
+      requestJson<T>(this.connection, { ...request, signal }),
+    );
   }
 
   async listFollowNamespaces(signal: AbortSignal) {

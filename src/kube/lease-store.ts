@@ -8,9 +8,9 @@ import {
   type LeaseRecord,
   type LeaseStore,
   type StoredLease,
-  withTimeout,
+  withDeadline,
 } from '../follow/ports.js';
-import { isStatus, requestJson } from './client.js';
+import { type ApiRequest, isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 interface Lease {
@@ -33,14 +33,14 @@ export function createLeaseStore(
     spec: record,
   });
   const conflict = (error: unknown) => isStatus(error, 409, 404);
+  const send = <T>(request: ApiRequest, signal: AbortSignal) =>
+    withDeadline(signal, requestMs, (bounded) =>
+      requestJson<T>(connection, { ...request, signal: bounded }),
+    );
   return {
     async get(signal): Promise<StoredLease | undefined> {
       try {
-        const lease = await requestJson<Lease>(connection, {
-          method: 'GET',
-          path: item,
-          signal: withTimeout(signal, requestMs),
-        });
+        const lease = await send<Lease>({ method: 'GET', path: item }, signal);
         const spec = lease.spec ?? {};
         return {
           resourceVersion: lease.metadata.resourceVersion,
@@ -59,12 +59,7 @@ export function createLeaseStore(
     },
     async create(record, signal) {
       try {
-        await requestJson(connection, {
-          method: 'POST',
-          path: collection,
-          body: body(record),
-          signal: withTimeout(signal, requestMs),
-        });
+        await send({ method: 'POST', path: collection, body: body(record) }, signal);
         return true;
       } catch (error) {
         if (conflict(error)) return false;
@@ -73,12 +68,7 @@ export function createLeaseStore(
     },
     async update(record, resourceVersion, signal) {
       try {
-        await requestJson(connection, {
-          method: 'PUT',
-          path: item,
-          body: body(record, resourceVersion),
-          signal: withTimeout(signal, requestMs),
-        });
+        await send({ method: 'PUT', path: item, body: body(record, resourceVersion) }, signal);
         return true;
       } catch (error) {
         if (conflict(error)) return false;

@@ -37,7 +37,7 @@ const FOLLOW_ARGS = [
   '--follow-resync=5s',
   '--follow-debounce=1s',
   '--follow-min-interval=1s',
-  // The resync's "nothing to roll" is a debug line.
+  // The resync's line is a debug line.
   '--log-level=debug',
 ];
 const ROLL_TIMEOUT_MS = 180_000;
@@ -195,15 +195,25 @@ interface FollowLine {
   name?: string;
 }
 
-/** Follow mode's log lines about the Rollout with message `msg`, from every confighash-follow pod. */
-async function followLines(msg: string): Promise<number> {
+/** Every JSON log line of every confighash-follow pod. */
+async function followLog(): Promise<FollowLine[]> {
   const text = await fixture.k(['logs', '-n', SYSTEM_NAMESPACE, '-l', FOLLOW_PODS, '--tail=-1']);
   return text
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as FollowLine)
-    .filter((l) => l.msg === msg && l.kind === 'Rollout' && l.namespace === NS && l.name === NAME)
-    .length;
+    .map((line) => JSON.parse(line) as FollowLine);
+}
+
+/** Follow mode's log lines about the Rollout with message `msg`. */
+async function followLines(msg: string): Promise<number> {
+  return (await followLog()).filter(
+    (l) => l.msg === msg && l.kind === 'Rollout' && l.namespace === NS && l.name === NAME,
+  ).length;
+}
+
+/** Follow mode's resyncs so far: a resync names no workload, so it is counted on its own. */
+async function resyncs(): Promise<number> {
+  return (await followLog()).filter((l) => l.msg === 'follow: resync').length;
 }
 
 describe('Argo Rollouts with its own controller on a real node', () => {
@@ -246,9 +256,14 @@ describe('Argo Rollouts with its own controller on a real node', () => {
     expect([...(await replicaSets()).keys()].sort()).toEqual([first, second].sort());
     expect((await followLines('follow: touched')) - touchedBefore).toBe(1);
 
-    // Follow's resyncs after the rollout (every 5 s here) roll nothing: against the index, the
-    // Rollout's sources have not moved since the touch evaluated it. Three periods pass.
-    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    // Follow's next two resyncs after the rollout (every 5 s here) roll nothing: against the
+    // index, the Rollout's sources have not moved since the touch evaluated it.
+    const resyncsBefore = await resyncs();
+    await waitUntil(
+      async () => (await resyncs()) >= resyncsBefore + 2,
+      'two resyncs of follow mode after the rollout',
+      60_000,
+    );
     expect([...(await replicaSets()).keys()].sort()).toEqual([first, second].sort());
     expect((await followLines('follow: touched')) - touchedBefore).toBe(1);
     expect((await rollout()).status?.stableRS).toBe(second);

@@ -1,0 +1,52 @@
+// withDeadline (src/follow/ports.ts): every follow request's bound. It must abort on the
+// caller's signal or at its deadline, and once the work settles it must leave nothing
+// on the caller's long-lived signal — the leak it replaces was exactly that.
+
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { withDeadline } from '../../../src/follow/ports.js';
+
+/** Work that ends only when its signal aborts, with the signal's reason. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+  );
+}
+
+describe('withDeadline', () => {
+  it('hands on the answer and leaves no listener on the caller’s signal', async () => {
+    const caller = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      await expect(withDeadline(caller.signal, 1000, async () => i)).resolves.toBe(i);
+    }
+    await expect(
+      withDeadline(caller.signal, 1000, async () => Promise.reject(new Error('no'))),
+    ).rejects.toThrow('no');
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('aborts the work when the deadline passes', async () => {
+    const caller = new AbortController();
+    const error = await withDeadline(caller.signal, 20, untilAborted).catch((e: Error) => e);
+    expect(error).toMatchObject({ name: 'TimeoutError', message: 'no answer within 20 ms' });
+    expect(caller.signal.aborted).toBe(false);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('aborts the work with the caller’s reason when the caller aborts', async () => {
+    const caller = new AbortController();
+    const running = withDeadline(caller.signal, 60_000, untilAborted);
+    caller.abort(new Error('leadership lost'));
+    await expect(running).rejects.toThrow('leadership lost');
+  });
+
+  it('starts the work already aborted when the caller’s signal is', async () => {
+    const caller = new AbortController();
+    caller.abort(new Error('stopped'));
+    let seen: boolean | undefined;
+    await withDeadline(caller.signal, 60_000, async (signal) => {
+      seen = signal.aborted;
+    });
+    expect(seen).toBe(true);
+  });
+});
