@@ -115,7 +115,11 @@ class Follower {
   readonly #namespaces = new Map<string, Followed>();
   readonly #slots = new ListSlots();
   readonly #kinds: readonly WorkloadKind[];
-  /** Resources whose first list has not completed: the resync waits for a whole index. */
+  /**
+   * Resources whose first list has neither completed nor failed: the resync waits for a
+   * whole index, but not for a list that fails (a 403, say) — that one would hold every
+   * other namespace's evaluations back for as long as it keeps failing.
+   */
   #unlisted = 0;
   #clusterWatching = false;
 
@@ -210,10 +214,12 @@ class Follower {
       const counted: ListWatch = {
         ...resource,
         list: async (listSignal) => {
-          const version = await resource.list(listSignal);
-          listed();
-          this.resync();
-          return version;
+          try {
+            return await resource.list(listSignal);
+          } finally {
+            listed();
+            this.resync();
+          }
         },
       };
       // A CRD installed after the start is noticed within a retry, not a resync period.

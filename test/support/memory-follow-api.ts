@@ -57,6 +57,8 @@ export class MemoryFollowApi implements FollowApi {
   readonly listDelayMs = new Map<string, number>();
   /** Kinds whose CRD is not installed: listing them is a 404. */
   readonly absentKinds = new Set<string>();
+  /** Resources (`secrets`, `Deployment`) whose every list fails, as a 403 would. */
+  readonly failingLists = new Set<string>();
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
   #version = 100;
 
@@ -123,6 +125,12 @@ export class MemoryFollowApi implements FollowApi {
 
   // --- FollowApi -------------------------------------------------------------
 
+  #failIfFailing(resource: string): void {
+    if (!this.failingLists.has(resource)) return;
+    this.requests.push(`LIST ${resource}`);
+    throw new Error(`list ${resource}: forbidden`);
+  }
+
   async listFollowNamespaces() {
     this.requests.push('LIST namespaces');
     return { namespaces: [...this.namespaces.values()], resourceVersion: String(this.#version) };
@@ -154,6 +162,7 @@ export class MemoryFollowApi implements FollowApi {
       .map(([key, resourceVersion]) => ({ key: key.split('/'), resourceVersion }))
       .filter(({ key }) => key[0] === resource && inScope(namespace, key[1]!))
       .map(({ key, resourceVersion }) => ({ namespace: key[1]!, name: key[2]!, resourceVersion }));
+    this.#failIfFailing(resource);
     await this.#delay(resource);
     this.#pages(`LIST ${resource}`, objects, onPage);
     return String(++this.#version);
@@ -180,6 +189,7 @@ export class MemoryFollowApi implements FollowApi {
       this.requests.push(`LIST ${kind.kind}`);
       return undefined;
     }
+    this.#failIfFailing(kind.kind);
     const objects = [...this.workloads.values()]
       .filter((object) => object.kind === kind.kind)
       .filter((object) => inScope(namespace, String(object.metadata.namespace)))

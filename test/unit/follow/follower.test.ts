@@ -388,6 +388,21 @@ describe('kinds', () => {
     expect(h.api.touches.map((t) => t.kind)).toEqual(['Deployment', 'Rollout']); // adopted
     await h.stop();
   });
+  it('a resource whose list keeps failing holds back no evaluation of the others', async () => {
+    const h = await start(
+      { resyncMs: 60_000 },
+      { count: 3, settled: false, before: (api) => void api.failingLists.add('secrets') },
+    );
+    await vi.advanceTimersByTimeAsync(1010);
+    expect(h.api.requests.filter((r) => r === 'LIST secrets').length).toBeGreaterThan(0);
+    expect(h.api.requests.filter((r) => r.startsWith('GET Deployment')).length).toBe(3);
+    // Once its list succeeds, the workloads are not evaluated again: no source of theirs moved.
+    h.api.failingLists.delete('secrets');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.api.requests.filter((r) => r.startsWith('GET Deployment')).length).toBe(3);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
 });
 
 describe('watches', () => {
