@@ -17,7 +17,14 @@ import {
   parseOptions,
 } from './options.js';
 import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed.js';
-import { isLogLevel, parseLogLevel, parsePort, SERVE_OPTIONS } from './serve.js';
+import {
+  EXCLUDED_NAMESPACE_OPTION,
+  isLogLevel,
+  parseExcludedNamespaces,
+  parseLogLevel,
+  parsePort,
+  SERVE_OPTIONS,
+} from './serve.js';
 
 export interface FollowCommandConfig {
   /** Plain HTTP: /healthz, /readyz, /metrics. */
@@ -29,6 +36,8 @@ export interface FollowCommandConfig {
   readonly logLevel: LogLevel;
   readonly follow: FollowConfig;
   readonly kinds: readonly WorkloadKind[];
+  /** Never followed, whatever their label: kube-system, --namespace and every --excluded-namespace. */
+  readonly excludedNamespaces: readonly string[];
 }
 
 /**
@@ -52,6 +61,7 @@ export const FOLLOW_COMMAND_OPTIONS: readonly OptionSpec[] = [
   shared('hash-key-file'),
   ...HASH_KEY_SECRET_OPTIONS,
   SERVE_KIND_OPTION,
+  EXCLUDED_NAMESPACE_OPTION,
   shared('log-level'),
   ...FOLLOW_OPTIONS,
 ];
@@ -79,6 +89,11 @@ export function parseFollowCommandConfig(
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
+  const excludedNamespaces = parseExcludedNamespaces(
+    get('namespace')!,
+    values.all('excluded-namespace'),
+  );
+  if (typeof excludedNamespaces === 'string') return fail(excludedNamespaces);
   return {
     ok: true,
     config: Object.freeze({
@@ -89,6 +104,7 @@ export function parseFollowCommandConfig(
       logLevel,
       follow,
       kinds,
+      excludedNamespaces,
     }),
   };
 }

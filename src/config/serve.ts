@@ -56,6 +56,14 @@ export interface ServeConfig {
   readonly clientAuth: { readonly caFile: string; readonly probePort: number } | undefined;
 }
 
+/** Shared by serve and follow: the follower leaves alone what the webhook never hashes. */
+export const EXCLUDED_NAMESPACE_OPTION: OptionSpec = {
+  flag: 'excluded-namespace',
+  env: 'CONFIGHASH_EXCLUDED_NAMESPACES',
+  value: 'NS',
+  help: 'never hash (serve) or follow (follow) in this namespace, whatever its label, as kube-system and --namespace (repeatable; env: comma-separated)',
+};
+
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'port',
@@ -123,12 +131,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     defaultValue: '95',
     help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
-  {
-    flag: 'excluded-namespace',
-    env: 'CONFIGHASH_EXCLUDED_NAMESPACES',
-    value: 'NS',
-    help: 'never hash in this namespace, whatever its label, as kube-system and --namespace (repeatable; env: comma-separated)',
-  },
+  EXCLUDED_NAMESPACE_OPTION,
 ];
 
 /** A namespace name: an RFC 1123 label. */
@@ -175,13 +178,11 @@ export function parseServeConfig(
   if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
-  const excluded = values.all('excluded-namespace');
-  const badNamespace = [get('namespace')!, ...excluded].find((name) => !NAMESPACE_NAME.test(name));
-  if (badNamespace !== undefined) {
-    return fail(
-      `--excluded-namespace and --namespace take a namespace name (lowercase letters, digits, '-'; at most 63), got '${badNamespace}'`,
-    );
-  }
+  const excludedNamespaces = parseExcludedNamespaces(
+    get('namespace')!,
+    values.all('excluded-namespace'),
+  );
+  if (typeof excludedNamespaces === 'string') return fail(excludedNamespaces);
   return {
     ok: true,
     config: Object.freeze({
@@ -196,7 +197,7 @@ export function parseServeConfig(
       selfManaged: selfManaged.options,
       follow,
       kinds,
-      excludedNamespaces: Object.freeze([...new Set([get('namespace')!, ...excluded])]),
+      excludedNamespaces,
       clientAuth,
     }),
   };
@@ -234,4 +235,19 @@ export function parseLogLevel(value: string | undefined): LogLevel | string {
 
 export function isLogLevel(value: string | undefined): value is LogLevel {
   return LOG_LEVELS.includes(value as LogLevel);
+}
+
+/**
+ * This process's own namespace (--namespace) and every --excluded-namespace, once each;
+ * or the one-line error naming the first that is not a namespace name.
+ */
+export function parseExcludedNamespaces(
+  own: string,
+  excluded: readonly string[],
+): readonly string[] | string {
+  const bad = [own, ...excluded].find((name) => !NAMESPACE_NAME.test(name));
+  if (bad !== undefined) {
+    return `--excluded-namespace and --namespace take a namespace name (lowercase letters, digits, '-'; at most 63), got '${bad}'`;
+  }
+  return Object.freeze([...new Set([own, ...excluded])]);
 }

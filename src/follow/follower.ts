@@ -12,6 +12,7 @@
 // (whom), touch-queue.ts (when), touch.ts (one touch). This file only composes them.
 
 import type { Evaluator } from '../evaluate.js';
+import { ALWAYS_EXCLUDED } from '../namespaces.js';
 import { formatSource, sourceOfResource } from '../sources.js';
 import { HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
@@ -66,6 +67,8 @@ export interface FollowerDependencies {
   readonly options: FollowOptions;
   /** The kinds listed and touched (default: the apps/v1 ones; `--kind` adds more). */
   readonly kinds?: readonly WorkloadKind[];
+  /** Besides ALWAYS_EXCLUDED: never followed, whatever their label (the webhook never hashes there). */
+  readonly excludedNamespaces?: readonly string[];
 }
 
 /** Runs until `signal` aborts (leadership lost or shutdown); then stops at once. */
@@ -115,6 +118,7 @@ class Follower {
   readonly #namespaces = new Map<string, Followed>();
   readonly #slots = new ListSlots();
   readonly #kinds: readonly WorkloadKind[];
+  readonly #excluded: ReadonlySet<string>;
   /**
    * Resources whose first list has neither completed nor failed: the resync waits for a
    * whole index, but not for a list that fails (a 403, say) — that one would hold every
@@ -128,6 +132,7 @@ class Follower {
     private readonly signal: AbortSignal,
   ) {
     this.#kinds = deps.kinds ?? HANDLED_KINDS;
+    this.#excluded = new Set([...ALWAYS_EXCLUDED, ...(deps.excludedNamespaces ?? [])]);
     this.#queue = new TouchQueue(deps.options, deps.metrics);
     const touch = createToucher({
       ...deps,
@@ -162,6 +167,7 @@ class Follower {
   }
 
   follow(info: NamespaceInfo): void {
+    if (this.#excluded.has(info.name)) return;
     const known = this.#namespaces.get(info.name);
     if (known) {
       known.info = info; // Its rollout window may have changed.

@@ -40,7 +40,7 @@ export async function follow(config: FollowCommandConfig): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const credentials = await cluster.credentials();
   const mode = startFollow(
-    { ...config.follow, kinds: config.kinds },
+    { ...config.follow, kinds: config.kinds, excludedNamespaces: config.excludedNamespaces },
     credentials,
     hashKey,
     registry,
@@ -63,7 +63,10 @@ export async function follow(config: FollowCommandConfig): Promise<void> {
 
 /** The election and the follower, on a connection of their own (watches are long-lived streams). */
 export function startFollow(
-  config: FollowConfig & { readonly kinds: readonly WorkloadKind[] },
+  config: FollowConfig & {
+    readonly kinds: readonly WorkloadKind[];
+    readonly excludedNamespaces: readonly string[];
+  },
   credentials: ClusterCredentials,
   hashKey: Buffer,
   registry: Registry,
@@ -77,6 +80,7 @@ export function startFollow(
     logger: logger.child({ component: 'follow' }),
     options: config.options,
     kinds: config.kinds,
+    excludedNamespaces: config.excludedNamespaces,
     leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
     identity: config.identity,
   });

@@ -50,7 +50,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const follow =
     config.follow &&
     startFollow(
-      { ...config.follow, kinds: config.kinds },
+      { ...config.follow, kinds: config.kinds, excludedNamespaces: config.excludedNamespaces },
       await cluster.credentials(),
       hashKey,
       metrics.registry,

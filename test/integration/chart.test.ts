@@ -227,7 +227,12 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       '--excluded-namespace=monitoring',
       '--cert-check-interval=600',
     ]);
-    expect(followContainer(all).args).toEqual([...kinds, '--follow-debounce=30s']);
+    // The follower follows nowhere the webhook never hashes.
+    expect(followContainer(all).args).toEqual([
+      ...kinds,
+      '--excluded-namespace=monitoring',
+      '--follow-debounce=30s',
+    ]);
     for (const name of ['confighash', 'confighash-follow']) {
       expect(find(all, 'Deployment', name).spec.template.spec.priorityClassName).toBe(
         'system-cluster-critical',

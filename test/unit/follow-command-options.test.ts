@@ -24,6 +24,31 @@ describe('confighash follow options', () => {
     });
   });
 
+  it('never follows its own namespace nor an --excluded-namespace; refuses a bad name', () => {
+    const parsed = parseFollowCommandConfig(
+      ['--hash-key-file', 'k', '--excluded-namespace', 'monitoring'],
+      { CONFIGHASH_EXCLUDED_NAMESPACES: 'ignored-by-the-flag' },
+    );
+    expect(parsed.ok && parsed.config.excludedNamespaces).toEqual([
+      'confighash-system',
+      'monitoring',
+    ]);
+    const fromEnv = parseFollowCommandConfig(['--hash-key-file', 'k'], {
+      CONFIGHASH_EXCLUDED_NAMESPACES: 'a,b',
+      CONFIGHASH_NAMESPACE: 'hooks',
+    });
+    expect(fromEnv.ok && fromEnv.config.excludedNamespaces).toEqual(['hooks', 'a', 'b']);
+    const bad = parseFollowCommandConfig(
+      ['--hash-key-file', 'k', '--excluded-namespace=Team_B'],
+      {},
+    );
+    expect(bad).toEqual({
+      ok: false,
+      error:
+        "--excluded-namespace and --namespace take a namespace name (lowercase letters, digits, '-'; at most 63), got 'Team_B'",
+    });
+  });
+
   it('--hash-key-secret: the webhook’s Secret, written to the runtime dir, and no certificates', () => {
     const parsed = parseFollowCommandConfig([], {
       CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',

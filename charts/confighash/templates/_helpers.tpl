@@ -131,10 +131,14 @@ webhook.excludedNamespaces (the webhook's own namespace check, as its selector),
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
 {{- end }}
 
-{{/* confighash-follow's args: the same --kind flags, --watch-scope=namespace with
-rbac.namespaced (its RBAC is bound per namespace then), then follow.extraArgs. */}}
+{{/* confighash-follow's args: the same --kind and --excluded-namespace flags (it follows
+nowhere the webhook never hashes), --watch-scope=namespace with rbac.namespaced (its RBAC is
+bound per namespace then), then follow.extraArgs. */}}
 {{- define "confighash.follow.args" -}}
 {{- $args := include "confighash.kindArgs" . | fromJsonArray -}}
+{{- range .Values.webhook.excludedNamespaces -}}
+{{- $args = append $args (printf "--excluded-namespace=%s" .) -}}
+{{- end -}}
 {{- if .Values.rbac.namespaced -}}
 {{- $args = append $args "--watch-scope=namespace" -}}
 {{- end -}}

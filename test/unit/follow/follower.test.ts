@@ -60,6 +60,8 @@ interface Setup {
   /** Namespaces, besides NAMESPACE, holding the same workloads but not followed. */
   unfollowed?: string[];
   kinds?: readonly WorkloadKind[];
+  /** --excluded-namespace: never followed, whatever their label. */
+  excluded?: string[];
   /** false: return at once, before taking the lead has evaluated everything. */
   settled?: boolean;
   /** Runs on the cluster before the follower starts. */
@@ -95,6 +97,7 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
       logger: quiet,
       options: merged,
       ...(kinds ? { kinds } : {}),
+      ...(setup.excluded ? { excludedNamespaces: setup.excluded } : {}),
     },
     stop.signal,
   );
@@ -233,6 +236,28 @@ describe('the reference index', () => {
     await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
     expect(h.since('GET')).toBe(0);
     expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it('kube-system and an --excluded-namespace are never followed, whatever their label', async () => {
+    const h = await start(
+      { debounceMs: 1000 },
+      {
+        count: 2,
+        unfollowed: ['kube-system', 'team-b'],
+        excluded: ['team-b'],
+        before: (api) => void ['kube-system', 'team-b'].map((name) => api.followNamespace(name)),
+      },
+    );
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/`)).toBe(2);
+    for (const name of ['kube-system', 'team-b']) {
+      expect(h.api.count(`GET Deployment ${name}/`)).toBe(0);
+      h.source.configMap('app', { v: '2' });
+      h.api.change(name, 'configmaps', 'app', 'MODIFIED');
+    }
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    expect(h.api.touches.map((t) => t.namespace)).not.toContain('kube-system');
+    expect(h.api.touches.map((t) => t.namespace)).not.toContain('team-b');
     await h.stop();
   });
 
