@@ -8,7 +8,7 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { Slots } from './slots.js';
-import { namespaceModeOf } from './workload/index.js';
+import { ALWAYS_EXCLUDED, namespaceModeOf } from './workload/index.js';
 
 // --- the port the mutator is given ---------------------------------------------------
 
@@ -60,8 +60,6 @@ export interface NamespaceApi {
 
 // --- the check -----------------------------------------------------------------------
 
-/** Never opted in, whatever their labels (docs/design.md §7). */
-export const ALWAYS_EXCLUDED = ['kube-system'] as const;
 /** Live namespace reads in flight at once: a flood of forged reviews costs at most this many GETs at a time. */
 export const MAX_NAMESPACE_READS = 8;
 /** A shared live read gives up after this; each caller gives up at its own deadline first. */

@@ -12,9 +12,8 @@
 // (whom), touch-queue.ts (when), touch.ts (one touch). This file only composes them.
 
 import type { Evaluator } from '../evaluate.js';
-import { ALWAYS_EXCLUDED } from '../namespaces.js';
 import { formatSource, sourceOfResource } from '../sources.js';
-import { HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
+import { ALWAYS_EXCLUDED, HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type {

@@ -26,6 +26,9 @@ export const OPTED_IN_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL} in (${NAMESPACE_M
 /** The label selector of follow namespaces. */
 export const FOLLOW_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL}=${NAMESPACE_MODE.follow}`;
 
+/** Never opted in, whatever their labels (docs/design.md §7): neither hashed in nor followed. */
+export const ALWAYS_EXCLUDED = ['kube-system'] as const;
+
 /** kubectl's record of the last client-side apply, on the workload's own metadata. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
