@@ -7,8 +7,8 @@
 // tried again, so one dead connection does not cost the lease.
 
 import { setMaxListeners } from 'node:events';
+import { type Clock, systemClock, withDeadline } from './deadline.js';
 import { type LeaseRecord, type LeaseStore, microTime } from './ports.js';
-import { sleep } from './sleep.js';
 
 export interface ElectionTiming {
   readonly leaseDurationMs: number;
@@ -81,13 +81,6 @@ export interface LeaderCallbacks {
   onError?(error: unknown): void;
 }
 
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
-
-export const systemClock: Clock = { now: () => Date.now(), sleep };
-
 /** Runs the election until `signal` aborts; releases the lease if held then. */
 export async function runLeaderElection(
   store: LeaseStore,
@@ -108,33 +101,6 @@ export async function runLeaderElection(
     await clock.sleep(timing.retryPeriodMs, signal);
   }
   await election.release();
-}
-
-/**
- * Runs `request` with a signal that aborts when `parent` does or `ms` pass. A request
- * to the apiserver can hang (a dead keep-alive socket, a stalled apiserver): without a
- * bound, a leader would neither notice its renew deadline nor release on shutdown.
- */
-export async function withDeadline<T>(
-  clock: Clock,
-  parent: AbortSignal | undefined,
-  ms: number,
-  request: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const bounded = new AbortController();
-  const finished = new AbortController();
-  const abortWithParent = () => bounded.abort(parent?.reason);
-  if (parent?.aborted) abortWithParent();
-  parent?.addEventListener('abort', abortWithParent, { once: true });
-  void clock.sleep(ms, finished.signal).then(() => {
-    if (!finished.signal.aborted) bounded.abort(new Error(`no answer within ${ms} ms`));
-  });
-  try {
-    return await request(bounded.signal);
-  } finally {
-    finished.abort();
-    parent?.removeEventListener('abort', abortWithParent);
-  }
 }
 
 /** One replica's view of the election: what it last observed, and whether it leads. */
@@ -159,27 +125,32 @@ class Election {
    * `shutdown` aborts, and, while leading, at the renew deadline.
    */
   async step(shutdown: AbortSignal): Promise<void> {
-    await withDeadline(this.clock, shutdown, this.#stepBudgetMs(), async (signal) => {
-      const stored = await this.store.get(signal);
-      const now = this.clock.now();
-      this.#observe(recordFingerprint(stored?.record), now);
-      const action = decideLeaseAction(stored?.record, this.identity, this.#observedAt, now);
-      if (this.#leading && action !== 'renew') return this.#stopLeading(); // Someone else holds it now.
-      if (action === 'wait') return;
-      const next = nextLeaseRecord(
-        stored?.record,
-        this.identity,
-        new Date(now),
-        this.timing.leaseDurationMs,
-      );
-      const written = stored
-        ? await this.store.update(next, stored.resourceVersion, signal)
-        : await this.store.create(next, signal);
-      if (!written) return;
-      this.#observe(recordFingerprint(next), now, true);
-      this.#lastRenew = now;
-      if (!this.#leading && !shutdown.aborted) this.#startLeading();
-    });
+    await withDeadline(
+      shutdown,
+      this.#stepBudgetMs(),
+      async (signal) => {
+        const stored = await this.store.get(signal);
+        const now = this.clock.now();
+        this.#observe(recordFingerprint(stored?.record), now);
+        const action = decideLeaseAction(stored?.record, this.identity, this.#observedAt, now);
+        if (this.#leading && action !== 'renew') return this.#stopLeading(); // Someone else holds it now.
+        if (action === 'wait') return;
+        const next = nextLeaseRecord(
+          stored?.record,
+          this.identity,
+          new Date(now),
+          this.timing.leaseDurationMs,
+        );
+        const written = stored
+          ? await this.store.update(next, stored.resourceVersion, signal)
+          : await this.store.create(next, signal);
+        if (!written) return;
+        this.#observe(recordFingerprint(next), now, true);
+        this.#lastRenew = now;
+        if (!this.#leading && !shutdown.aborted) this.#startLeading();
+      },
+      this.clock,
+    );
   }
 
   /** Leadership ends at once when the lease could not be renewed in time. */
@@ -197,12 +168,17 @@ class Election {
     if (!this.#leading) return;
     this.#stopLeading();
     try {
-      await withDeadline(this.clock, undefined, this.timing.retryPeriodMs, async (signal) => {
-        const stored = await this.store.get(signal);
-        if (stored?.record.holderIdentity !== this.identity) return;
-        const released = releasedLeaseRecord(stored.record, new Date(this.clock.now()));
-        await this.store.update(released, stored.resourceVersion, signal);
-      });
+      await withDeadline(
+        undefined,
+        this.timing.retryPeriodMs,
+        async (signal) => {
+          const stored = await this.store.get(signal);
+          if (stored?.record.holderIdentity !== this.identity) return;
+          const released = releasedLeaseRecord(stored.record, new Date(this.clock.now()));
+          await this.store.update(released, stored.resourceVersion, signal);
+        },
+        this.clock,
+      );
     } catch (error) {
       this.callbacks.onError?.(error);
     }

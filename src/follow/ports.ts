@@ -64,35 +64,6 @@ export interface FollowTimeouts {
 
 export const FOLLOW_TIMEOUTS: FollowTimeouts = { requestMs: 10_000, watchSilenceMs: 5 * 60_000 };
 
-/**
- * Runs `work` with a signal that aborts when `signal` does or `ms` pass, whichever comes
- * first, and lets go of both as soon as `work` settles. Not AbortSignal.any with
- * AbortSignal.timeout: on Node 20 each such signal that is given a listener (every
- * request gives one) stays reachable from the long-lived parent after it is done, about
- * 2 KB each, so a follower's heap grew with every request it had ever made (100,000
- * such signals kept 210 MB on Node 20.20; 25 MB on Node 24.22).
- */
-export async function withDeadline<T>(
-  signal: AbortSignal,
-  ms: number,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const deadline = new AbortController();
-  const passOn = () => deadline.abort(signal.reason);
-  if (signal.aborted) passOn();
-  else signal.addEventListener('abort', passOn, { once: true });
-  const timer = setTimeout(
-    () => deadline.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')),
-    ms,
-  );
-  try {
-    return await work(deadline.signal);
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', passOn);
-  }
-}
-
 export interface FollowApi {
   /** Namespaces labelled `confighash.dev/enabled=follow`. */
   listFollowNamespaces(

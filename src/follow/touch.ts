@@ -14,10 +14,11 @@ import {
   rolloutNotice,
   type Workload,
 } from '../workload/index.js';
+import { withDeadline } from './deadline.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
-import { type FollowApi, type WorkloadEvent, withDeadline } from './ports.js';
+import type { FollowApi, WorkloadEvent } from './ports.js';
 import { decideReconcile, type ReconcileDecision } from './reconcile.js';
 import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
 import { gateWindow, type WindowGate } from './window-gate.js';

@@ -7,6 +7,7 @@
 // for long, and one that is has lost its connection without a word.
 
 import { hostname } from 'node:os';
+import { withDeadline } from '../follow/deadline.js';
 import {
   type ConfigEvent,
   type ConfigObject,
@@ -21,7 +22,6 @@ import {
   type WatchNamespace,
   type WorkloadEvent,
   type WorkloadWatchEvent,
-  withDeadline,
 } from '../follow/ports.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {

@@ -2,13 +2,13 @@
 // Each request is bounded by FollowTimeouts.requestMs besides the election's own
 // budget per step (src/follow/lease.ts), so that no caller can forget a bound.
 
+import { withDeadline } from '../follow/deadline.js';
 import {
   FOLLOW_TIMEOUTS,
   type FollowTimeouts,
   type LeaseRecord,
   type LeaseStore,
   type StoredLease,
-  withDeadline,
 } from '../follow/ports.js';
 import { type ApiRequest, isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';

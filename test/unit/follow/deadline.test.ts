@@ -4,7 +4,7 @@
 
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { withDeadline } from '../../../src/follow/ports.js';
+import { withDeadline } from '../../../src/follow/deadline.js';
 
 /** Work that ends only when its signal aborts, with the signal's reason. */
 function untilAborted(signal: AbortSignal): Promise<never> {
