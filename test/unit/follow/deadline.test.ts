@@ -1,4 +1,4 @@
-// withDeadline (src/follow/ports.ts): every follow request's bound. It must abort on the
+// withDeadline (src/follow/deadline.ts): every follow request's bound. It must abort on the
 // caller's signal or at its deadline, and once the work settles it must leave nothing
 // on the caller's long-lived signal — the leak it replaces was exactly that.
 
