@@ -281,6 +281,9 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     const alerts = rule.spec.groups.flatMap((g: Obj) => g.rules);
     expect(alerts.map((a: Obj) => a.alert)).toEqual([
       'ConfighashWebhookDown',
+      'ConfighashWritesAdmittedUnhashed',
+      'ConfighashWebhookRejections',
+      'ConfighashReviewsSlow',
       'ConfighashLookupFailures',
       'ConfighashFollowTouchesDeferred',
       'ConfighashFollowLeaderLost',
@@ -295,6 +298,15 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     const used = new Set(expressions.flatMap((e) => e.match(/\bconfighash_[a-z_]+/g) ?? []));
     expect(used.size).toBeGreaterThanOrEqual(10);
     for (const name of used) expect(exported, name).toContain(name);
+    // The apiserver's counts, filtered to the one webhook the configuration registers.
+    const webhookName = webhook(all).name;
+    const apiserverMetrics = expressions.flatMap(
+      (e) => e.match(/\bapiserver_[a-z_]+\{[^}]*\}/g) ?? [],
+    );
+    expect(apiserverMetrics).toEqual([
+      `apiserver_admission_webhook_fail_open_count{name="${webhookName}"}`,
+      `apiserver_admission_webhook_rejection_count{name="${webhookName}"}`,
+    ]);
     // Prometheus's own `up` of the ServiceMonitor's job, which is named after the Service.
     expect(alerts[0].expr).toContain('up{job="confighash",namespace="confighash-system"}');
     // With clientAuth on (everythingOn), Prometheus scrapes the port that asks no certificate.
@@ -303,6 +315,21 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       'https',
       'probes',
     ]);
+  });
+
+  it('fires nothing for want of a scrape when nothing scrapes the pods (no ServiceMonitor)', async () => {
+    const unscraped = await template(4, [
+      'metrics.prometheusRule.enabled=true',
+      'follow.enabled=true',
+    ]);
+    const rules = find(unscraped, 'PrometheusRule', 'confighash').spec.groups.flatMap(
+      (g: Obj) => g.rules,
+    );
+    expect(rules.length).toBeGreaterThanOrEqual(7);
+    for (const rule of rules) expect(rule.expr, rule.alert).not.toContain('absent(');
+    expect(find(all, 'PrometheusRule', 'confighash').spec.groups[0].rules[0].expr).toContain(
+      'absent(',
+    );
   });
 
   it('lets through only the webhook port when the NetworkPolicy is on', () => {
@@ -363,7 +390,10 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     expect(webhook(objects).clientConfig.caBundle).toBe('Q0E=');
     const kinds = objects.map(identity);
     expect(kinds).not.toContain('ClusterRole//confighash-webhook-ca');
-    expect(kinds.filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    // The caBundle fence goes with the caBundle patch; the Secret fence stays with the key.
+    expect(kinds.filter((k) => k.startsWith('ValidatingAdmissionPolicy/'))).toEqual([
+      'ValidatingAdmissionPolicy//confighash-secret-fence',
+    ]);
     expect(kinds.filter((k) => k.startsWith('Certificate/'))).toEqual([]);
   });
 });

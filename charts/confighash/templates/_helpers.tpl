@@ -22,6 +22,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 Follow mode's Deployment and ServiceAccount (follow.enabled): their own name, and their own
 selector label, so that the webhook's Service and selectors never match the follower's pods.
 */}}
+{{/* The one webhook of the MutatingWebhookConfiguration: the apiserver's metrics name it. */}}
+{{- define "confighash.webhookName" -}}hash.confighash.dev{{- end -}}
+
 {{- define "confighash.follow.name" -}}confighash-follow{{- end -}}
 
 {{- define "confighash.follow.selectorLabels" -}}
@@ -40,6 +43,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - kind: ServiceAccount
   name: {{ include "confighash.follow.name" . }}
   namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{/* The follower's ServiceAccount as a request's userInfo names it: what its fence matches. */}}
+{{- define "confighash.follow.serviceAccountUsername" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.follow.name" . }}
 {{- end -}}
 
 {{- define "confighash.serviceAccountSubject" -}}

@@ -1,0 +1,418 @@
+// A taken pod stays small (docs/design.md §7, docs/security.md "No pod can mint a token" and
+// "The follower can only touch"), on a real apiserver, in every install variant: the kustomize
+// overlays (default, follow, cert-manager) and the chart (defaults, follow.enabled,
+// certificates.mode=certManager), each applied as it renders — its ServiceAccounts, RBAC and
+// policies — one after another into the same namespace. Impersonating each ServiceAccount
+// (`kubectl --as`, dry runs on the server, so admission runs and nothing is stored):
+// - neither can create a service-account-token Secret, for itself or the other, nor a Secret
+//   of another name, while the hash key (and the serving certificates) may still be made;
+// - the follower can touch workloads only in follow namespaces and only under confighash.dev/.
+// The last rows remove each binding and see the same writes go through: RBAC alone allows
+// them, so it is the policies that refuse. Nothing here runs the webhook or a workload's pods.
+
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
+import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import {
+  namespace,
+  type SharedControlPlane,
+  useSharedControlPlane,
+  waitUntil,
+  workload,
+  yamlDocuments,
+} from '../support/e2e.js';
+import { CHART, helmOrSkip, runHelm } from '../support/helm.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: rendered YAML.
+type Obj = Record<string, any>;
+
+const NAMESPACE = 'confighash-system';
+const SERVING = `system:serviceaccount:${NAMESPACE}:confighash`;
+const FOLLOWER = `system:serviceaccount:${NAMESPACE}:confighash-follow`;
+const SECRET_FENCE = 'confighash-secret-fence';
+const FOLLOW_FENCE = 'confighash-follow-fence';
+/** What decides who may write what; the rest of an install is not needed to ask. */
+const KINDS = [
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+];
+
+const helm = helmOrSkip('install-fences (chart variants)');
+
+interface Variant {
+  readonly name: string;
+  readonly follow: boolean;
+  render(): Promise<string>;
+}
+
+const kustomize = (overlay: string) => async () =>
+  (
+    await promisify(execFile)('kubectl', [
+      'kustomize',
+      join(REPO_ROOT, 'manifests/overlays', overlay),
+    ])
+  ).stdout;
+const chart = (values: string[]) => () =>
+  runHelm(helm![3], [
+    'template',
+    'confighash',
+    CHART,
+    '-n',
+    NAMESPACE,
+    ...values.flatMap((v) => ['--set', v]),
+  ]);
+
+const VARIANTS: Variant[] = [
+  { name: 'kustomize default overlay', follow: false, render: kustomize('default') },
+  { name: 'kustomize follow overlay', follow: true, render: kustomize('follow') },
+  { name: 'kustomize cert-manager overlay', follow: false, render: kustomize('cert-manager') },
+  ...(helm
+    ? [
+        { name: 'chart defaults', follow: false, render: chart([]) },
+        { name: 'chart follow.enabled=true', follow: true, render: chart(['follow.enabled=true']) },
+        {
+          name: 'chart certificates.mode=certManager',
+          follow: false,
+          render: chart(['certificates.mode=certManager']),
+        },
+      ]
+    : []),
+];
+
+let shared: SharedControlPlane;
+
+/** A dry run on the server (admission runs, nothing is stored), as `user`. */
+function dryRun(user: string, args: readonly string[], input?: string) {
+  return shared.kubectl([...args, '--dry-run=server', `--as=${user}`], input);
+}
+
+function tokenSecret(name: string, account: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      annotations: { 'kubernetes.io/service-account.name': account },
+    },
+    type: 'kubernetes.io/service-account-token',
+  });
+}
+
+function plainSecret(name: string, type = 'Opaque'): string {
+  const data = type === 'kubernetes.io/tls' ? { 'tls.crt': '', 'tls.key': '' } : { key: 'eA==' };
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: NAMESPACE },
+    type,
+    data,
+  });
+}
+
+/** What a ServiceAccount tries with the Secrets of the install's namespace. */
+const MINTING: [string, string][] = [
+  ['a token Secret for the serving ServiceAccount', tokenSecret('minted-serving', 'confighash')],
+  ['a token Secret for the follower', tokenSecret('minted-follow', 'confighash-follow')],
+  ['an Opaque Secret of another name', plainSecret('anything-else')],
+  [
+    'the hash key Secret’s name with the token type',
+    tokenSecret('confighash-hash-key', 'confighash'),
+  ],
+];
+
+const FOLLOW_NS = 'fence-follow';
+const ADMISSION_NS = 'fence-admission';
+const PLAIN_NS = 'fence-plain';
+
+/** The follower's writes, each a dry run: [name, kubectl args, allowed]. */
+const TOUCHES: [string, string[], boolean][] = [
+  [
+    'the empty merge patch `{}`',
+    ['patch', '-n', FOLLOW_NS, 'deployment/web', '--type=merge', '-p={}'],
+    true,
+  ],
+  [
+    'the hash annotation on the pod template',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=merge',
+      `-p=${JSON.stringify({ spec: { template: { metadata: { annotations: { [HASH]: 'f'.repeat(64) } } } } })}`,
+    ],
+    true,
+  ],
+  [
+    'a confighash.dev/ annotation on the workload',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=merge',
+      '-p={"metadata":{"annotations":{"confighash.dev/adopted-hash":null}}}',
+    ],
+    true,
+  ],
+  [
+    'the image',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=json',
+      '-p=[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil.example/x:1"}]',
+    ],
+    false,
+  ],
+  [
+    'replicas',
+    ['patch', '-n', FOLLOW_NS, 'deployment/web', '--type=merge', '-p={"spec":{"replicas":9}}'],
+    false,
+  ],
+  [
+    'a pod template label',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=merge',
+      '-p={"spec":{"template":{"metadata":{"labels":{"x":"y"}}}}}',
+    ],
+    false,
+  ],
+  [
+    'another annotation on the pod template',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=merge',
+      '-p={"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"now"}}}}}',
+    ],
+    false,
+  ],
+  [
+    'a label on the workload',
+    [
+      'patch',
+      '-n',
+      FOLLOW_NS,
+      'deployment/web',
+      '--type=merge',
+      '-p={"metadata":{"labels":{"x":"y"}}}',
+    ],
+    false,
+  ],
+  [
+    '`{}` in an admission-only namespace',
+    ['patch', '-n', ADMISSION_NS, 'deployment/web', '--type=merge', '-p={}'],
+    false,
+  ],
+  [
+    '`{}` in a namespace not opted in',
+    ['patch', '-n', PLAIN_NS, 'deployment/web', '--type=merge', '-p={}'],
+    false,
+  ],
+  [
+    '`{}` of a kube-system DaemonSet',
+    ['patch', '-n', 'kube-system', 'daemonset/fence-probe', '--type=merge', '-p={}'],
+    false,
+  ],
+  [
+    'the image of a kube-system DaemonSet',
+    [
+      'patch',
+      '-n',
+      'kube-system',
+      'daemonset/fence-probe',
+      '--type=json',
+      '-p=[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"evil.example/x:1"}]',
+    ],
+    false,
+  ],
+];
+
+beforeAll(async () => {
+  shared = await useSharedControlPlane();
+  await shared.k(
+    ['apply', '-f', '-'],
+    yamlDocuments(
+      namespace(NAMESPACE),
+      namespace(FOLLOW_NS, 'follow'),
+      namespace(ADMISSION_NS, 'true'),
+      namespace(PLAIN_NS),
+      workload(FOLLOW_NS, 'web'),
+      workload(ADMISSION_NS, 'web'),
+      workload(PLAIN_NS, 'web'),
+      workload('kube-system', 'fence-probe', { kind: 'DaemonSet' }),
+    ),
+  );
+});
+
+afterAll(async () => {
+  await shared?.stop();
+});
+
+describe.each(VARIANTS)('$name', (variant) => {
+  let objects: Obj[];
+  const accounts = variant.follow ? [SERVING, FOLLOWER] : [SERVING];
+
+  beforeAll(async () => {
+    objects = (loadAllYaml(await variant.render()) as Obj[]).filter((o) => KINDS.includes(o?.kind));
+    await shared.k(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      yamlDocuments(...objects),
+    );
+    await waitForPolicy(
+      SERVING,
+      ['create', '-f', '-'],
+      tokenSecret('probe', 'confighash'),
+      SECRET_FENCE,
+      true,
+    );
+    if (variant.follow) {
+      await waitForPolicy(FOLLOWER, TOUCHES[3]![1], undefined, FOLLOW_FENCE, true);
+    }
+  });
+
+  afterAll(async () => {
+    await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...objects));
+  });
+
+  it('ships the policies of its ServiceAccounts, each bound to Deny', () => {
+    const policies = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
+    const names = policies.map((o) => o.spec.policyName);
+    expect(names).toContain(SECRET_FENCE);
+    expect(names.includes(FOLLOW_FENCE)).toBe(variant.follow);
+    for (const binding of policies) expect(binding.spec.validationActions).toEqual(['Deny']);
+  });
+
+  describe.each(accounts)('as %s', (account) => {
+    it.each(MINTING)('refuses %s', async (_what, secret) => {
+      const result = await dryRun(account, ['create', '-f', '-'], secret);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${SECRET_FENCE}'`);
+    });
+
+    it('may still create the hash key Secret', async () => {
+      const result = await dryRun(
+        account,
+        ['create', '-f', '-'],
+        plainSecret('confighash-hash-key'),
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    });
+  });
+
+  it('lets the serving ServiceAccount create its certificates Secret, and not the follower', async () => {
+    const certs = plainSecret('confighash-certs', 'kubernetes.io/tls');
+    expect((await dryRun(SERVING, ['create', '-f', '-'], certs)).code).toBe(0);
+    if (!variant.follow) return;
+    const byFollower = await dryRun(FOLLOWER, ['create', '-f', '-'], certs);
+    expect(byFollower.stderr).toContain(`ValidatingAdmissionPolicy '${SECRET_FENCE}'`);
+  });
+
+  describe.runIf(variant.follow)('the follower’s writes', () => {
+    it.each(TOUCHES)('%s: allowed %s', async (_what, args, allowed) => {
+      const result = await dryRun(FOLLOWER, args);
+      if (allowed) {
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      } else {
+        expect(result.code).not.toBe(0);
+        expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${FOLLOW_FENCE}'`);
+      }
+    });
+
+    it('may still create its Events and its Lease', async () => {
+      const event = {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'web.touch', namespace: FOLLOW_NS },
+        eventTime: new Date().toISOString().replace('Z', '000Z'),
+        reportingController: 'confighash.dev/follow',
+        reportingInstance: 'fence-test',
+        action: 'Touch',
+        reason: 'ConfigChanged',
+        type: 'Normal',
+        regarding: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: FOLLOW_NS, name: 'web' },
+      };
+      const lease = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'confighash-follow', namespace: NAMESPACE },
+        spec: { holderIdentity: 'fence-test' },
+      };
+      for (const object of [event, lease]) {
+        const result = await dryRun(FOLLOWER, ['create', '-f', '-'], JSON.stringify(object));
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
+    });
+  });
+
+  // The break-test of this variant: without the bindings, RBAC alone lets the same writes
+  // through. Run last: the bindings are put back by the next variant's apply.
+  it('without its bindings, the same writes go through (RBAC alone allows them)', async () => {
+    const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
+    await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...bindings));
+    await waitForPolicy(
+      SERVING,
+      ['create', '-f', '-'],
+      tokenSecret('probe', 'confighash'),
+      SECRET_FENCE,
+      false,
+    );
+    if (variant.follow) {
+      await waitForPolicy(
+        FOLLOWER,
+        ['create', '-f', '-'],
+        tokenSecret('probe', 'confighash'),
+        SECRET_FENCE,
+        false,
+      );
+      await waitForPolicy(FOLLOWER, TOUCHES[3]![1], undefined, FOLLOW_FENCE, false);
+      expect((await dryRun(FOLLOWER, TOUCHES[10]![1])).code).toBe(0);
+    }
+    await shared.k(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      yamlDocuments(...bindings),
+    );
+  });
+});
+
+/**
+ * A policy refuses a write once the apiserver's policy informer has it (and lets it through
+ * once its binding is gone): probed with a dry run of a write it refuses.
+ */
+function waitForPolicy(
+  user: string,
+  args: readonly string[],
+  input: string | undefined,
+  policy: string,
+  effective: boolean,
+): Promise<void> {
+  return waitUntil(
+    async () => {
+      const result = await dryRun(user, args, input);
+      return effective ? result.stderr.includes(policy) : result.code === 0;
+    },
+    `${policy} to be ${effective ? 'effective' : 'gone'} for ${user}`,
+  );
+}
