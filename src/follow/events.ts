@@ -14,6 +14,8 @@ export const EVENT_REASON = {
   held: 'RolloutHeld',
   /** A touch after which every pod stops before new ones start (Recreate). */
   outage: 'RolloutOutage',
+  /** A touch the cluster refused (RBAC, or the follower's fence): the workload did not roll. */
+  denied: 'TouchDenied',
 } as const;
 
 export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer' } as const;

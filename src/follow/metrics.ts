@@ -4,7 +4,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface FollowMetrics {
   touched(kind: string): void;
-  deferred(reason: 'window' | 'min-interval' | 'rate-limit' | 'error'): void;
+  touchDenied(kind: string): void;
+  deferred(reason: 'window' | 'min-interval' | 'rate-limit' | 'error' | 'denied'): void;
   reconcileError(): void;
   leader(isLeader: boolean): void;
   watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
@@ -18,9 +19,15 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  const denied = new Counter({
+    name: 'confighash_follow_touches_denied_total',
+    help: 'Touches the cluster refused (RBAC, or the follower’s fence when another mutating webhook changes other fields of the same write); retried.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
   const deferred = new Counter({
     name: 'confighash_follow_deferred_total',
-    help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, or after an error.',
+    help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, after an error, or refused by the cluster.',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
@@ -48,6 +55,7 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
   leader.set(0);
   return {
     touched: (kind) => touches.inc({ kind }),
+    touchDenied: (kind) => denied.inc({ kind }),
     deferred: (reason) => deferred.inc({ reason }),
     reconcileError: () => errors.inc(),
     leader: (isLeader) => leader.set(isLeader ? 1 : 0),

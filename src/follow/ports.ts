@@ -117,10 +117,23 @@ export interface FollowApi {
     name: string,
     signal: AbortSignal,
   ): Promise<unknown>;
-  /** The empty merge patch `{}` (field manager confighash): the webhook does the rest. */
-  touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal): Promise<void>;
+  /**
+   * The empty merge patch `{}` (field manager confighash): the webhook does the rest. A write
+   * the cluster refuses (RBAC, or the follower's fence when another mutating webhook changes
+   * other fields of the same write) is an outcome, not an error: it says so on the workload.
+   */
+  touch(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<TouchOutcome>;
   recordEvent(event: WorkloadEvent, signal: AbortSignal): Promise<void>;
 }
+
+export type TouchOutcome =
+  | { readonly status: 'touched' }
+  | { readonly status: 'denied'; readonly reason: string };
 
 export interface WorkloadEvent {
   readonly kind: WorkloadKind;

@@ -101,7 +101,8 @@ async function touchOnce(
     }
     if (!(await queue.waitToken('touch', signal))) return;
   }
-  await api.touch(ref.namespace, ref.kind, ref.name, signal);
+  const outcome = await api.touch(ref.namespace, ref.kind, ref.name, signal);
+  if (outcome.status === 'denied') return denied(deps, holds, touch, workload, outcome.reason);
   queue.touched(ref);
   holds.forget(ref);
   metrics.touched(ref.kind.kind);
@@ -133,6 +134,39 @@ function rolloutEvent(
   return [workloadEvent(touch.ref, workload, 'Warning', reason, EVENT_ACTION.touch, note)];
 }
 
+/**
+ * The cluster refused the touch: nothing rolled. Said on the workload once (an Event, which
+ * `confighash explain` shows), counted, and tried again: whatever refused may be fixed.
+ */
+async function denied(
+  deps: TouchDependencies,
+  holds: HoldAnnouncements,
+  touch: QueuedTouch,
+  workload: Workload,
+  reason: string,
+): Promise<void> {
+  const { metrics, logger, queue, api, signal } = deps;
+  metrics.touchDenied(touch.ref.kind.kind);
+  metrics.deferred('denied');
+  logger.warn({ ...fields(touch), err: reason }, 'follow: touch denied; will retry');
+  queue.defer(touch, Date.now() + deps.retryMs);
+  const note = warning(`touch denied, the workload did not roll: ${reason}`);
+  if (!holds.isNews(touch.ref, note)) return;
+  const event = workloadEvent(
+    touch.ref,
+    workload,
+    'Warning',
+    EVENT_REASON.denied,
+    EVENT_ACTION.touch,
+    note,
+  );
+  await api
+    .recordEvent(event, signal)
+    .catch((error: Error) =>
+      logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
+    );
+}
+
 /** No touch: nothing to roll, or the sources cannot be read now (then retry). */
 function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileDecision): void {
   if (decision.why !== 'lookup-failed') {
@@ -148,7 +182,7 @@ function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileD
   deps.queue.defer(touch, Date.now() + deps.retryMs);
 }
 
-/** Holds a touch outside its window; says so once per workload and note. */
+/** Holds a touch outside its window, or one refused; says so once per workload and note. */
 class HoldAnnouncements {
   /** The note last announced for each held workload. */
   readonly #announced = new Map<string, string>();
@@ -159,9 +193,7 @@ class HoldAnnouncements {
     const { metrics, queue, logger, api, signal } = this.deps;
     metrics.deferred('window');
     queue.defer(touch, gate.until.getTime());
-    const key = workloadKey(touch.ref);
-    if (this.#announced.get(key) === gate.note) return;
-    this.#announced.set(key, gate.note);
+    if (!this.isNews(touch.ref, gate.note)) return;
     logger.info({ ...fields(touch), until: gate.until.toISOString() }, 'follow: touch deferred');
     const reason = gate.valid ? EVENT_REASON.deferred : EVENT_REASON.invalidWindow;
     const event = workloadEvent(
@@ -173,6 +205,14 @@ class HoldAnnouncements {
       gate.note,
     );
     void api.recordEvent(event, signal).catch(() => {});
+  }
+
+  /** True the first time `note` is said of `ref` since another note or a touch. */
+  isNews(ref: WorkloadRef, note: string): boolean {
+    const key = workloadKey(ref);
+    if (this.#announced.get(key) === note) return false;
+    this.#announced.set(key, note);
+    return true;
   }
 
   /** After a touch, the next hold of `ref` is news again. */

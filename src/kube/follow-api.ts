@@ -18,6 +18,7 @@ import {
   microTime,
   type NamespaceEvent,
   type NamespaceInfo,
+  type TouchOutcome,
   type WatchEnd,
   type WatchNamespace,
   type WorkloadEvent,
@@ -213,14 +214,26 @@ class ApiFollowApi implements FollowApi {
     }
   }
 
-  async touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
-    await this.#request({
-      method: 'PATCH',
-      path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
-      body: {},
-      contentType: 'application/merge-patch+json',
-      signal,
-    });
+  async touch(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<TouchOutcome> {
+    try {
+      await this.#request({
+        method: 'PATCH',
+        path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
+        body: {},
+        contentType: 'application/merge-patch+json',
+        signal,
+      });
+      return { status: 'touched' };
+    } catch (error) {
+      // 403: RBAC or a policy that denies; 422: a policy's validation (the follower's fence).
+      if (isStatus(error, 403, 422)) return { status: 'denied', reason: error.message };
+      throw error;
+    }
   }
 
   async recordEvent(event: WorkloadEvent, signal: AbortSignal) {

@@ -315,6 +315,7 @@ describe('the touch queue', () => {
     const leader: boolean[] = [];
     const metrics: FollowMetrics = {
       touched() {},
+      touchDenied() {},
       deferred() {},
       reconcileError() {},
       leader: (isLeader) => leader.push(isLeader),

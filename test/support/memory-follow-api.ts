@@ -12,6 +12,7 @@ import type {
   FollowApi,
   NamespaceEvent,
   NamespaceInfo,
+  TouchOutcome,
   WatchEnd,
   WatchNamespace,
   WorkloadEvent,
@@ -57,6 +58,8 @@ export class MemoryFollowApi implements FollowApi {
   readonly listDelayMs = new Map<string, number>();
   /** Kinds whose CRD is not installed: listing them is a 404. */
   readonly absentKinds = new Set<string>();
+  /** `Kind/namespace/name` → why the cluster refuses its touches (a fence, RBAC). */
+  readonly deniedTouches = new Map<string, string>();
   /** Resources (`secrets`, `Deployment`) whose every list fails, as a 403 would. */
   readonly failingLists = new Set<string>();
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
@@ -223,10 +226,18 @@ export class MemoryFollowApi implements FollowApi {
   }
 
   /** The `{}` patch: the stored object goes through the webhook, which writes the hash. */
-  async touch(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
+  async touch(
+    namespace: string,
+    kind: WorkloadKind,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<TouchOutcome> {
     this.requests.push(`PATCH ${kind.kind} ${namespace}/${name}`);
+    const reason = this.deniedTouches.get(`${kind.kind}/${namespace}/${name}`);
+    if (reason !== undefined) return { status: 'denied', reason };
     this.touches.push({ kind: kind.kind, namespace, name, at: Date.now() });
     await this.write(namespace, kind, name, signal);
+    return { status: 'touched' };
   }
 
   /**

@@ -28,6 +28,7 @@ function recordingMetrics() {
   const calls: string[] = [];
   const metrics: FollowMetrics = {
     touched: (kind) => calls.push(`touched ${kind}`),
+    touchDenied: (kind) => calls.push(`denied ${kind}`),
     deferred: (reason) => calls.push(`deferred ${reason}`),
     reconcileError: () => calls.push('reconcile-error'),
     leader: () => {},
@@ -527,6 +528,32 @@ describe('telling people', () => {
     expect(h.api.touches).toEqual([]);
     expect(h.calls).toContain('deferred window');
     expect(h.api.events).toEqual([expect.objectContaining({ type, reason, action: 'Defer' })]);
+    await h.stop();
+  });
+
+  it('a touch the cluster refuses is counted, said once in a TouchDenied Event, retried, and rolls once allowed', async () => {
+    const h = await start({ debounceMs: 1000, retryMs: 5000 });
+    const refusal = "ValidatingAdmissionPolicy 'confighash-follow-fence' denied request";
+    h.api.deniedTouches.set(`Deployment/${NAMESPACE}/web-0`, refusal);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + 3 * 5000);
+    expect(h.api.touches).toEqual([]);
+    expect(h.since('PATCH')).toBe(4);
+    expect(h.calls.filter((c) => c === 'denied Deployment')).toHaveLength(4);
+    expect(h.calls).toContain('deferred denied');
+    expect(h.api.events).toEqual([
+      expect.objectContaining({
+        name: 'web-0',
+        type: 'Warning',
+        reason: 'TouchDenied',
+        action: 'Touch',
+        note: `confighash: touch denied, the workload did not roll: ${refusal}`,
+      }),
+    ]);
+    h.api.deniedTouches.clear();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(h.api.touches).toHaveLength(1);
+    expect(h.api.events.map((e) => e.reason)).toEqual(['TouchDenied', 'ConfigChanged']);
     await h.stop();
   });
 });
