@@ -59,6 +59,14 @@ const PAIRS = [
     dir: `${TEST_OVERLAYS}/namespaced-rbac`,
     values: ['rbac.namespaced=true'],
   },
+  {
+    overlay: 'default + component client-auth',
+    dir: `${TEST_OVERLAYS}/client-auth`,
+    values: [
+      'webhook.clientAuth.enabled=true',
+      'webhook.clientAuth.caConfigMap=apiserver-client-ca',
+    ],
+  },
 ] as const;
 
 const MAJORS: readonly HelmMajor[] = [3, 4];
