@@ -416,3 +416,72 @@ function waitForPolicy(
     `${policy} to be ${effective ? 'effective' : 'gone'} for ${user}`,
   );
 }
+
+describe('the sample policy of docs/security.md: who may opt a namespace in', () => {
+  const POLICY = 'confighash-opt-in-label';
+  const USER = ['--as=alice', '--as-group=system:authenticated'];
+  const ADMIN_GROUP = [...USER, '--as-group=confighash-admins'];
+  const label = (value: string) =>
+    `-p=${JSON.stringify({ metadata: { labels: { 'confighash.dev/enabled': value } } })}`;
+  const asUser = (who: string[], args: string[]) =>
+    shared.kubectl([...args, '--dry-run=server', ...who]);
+
+  beforeAll(async () => {
+    await shared.k([
+      'apply',
+      '--server-side',
+      '-f',
+      join(REPO_ROOT, 'examples/policies/opt-in-label.yaml'),
+    ]);
+    // alice may patch namespaces at all (RBAC), so what refuses her is the policy.
+    await shared.k([
+      'create',
+      'clusterrole',
+      'fence-namespace-patcher',
+      '--verb=patch',
+      '--resource=namespaces',
+    ]);
+    await shared.k([
+      'create',
+      'clusterrolebinding',
+      'fence-namespace-patcher',
+      '--clusterrole=fence-namespace-patcher',
+      '--user=alice',
+    ]);
+    await waitUntil(
+      async () =>
+        (await asUser(USER, ['patch', 'namespace', PLAIN_NS, label('true')])).stderr.includes(
+          POLICY,
+        ),
+      `${POLICY} to be effective`,
+    );
+  });
+
+  afterAll(async () => {
+    await shared.k(['delete', '-f', join(REPO_ROOT, 'examples/policies/opt-in-label.yaml')]);
+    await shared.k(['delete', 'clusterrolebinding,clusterrole', 'fence-namespace-patcher']);
+  });
+
+  it.each([
+    ['opting a namespace in', USER, PLAIN_NS, label('true'), false],
+    ['switching a namespace to follow', USER, ADMISSION_NS, label('follow'), false],
+    [
+      'opting a namespace out',
+      USER,
+      FOLLOW_NS,
+      '-p={"metadata":{"labels":{"confighash.dev/enabled":null}}}',
+      false,
+    ],
+    ['another label', USER, PLAIN_NS, '-p={"metadata":{"labels":{"team":"shop"}}}', true],
+    ['opting in, as a member of confighash-admins', ADMIN_GROUP, PLAIN_NS, label('true'), true],
+  ])('%s: allowed %s', async (_what, who, ns, patch, allowed) => {
+    const result = await asUser(who, ['patch', 'namespace', ns, '--type=merge', patch]);
+    if (allowed) {
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    } else {
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${POLICY}'`);
+    }
+  });
+});
