@@ -113,6 +113,135 @@ it('`confighash follow` with its ServiceAccount’s token takes the Lease and ro
   expect(log).not.toMatch(/forbidden/i);
 });
 
+/**
+ * Another mutator that changes the workload on every update, as a sidecar injector or a
+ * policy engine may: a MutatingAdmissionPolicy (GA in 1.36) stamping an annotation.
+ * `exceptFollower`: the remedy docs/follow.md gives, a matchCondition leaving the follower out.
+ */
+function otherMutator(ns: string, exceptFollower: boolean): string {
+  const name = 'fence-other-mutator';
+  const conditions = [
+    { name: 'in-namespace', expression: `request.namespace == '${ns}'` },
+    ...(exceptFollower
+      ? [
+          {
+            name: 'not-the-follower',
+            expression: `request.userInfo.username != '${FOLLOW_AS.slice('--as='.length)}'`,
+          },
+        ]
+      : []),
+  ];
+  return yamlDocuments(
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        reinvocationPolicy: 'Never',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              operations: ['UPDATE'],
+              resources: ['deployments'],
+            },
+          ],
+        },
+        matchConditions: conditions,
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: {
+              expression:
+                'Object{metadata: Object.metadata{annotations: {"example.com/last-write": oldObject.metadata.resourceVersion}}}',
+            },
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: { policyName: name },
+    },
+  );
+}
+
+it('a touch that another mutator widens is denied by the fence, said in a TouchDenied Event, and goes through once that mutator leaves the follower out', async () => {
+  const ns = 'follow-widened';
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
+  await file.e2e.k(
+    ['apply', '-f', '-'],
+    yamlDocuments(
+      configMap(ns, 'web-config', { a: '1' }),
+      secret(ns, 'web-secret', { b: '2' }),
+      workload(ns, 'web'),
+    ),
+  );
+  await file.e2e.k(['apply', '--server-side', '-f', '-'], otherMutator(ns, false));
+  try {
+    // The mutator is effective once an update of the workload carries its annotation.
+    await waitUntil(async () => {
+      await file.e2e.k([
+        'annotate',
+        '-n',
+        ns,
+        'deployment/web',
+        `probe=${Date.now()}`,
+        '--overwrite',
+      ]);
+      return (await file.e2e.k(['get', '-n', ns, 'deployment/web', '-o', 'json'])).includes(
+        'example.com/last-write',
+      );
+    }, 'the other mutator to be effective');
+    const reasons = () =>
+      file.e2e.k([
+        'get',
+        'events.events.k8s.io',
+        '-n',
+        ns,
+        '--field-selector',
+        'regarding.name=web',
+        '-o',
+        'jsonpath={.items[*].reason}',
+      ]);
+    await file.e2e.k(['replace', '-f', '-'], yamlDocuments(secret(ns, 'web-secret', { b: '3' })));
+    await waitUntil(
+      async () => (await reasons()).includes('TouchDenied'),
+      'a TouchDenied Event',
+      40_000,
+    );
+    expect(await file.api.revision(ns, 'web')).toBe(1);
+    const note = await file.e2e.k([
+      'get',
+      'events.events.k8s.io',
+      '-n',
+      ns,
+      '--field-selector',
+      'reason=TouchDenied',
+      '-o',
+      'jsonpath={.items[0].note}',
+    ]);
+    expect(note).toContain("ValidatingAdmissionPolicy 'confighash-follow-fence'");
+    // The remedy of docs/follow.md: the other mutator leaves the follower's writes alone.
+    await file.e2e.k(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      otherMutator(ns, true),
+    );
+    await waitUntil(
+      async () => (await file.api.revision(ns, 'web')) === 2,
+      'the retried touch to roll the workload',
+      60_000,
+    );
+    expect(await reasons()).toContain('ConfigChanged');
+  } finally {
+    await file.e2e.k(['delete', '-f', '-'], otherMutator(ns, true));
+  }
+});
+
 describe('what follow mode’s ServiceAccount may do (kubectl auth can-i)', () => {
   it.each([
     ['list secrets in any namespace', ['list', 'secrets', '-n', 'shop'], 'yes'],
