@@ -63,12 +63,8 @@ const file = e2eFile([], {
   },
 });
 
-it('the follow overlay applies server-side with zero warnings', () => {
-  expect(applyStderr).not.toMatch(/warning/i);
-});
-
-it('`confighash follow` with its ServiceAccount’s token takes the Lease and rolls an out-of-band change, with an Event', async () => {
-  const ns = 'follow-as-installed';
+/** A follow namespace holding Deployment `web`, its ConfigMap `web-config` and Secret `web-secret`. */
+async function applyFollowedApp(ns: string): Promise<void> {
   await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
   await file.e2e.k(
     ['apply', '-f', '-'],
@@ -78,6 +74,15 @@ it('`confighash follow` with its ServiceAccount’s token takes the Lease and ro
       workload(ns, 'web'),
     ),
   );
+}
+
+it('the follow overlay applies server-side with zero warnings', () => {
+  expect(applyStderr).not.toMatch(/warning/i);
+});
+
+it('`confighash follow` with its ServiceAccount’s token takes the Lease and rolls an out-of-band change, with an Event', async () => {
+  const ns = 'follow-as-installed';
+  await applyFollowedApp(ns);
   await waitUntil(
     async () =>
       (await file.e2e
@@ -172,15 +177,7 @@ function otherMutator(ns: string, exceptFollower: boolean): string {
 
 it('a touch that another mutator widens is denied by the fence, said in a TouchDenied Event, and goes through once that mutator leaves the follower out', async () => {
   const ns = 'follow-widened';
-  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(namespace(ns, 'follow')));
-  await file.e2e.k(
-    ['apply', '-f', '-'],
-    yamlDocuments(
-      configMap(ns, 'web-config', { a: '1' }),
-      secret(ns, 'web-secret', { b: '2' }),
-      workload(ns, 'web'),
-    ),
-  );
+  await applyFollowedApp(ns);
   await file.e2e.k(['apply', '--server-side', '-f', '-'], otherMutator(ns, false));
   try {
     // The mutator is effective once an update of the workload carries its annotation.

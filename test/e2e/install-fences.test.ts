@@ -247,6 +247,11 @@ const TOUCHES: [string, string[], boolean][] = [
   ],
 ];
 
+const touch = (what: string) => TOUCHES.find(([name]) => name === what)![1];
+const IMAGE_PATCH = touch('the image');
+const KUBE_SYSTEM_PATCH = touch('the image of a kube-system DaemonSet');
+const MINT_PROBE = tokenSecret('probe', 'confighash');
+
 beforeAll(async () => {
   shared = await useSharedControlPlane();
   await shared.k(
@@ -278,16 +283,7 @@ describe.each(VARIANTS)('$name', (variant) => {
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],
       yamlDocuments(...objects),
     );
-    await waitForPolicy(
-      SERVING,
-      ['create', '-f', '-'],
-      tokenSecret('probe', 'confighash'),
-      SECRET_FENCE,
-      true,
-    );
-    if (variant.follow) {
-      await waitForPolicy(FOLLOWER, TOUCHES[3]![1], undefined, FOLLOW_FENCE, true);
-    }
+    await waitForFences(accounts, true);
   });
 
   afterAll(async () => {
@@ -307,41 +303,26 @@ describe.each(VARIANTS)('$name', (variant) => {
 
   describe.each(accounts)('as %s', (account) => {
     it.each(MINTING)('refuses %s', async (_what, secret) => {
-      const result = await dryRun(account, ['create', '-f', '-'], secret);
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${SECRET_FENCE}'`);
+      expectAnswer(await dryRun(account, ['create', '-f', '-'], secret), false, SECRET_FENCE);
     });
 
     it('may still create the hash key Secret', async () => {
-      const result = await dryRun(
-        account,
-        ['create', '-f', '-'],
-        plainSecret('confighash-hash-key'),
-      );
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
+      const hashKey = plainSecret('confighash-hash-key');
+      expectAnswer(await dryRun(account, ['create', '-f', '-'], hashKey), true, SECRET_FENCE);
     });
   });
 
   it('lets the serving ServiceAccount create its certificates Secret, and not the follower', async () => {
     const certs = plainSecret('confighash-certs', 'kubernetes.io/tls');
-    expect((await dryRun(SERVING, ['create', '-f', '-'], certs)).code).toBe(0);
+    expectAnswer(await dryRun(SERVING, ['create', '-f', '-'], certs), true, SECRET_FENCE);
     if (!variant.follow) return;
-    const byFollower = await dryRun(FOLLOWER, ['create', '-f', '-'], certs);
-    expect(byFollower.stderr).toContain(`ValidatingAdmissionPolicy '${SECRET_FENCE}'`);
+    expectAnswer(await dryRun(FOLLOWER, ['create', '-f', '-'], certs), false, SECRET_FENCE);
   });
 
   if (variant.follow)
     describe('the follower’s writes', () => {
-      it.each(TOUCHES)('%s: allowed %s', async (_what, args, allowed) => {
-        const result = await dryRun(FOLLOWER, args);
-        if (allowed) {
-          expect(result.stderr).toBe('');
-          expect(result.code).toBe(0);
-        } else {
-          expect(result.code).not.toBe(0);
-          expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${FOLLOW_FENCE}'`);
-        }
+      it.each(titled(TOUCHES))('%s', async (_title, args, allowed) => {
+        expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
       });
 
       it('may still create its Events and its Lease', async () => {
@@ -369,9 +350,8 @@ describe.each(VARIANTS)('$name', (variant) => {
           spec: { holderIdentity: 'fence-test' },
         };
         for (const object of [event, lease]) {
-          const result = await dryRun(FOLLOWER, ['create', '-f', '-'], JSON.stringify(object));
-          expect(result.stderr).toBe('');
-          expect(result.code).toBe(0);
+          const created = await dryRun(FOLLOWER, ['create', '-f', '-'], JSON.stringify(object));
+          expectAnswer(created, true, FOLLOW_FENCE);
         }
       });
     });
@@ -381,24 +361,8 @@ describe.each(VARIANTS)('$name', (variant) => {
   it('without its bindings, the same writes go through (RBAC alone allows them)', async () => {
     const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
     await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...bindings));
-    await waitForPolicy(
-      SERVING,
-      ['create', '-f', '-'],
-      tokenSecret('probe', 'confighash'),
-      SECRET_FENCE,
-      false,
-    );
-    if (variant.follow) {
-      await waitForPolicy(
-        FOLLOWER,
-        ['create', '-f', '-'],
-        tokenSecret('probe', 'confighash'),
-        SECRET_FENCE,
-        false,
-      );
-      await waitForPolicy(FOLLOWER, TOUCHES[3]![1], undefined, FOLLOW_FENCE, false);
-      expect((await dryRun(FOLLOWER, TOUCHES[10]![1])).code).toBe(0);
-    }
+    await waitForFences(accounts, false);
+    if (variant.follow) expectAnswer(await dryRun(FOLLOWER, KUBE_SYSTEM_PATCH), true, FOLLOW_FENCE);
     await shared.k(
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],
       yamlDocuments(...bindings),
@@ -406,23 +370,54 @@ describe.each(VARIANTS)('$name', (variant) => {
   });
 });
 
-/**
- * A policy refuses a write once the apiserver's policy informer has it (and lets it through
- * once its binding is gone): probed with a dry run of a write it refuses.
- */
-function waitForPolicy(
-  user: string,
-  args: readonly string[],
-  input: string | undefined,
+/** Each row titled by what is expected of it: "allows …" or "denies …". */
+function titled<T extends readonly [string, readonly string[], boolean]>(rows: readonly T[]) {
+  return rows.map(
+    ([what, args, allowed]) => [`${allowed ? 'allows' : 'denies'} ${what}`, args, allowed] as const,
+  );
+}
+
+/** Allowed with nothing said, or refused by that policy (never by RBAC or for another reason). */
+function expectAnswer(
+  result: { code: number | null; stderr: string },
+  allowed: boolean,
   policy: string,
-  effective: boolean,
-): Promise<void> {
+) {
+  if (allowed) {
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  } else {
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${policy}'`);
+  }
+}
+
+/**
+ * The fences refuse once the apiserver's policy informer has them (and let through once their
+ * bindings are gone): probed with dry runs of writes they refuse — minting a token, as each
+ * ServiceAccount, and the follower's image patch.
+ */
+function waitForFences(accounts: readonly string[], effective: boolean): Promise<void> {
+  const probes = [
+    ...accounts.map((user) => ({
+      user,
+      args: ['create', '-f', '-'],
+      input: MINT_PROBE,
+      policy: SECRET_FENCE,
+    })),
+    ...(accounts.includes(FOLLOWER)
+      ? [{ user: FOLLOWER, args: IMAGE_PATCH, input: undefined, policy: FOLLOW_FENCE }]
+      : []),
+  ];
   return waitUntil(
     async () => {
-      const result = await dryRun(user, args, input);
-      return effective ? result.stderr.includes(policy) : result.code === 0;
+      for (const { user, args, input, policy } of probes) {
+        const result = await dryRun(user, args, input);
+        if (effective ? !result.stderr.includes(policy) : result.code !== 0) return false;
+      }
+      return true;
     },
-    `${policy} to be ${effective ? 'effective' : 'gone'} for ${user}`,
+    `the fences to be ${effective ? 'effective' : 'gone'}`,
   );
 }
 
@@ -432,8 +427,15 @@ describe('the sample policy of docs/security.md: who may opt a namespace in', ()
   const ADMIN_GROUP = [...USER, '--as-group=confighash-admins'];
   const label = (value: string) =>
     `-p=${JSON.stringify({ metadata: { labels: { 'confighash.dev/enabled': value } } })}`;
-  const asUser = (who: string[], args: string[]) =>
-    shared.kubectl([...args, '--dry-run=server', ...who]);
+  const patchNamespace = (who: string[], ns: string, patch: string) => [
+    'patch',
+    'namespace',
+    ns,
+    '--type=merge',
+    patch,
+    ...who,
+  ];
+  const OPT_IN = patchNamespace(USER, PLAIN_NS, label('true'));
 
   beforeAll(async () => {
     await shared.k([
@@ -457,13 +459,10 @@ describe('the sample policy of docs/security.md: who may opt a namespace in', ()
       '--clusterrole=fence-namespace-patcher',
       '--user=alice',
     ]);
-    let last = '';
-    await waitUntil(async () => {
-      last = (await asUser(USER, ['patch', 'namespace', PLAIN_NS, label('true')])).stderr;
-      return last.includes(POLICY);
-    }, `${POLICY} to be effective`).catch((error: Error) => {
-      throw new Error(`${error.message}; its last answer: ${last}`);
-    });
+    await waitUntil(
+      async () => (await shared.kubectl([...OPT_IN, '--dry-run=server'])).stderr.includes(POLICY),
+      `${POLICY} to be effective`,
+    );
   });
 
   afterAll(async () => {
@@ -471,26 +470,35 @@ describe('the sample policy of docs/security.md: who may opt a namespace in', ()
     await shared.k(['delete', 'clusterrolebinding,clusterrole', 'fence-namespace-patcher']);
   });
 
-  it.each([
-    ['opting a namespace in', USER, PLAIN_NS, label('true'), false],
-    ['switching a namespace to follow', USER, ADMISSION_NS, label('follow'), false],
-    [
-      'opting a namespace out',
-      USER,
-      FOLLOW_NS,
-      '-p={"metadata":{"labels":{"confighash.dev/enabled":null}}}',
-      false,
-    ],
-    ['another label', USER, PLAIN_NS, '-p={"metadata":{"labels":{"team":"shop"}}}', true],
-    ['opting in, as a member of confighash-admins', ADMIN_GROUP, PLAIN_NS, label('true'), true],
-  ])('%s: allowed %s', async (_what, who, ns, patch, allowed) => {
-    const result = await asUser(who, ['patch', 'namespace', ns, '--type=merge', patch]);
-    if (allowed) {
-      expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
-    } else {
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toContain(`ValidatingAdmissionPolicy '${POLICY}'`);
-    }
+  it.each(
+    titled([
+      ['opting a namespace in', OPT_IN, false],
+      [
+        'switching a namespace to follow',
+        patchNamespace(USER, ADMISSION_NS, label('follow')),
+        false,
+      ],
+      [
+        'opting a namespace out',
+        patchNamespace(
+          USER,
+          FOLLOW_NS,
+          '-p={"metadata":{"labels":{"confighash.dev/enabled":null}}}',
+        ),
+        false,
+      ],
+      [
+        'another label',
+        patchNamespace(USER, PLAIN_NS, '-p={"metadata":{"labels":{"team":"shop"}}}'),
+        true,
+      ],
+      [
+        'opting in, as a member of confighash-admins',
+        patchNamespace(ADMIN_GROUP, PLAIN_NS, label('true')),
+        true,
+      ],
+    ]),
+  )('%s', async (_title, args, allowed) => {
+    expectAnswer(await shared.kubectl([...args, '--dry-run=server']), allowed, POLICY);
   });
 });
