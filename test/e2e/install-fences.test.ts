@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCertificateAuthority } from '../../src/certs/generate.js';
 import { HASH } from '../../src/workload/annotations.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
@@ -108,14 +109,13 @@ function tokenSecret(name: string, account: string): string {
   });
 }
 
-function plainSecret(name: string, type = 'Opaque'): string {
-  const data = type === 'kubernetes.io/tls' ? { 'tls.crt': '', 'tls.key': '' } : { key: 'eA==' };
+function plainSecret(name: string, type = 'Opaque', data: Record<string, string> = { key: 'x' }) {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name, namespace: NAMESPACE },
     type,
-    data,
+    stringData: data,
   });
 }
 
@@ -313,7 +313,11 @@ describe.each(VARIANTS)('$name', (variant) => {
   });
 
   it('lets the serving ServiceAccount create its certificates Secret, and not the follower', async () => {
-    const certs = plainSecret('confighash-certs', 'kubernetes.io/tls');
+    const { cert, key } = await generateCertificateAuthority('install-fences', 1);
+    const certs = plainSecret('confighash-certs', 'kubernetes.io/tls', {
+      'tls.crt': cert,
+      'tls.key': key,
+    });
     expectAnswer(await dryRun(SERVING, ['create', '-f', '-'], certs), true, SECRET_FENCE);
     if (!variant.follow) return;
     expectAnswer(await dryRun(FOLLOWER, ['create', '-f', '-'], certs), false, SECRET_FENCE);
