@@ -34,8 +34,6 @@ export interface WebhookOptions {
   readonly shareCertsWith?: LocalWebhook;
   /** Names the log file (`<name>.log`); default `confighash`. */
   readonly name?: string;
-  /** The entry point to run, for another release's source (a hash upgrade); default src/main.ts. */
-  readonly main?: string;
   /** The port, when something must name it before the webhook starts; default: a free one. */
   readonly port?: number;
   /** --client-ca-file and --probe-port: readiness is then asked on the probes' port. */
@@ -65,7 +63,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       [
         '--import',
         'tsx',
-        options.main ?? join(REPO_ROOT, 'src/main.ts'),
+        join(REPO_ROOT, 'src/main.ts'),
         'serve',
         '--host=127.0.0.1',
         `--port=${port}`,
