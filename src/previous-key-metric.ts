@@ -16,7 +16,7 @@ export function countPreviousKeyHashes(registry: Registry, component: HashCompon
     (registry.getSingleMetric(NAME) as Counter<'component'> | undefined) ??
     new Counter({
       name: NAME,
-      help: 'Hashes judged current that a previous hash key made (admission: writes, dry runs aside; follow: every evaluation, resyncs included). None over a full resync: no followed workload needs a previous key.',
+      help: 'Hashes judged current that a previous hash key made (admission: writes, dry runs aside; follow: evaluations, every followed workload once after taking the lead). 0 once a restarted follower has evaluated everything: no followed workload needs a previous key.',
       labelNames: ['component'] as const,
       registers: [registry],
     });
