@@ -21,5 +21,7 @@ export function countPreviousKeyHashes(registry: Registry, component: HashCompon
       registers: [registry],
     });
   const child = counter.labels({ component });
+  // Exported at 0 from the start: "none" is then a value to read, not a missing series.
+  child.inc(0);
   return () => child.inc();
 }
