@@ -1,5 +1,6 @@
-// Rotating the hash key on a running install (docs/security.md "Rotate the hash key"), on
-// a real apiserver and deployment controller. The webhook hashes and adopts workloads with
+// The hash keys on a real apiserver and deployment controller (docs/design.md §3 "Digest").
+// The same Secret in two namespaces hashes differently. Rotating the hash key on a running
+// install (docs/security.md "Rotate the hash key"): the webhook hashes and adopts workloads with
 // key A; it is replaced by one with current key B and previous key A, and every way a
 // workload is written again (server-side apply, the `{}` touch, a follower taking the lead,
 // `plan`, `explain`) rolls nothing and leaves A's hashes; the follower counts what still
@@ -328,6 +329,18 @@ describe('rotating the hash key on a running install', () => {
     await touch(NS, 'adopted');
     expect(await api.replicaSets(NS, 'adopted')).toHaveLength(rolled + 1);
   });
+});
+
+it('the same Secret and ConfigMap in two namespaces: two different hashes', async () => {
+  const app: App = { name: 'same', config: 'shared: true', password: 'guessable' };
+  const [a, b] = ['hash-same-a', 'hash-same-b'];
+  await applyServerSide(namespace(a, 'true'), namespace(b, 'true'));
+  await applyServerSide(...objects(a, app), ...objects(b, app));
+  const hashA = await api.hash(a, 'deployment', 'same');
+  const hashB = await api.hash(b, 'deployment', 'same');
+  expect(hashA).toBe(digest(keyB, a, app));
+  expect(hashB).toBe(digest(keyB, b, app));
+  expect(hashA).not.toBe(hashB);
 });
 
 // --- the follower --------------------------------------------------------------------
