@@ -1,8 +1,7 @@
-// The encoding and digest of docs/design.md §3 (keyed per namespace: keys.ts).
-// The encoding is produced
-// as bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
-// (keys, lengths, short values) are batched, a large value is passed through
-// without a copy. Nothing is concatenated into one buffer.
+// The encoding and digest of docs/design.md §3 (keyed per namespace: keys.ts). The
+// encoding is produced as bytes in a reused buffer and handed to the HMAC in large
+// chunks: small pieces (keys, lengths, short values) are batched, a large value is
+// passed through without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
 import { compareBytewise, compareSources, type KeySelection } from '../sources.js';

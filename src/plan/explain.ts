@@ -254,6 +254,9 @@ function modeLines(facts: Facts): string[] {
   }
 }
 
+const PREVIOUS_KEY_LINE =
+  'hash made with a previous key: current, but dropping that key rolls it once on its next write';
+
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
   // The webhook is not asked about these: no answer is the expected one.
   if (facts.optedOut || facts.namespaceMode === 'none') return [];
@@ -261,15 +264,11 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
     return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
   }
   if (!facts.nextWriteRolls) {
-    if (facts.templateHash === null && facts.wouldWrite !== null) {
-      return ['not hashed in the template yet: the next write adopts it without a restart'];
-    }
-    if (facts.previousKey) {
-      return [
-        'the next write rolls nothing: the hash matches the config it reads now (hash made with a previous key; dropping that key rolls it once)',
-      ];
-    }
-    return ['the next write rolls nothing: the hash matches the config it reads now'];
+    const why =
+      facts.templateHash === null && facts.wouldWrite !== null
+        ? 'not hashed in the template yet: the next write adopts it without a restart'
+        : 'the next write rolls nothing: the hash matches the config it reads now';
+    return facts.previousKey ? [why, PREVIOUS_KEY_LINE] : [why];
   }
   const target = formatWorkload(workload.kind, facts.name);
   const lines = [`the next write rolls: ${whatChanged(facts)}`];

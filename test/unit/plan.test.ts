@@ -536,7 +536,7 @@ describe('a workload hashed with a previous key', () => {
   const OLD_KEY = Buffer.alloc(32, 9);
   const KEY = Buffer.alloc(32, 11);
 
-  async function rotatedCluster(content = 'v: live') {
+  async function rotatedCluster(content = 'v: live', where: 'template' | 'adopted' = 'template') {
     const cluster = liveCluster();
     const live = deployment('web', { hashed: false });
     const oldSource = new MemorySource()
@@ -544,7 +544,11 @@ describe('a workload hashed with a previous key', () => {
       .secret('web-secret', { password: 'hunter2-live' });
     const old = await digestOf(oldSource, readWorkload(live, DEPLOYMENT), OLD_KEY, NS);
     const template = (live.spec as { template: { metadata: Record<string, unknown> } }).template;
-    template.metadata.annotations = { 'confighash.dev/hash': old };
+    if (where === 'template') template.metadata.annotations = { 'confighash.dev/hash': old };
+    else
+      (live.metadata as Record<string, unknown>).annotations = {
+        'confighash.dev/adopted-hash': old,
+      };
     cluster.workload(NS, live);
     const touch = await webhookTouch(cluster, live);
     cluster.dryRun = () => touch;
@@ -602,8 +606,35 @@ describe('a workload hashed with a previous key', () => {
       previousKey: true,
       webhook: { reached: true, warnings: [] },
     });
-    expect(explained.explanation.explanation).toContainEqual(
-      expect.stringMatching(/rolls nothing.*hash made with a previous key/),
+    expect(explained.explanation.explanation).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^the next write rolls nothing/),
+        expect.stringMatching(/^hash made with a previous key/),
+      ]),
+    );
+  });
+
+  it('adopted with a previous key: explain says both', async () => {
+    const { cluster, old } = await rotatedCluster('v: live', 'adopted');
+    const explained = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      NS,
+      'web',
+      new AbortController().signal,
+    );
+    if (!explained.ok) throw new Error(explained.error);
+    expect(explained.explanation).toMatchObject({
+      templateHash: null,
+      adoptedHash: old,
+      nextWriteRolls: false,
+      previousKey: true,
+    });
+    expect(explained.explanation.explanation).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^not hashed in the template yet/),
+        expect.stringMatching(/^hash made with a previous key/),
+      ]),
     );
   });
 
