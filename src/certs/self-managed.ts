@@ -11,7 +11,7 @@
 // hash key.
 
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from './generate.js';
 import {
@@ -22,6 +22,7 @@ import {
   checkHashKey,
   HASH_KEY_KEY,
   inspectCertificates,
+  PREVIOUS_HASH_KEY_PREFIX,
   planCertificates,
   previousHashKeyEntries,
   SERVING_VALID_DAYS,
@@ -204,7 +205,9 @@ export async function startSelfManaged(
 
 /**
  * The current key to its file, each previous key to a file named as its entry beside it
- * (the layout a Secret volume would give); returns the previous keys' files.
+ * (the layout a Secret volume would give); returns the previous keys' files. A previous
+ * key's file whose entry is gone from the Secret is removed: a container restarted in
+ * the same pod keeps its runtime directory, and a dropped key should not outlive the drop.
  */
 async function writeHashKeys(
   namespace: string,
@@ -213,7 +216,14 @@ async function writeHashKeys(
 ): Promise<string[]> {
   const { key, previous, created } = await ensureHashKey(secrets, hashKey.secretName);
   await writeFileAtomically(hashKey.file, key);
-  const files = previous.map(({ entry }) => join(dirname(hashKey.file), entry));
+  const dir = dirname(hashKey.file);
+  const entries = new Set(previous.map(({ entry }) => entry));
+  for (const name of await readdir(dir)) {
+    if (name.startsWith(PREVIOUS_HASH_KEY_PREFIX) && !entries.has(name)) {
+      await rm(join(dir, name), { force: true });
+    }
+  }
+  const files = previous.map(({ entry }) => join(dir, entry));
   for (const [index, { key: previousKey }] of previous.entries()) {
     await writeFileAtomically(files[index]!, previousKey);
   }

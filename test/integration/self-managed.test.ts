@@ -306,6 +306,22 @@ describe('startSelfManaged', () => {
     expect(running.previousHashKeyFiles).toEqual([file]);
     expect(await readFile(file)).toEqual(Buffer.alloc(32, 2));
     expect((await stat(file)).mode & 0o077).toBe(0);
+
+    // The key dropped from the Secret, the process started again in the same directory.
+    store.secrets.set('key', {
+      data: { [HASH_KEY_KEY]: Buffer.alloc(32, 1) },
+      type: 'Opaque',
+      resourceVersion: '2',
+    });
+    const again = await startSelfManaged(opts, {
+      secrets: store,
+      webhooks: recordingTarget().target,
+      log: quietLog,
+    });
+    again.stop();
+    expect(again.previousHashKeyFiles).toEqual([]);
+    await expect(stat(file)).rejects.toThrow(/ENOENT/);
+    expect(await readFile(opts.hashKey!.file)).toEqual(Buffer.alloc(32, 1));
   });
 
   it('picks up a certificate another replica renewed, without a restart', async () => {
