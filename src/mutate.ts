@@ -179,6 +179,8 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
   ]);
   const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
+    // First: plan and explain look for it, and limitWarnings keeps the first ones.
+    ...(decision.previousKeyHash ? [PREVIOUS_KEY_WARNING] : []),
     ...evaluation.problems.map(warning),
     ...windowWarnings(target.workload),
     ...decision.warnings,
@@ -285,9 +287,8 @@ function keepCurrent(
   warnings: readonly string[],
 ): Decision {
   const outcome = previous.hash ? 'patched' : 'adopted';
-  if (current === 'current-key') return { outcome, desired: previous, warnings };
-  const kept = [...warnings, PREVIOUS_KEY_WARNING];
-  return { outcome, desired: previous, warnings: kept, previousKeyHash: true };
+  const kept = { outcome, desired: previous, warnings } as const;
+  return current === 'previous-key' ? { ...kept, previousKeyHash: true } : kept;
 }
 
 /** Follow mode holds changes outside a window it cannot read: say so at write time. */

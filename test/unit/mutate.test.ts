@@ -338,6 +338,30 @@ describe('key rotation', () => {
     expectWellFormedWarnings(result);
   });
 
+  it('the previous-key warning comes first, so that it is kept beside many others', async () => {
+    const source = standardSource();
+    const include = Array.from({ length: 12 }, (_, i) => `bogus-${i}/x`).join(',');
+    const annotations = { 'confighash.dev/include': include };
+    const stored = await digestOf(
+      source,
+      readWorkload(workload({ annotations }), HANDLED_KINDS[0]!),
+      OLD_KEY,
+      NAMESPACE,
+    );
+    const old = workload({
+      annotations,
+      templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST },
+    });
+    const { result } = await rotatedReview(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.warnings).toHaveLength(10);
+    expect(result.warnings[0]).toBe(PREVIOUS_KEY_WARNING);
+    expect(result.patch).toEqual([]);
+  });
+
   it('a replace whose manifest lacks our annotations keeps the previous-key hash', async () => {
     const { source, stored, old } = await writtenWithPreviousKey();
     const { result, after } = await rotatedReview(source, {
