@@ -5,8 +5,9 @@
 // workload is written again (server-side apply, the `{}` touch, a follower taking the lead,
 // `plan`, `explain`) rolls nothing and leaves A's hashes; the follower counts what still
 // needs A. A config change then writes B's hash with exactly one new ReplicaSet, after
-// which a restarted follower counts nothing. Dropping A rolls what still carries its hash
-// once, on its next write. Expected digests are computed here from docs/design.md §3, not
+// which a restarted follower counts nothing. The same keys read from the hash key Secret
+// (`hash.key`, `previous-a`) keep A's hashes too. Dropping A rolls what still carries its
+// hash once, on its next write. Expected digests are computed here from docs/design.md §3, not
 // by the code under test.
 
 import { createHmac, randomBytes } from 'node:crypto';
@@ -38,6 +39,8 @@ import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
 const NS = 'key-rotation';
 const FOLLOW_NS = 'key-rotation-follow';
+/** The webhook's own namespace for the Secret form: its hash key Secret lives there. */
+const KEYS_NS = 'key-rotation-keys';
 const ADOPTED_HASH = 'confighash.dev/adopted-hash';
 const PREVIOUS_KEY_HASHES = 'confighash_previous_key_hashes_total{component="follow"}';
 
@@ -54,7 +57,7 @@ const rotatedKeys = () => [`--hash-key-file=${keyBFile}`, `--previous-hash-key-f
 
 async function startWebhook(
   name: string,
-  options: { shareCertsWith?: LocalWebhook; extraArgs?: string[] } = {},
+  options: { shareCertsWith?: LocalWebhook; extraArgs?: string[]; hashKeyArgs?: string[] } = {},
 ) {
   const webhook = await startLocalWebhook({
     dir: shared.dir,
@@ -308,10 +311,55 @@ describe('rotating the hash key on a running install', () => {
     await follower.stop();
   });
 
-  it('dropping key A rolls a workload still carrying its hash once, on its next write', async () => {
+  it("the same keys from the Secret (hash.key B, previous-a A): A's hashes stay, with the warning", async () => {
     const b = started[1]!;
-    const c = await startWebhook('confighash-key-b-only', {
+    await shared.k(['create', 'namespace', KEYS_NS]);
+    await shared.k([
+      'create',
+      'secret',
+      'generic',
+      'confighash-hash-key',
+      '-n',
+      KEYS_NS,
+      `--from-file=hash.key=${keyBFile}`,
+      `--from-file=previous-a=${keyAFile}`,
+    ]);
+    const s = await startWebhook('confighash-key-secret', {
       shareCertsWith: b,
+      hashKeyArgs: [
+        '--hash-key-secret=confighash-hash-key',
+        `--namespace=${KEYS_NS}`,
+        `--runtime-dir=${join(shared.dir, 'runtime')}`,
+      ],
+    });
+    await registerLocalWebhook(shared.kubectl, s);
+    await b.stop();
+    // Only `s` can answer now; the warning says it knew A, and read it from the Secret.
+    const adopted = (await api.replicaSets(NS, 'adopted')).length;
+    await waitUntil(async () => {
+      const touched = await shared.kubectl([
+        'patch',
+        'deployment',
+        'adopted',
+        '-n',
+        NS,
+        '--type=merge',
+        '-p',
+        '{}',
+      ]);
+      return touched.stderr.includes('confighash: hash made with a previous key');
+    }, 'the webhook that reads the keys from the Secret');
+    expect((await workloadAnnotations(NS, 'adopted'))[ADOPTED_HASH]).toBe(
+      digest(keyA, NS, ADOPTED),
+    );
+    expect(await api.replicaSets(NS, 'adopted')).toHaveLength(adopted);
+    expect(await readFile(join(shared.dir, 'runtime', 'previous-a'))).toEqual(keyA);
+  });
+
+  it('dropping key A rolls a workload still carrying its hash once, on its next write', async () => {
+    const s = started[2]!;
+    const c = await startWebhook('confighash-key-b-only', {
+      shareCertsWith: s,
       extraArgs: [`--hash-key-file=${keyBFile}`],
     });
     await registerLocalWebhook(shared.kubectl, c);
@@ -321,7 +369,7 @@ describe('rotating the hash key on a running install', () => {
       async () => (await dryRunTouchHash(NS, 'adopted')) === rehashed,
       'the apiserver to call the webhook without key A',
     );
-    await b.stop();
+    await s.stop();
     const rolled = (await api.replicaSets(NS, 'adopted')).length;
     await touch(NS, 'adopted');
     expect(await api.hash(NS, 'deployment', 'adopted')).toBe(rehashed);

@@ -32,6 +32,8 @@ export interface WebhookOptions {
   readonly log?: (line: string) => void;
   /** Another webhook's certificates and hash key, to run a second replica beside it. */
   readonly shareCertsWith?: LocalWebhook;
+  /** Where the hash key comes from, instead of `--hash-key-file` in the certificates' directory. */
+  readonly hashKeyArgs?: readonly string[];
   /** Names the log file (`<name>.log`); default `confighash`. */
   readonly name?: string;
   /** The port, when something must name it before the webhook starts; default: a free one. */
@@ -69,7 +71,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
         `--port=${port}`,
         `--tls-cert-file=${join(certsDir, 'tls.crt')}`,
         `--tls-key-file=${join(certsDir, 'tls.key')}`,
-        `--hash-key-file=${join(certsDir, 'hash.key')}`,
+        ...(options.hashKeyArgs ?? [`--hash-key-file=${join(certsDir, 'hash.key')}`]),
         ...clientAuthArgs,
         ...(options.extraArgs ?? []),
       ],
