@@ -6,13 +6,10 @@
 
 import {
   computeHash,
-  type DigestKey,
   type HashInput,
   HashMemo,
-  type HashVersion,
   NamespaceKeys,
   type SourceContent,
-  v1DigestKey,
 } from './hash/index.js';
 import { Slots } from './slots.js';
 import { formatSourceList, type SourceKind, type SourceRef } from './sources.js';
@@ -89,22 +86,34 @@ export type Evaluation = EvaluationBase &
       } & Digests)
   );
 
-/** The content now, digested: what is written, and what a v1 release wrote for it. */
+/** The content now, digested: what a write gets, and what the previous hash keys made of it. */
 export interface Digests {
-  /** The v2 digest (docs/design.md §3): the `hash` a write gets. */
+  /** The digest with the current hash key (docs/design.md §3): the `hash` a write gets. */
   readonly hash: string;
-  /** The v1 digest, computed when first asked: only a value other than `hash` needs it. */
-  legacyHash(): string;
+  /**
+   * Whether `value` is the digest of the content now with one of the previous hash keys.
+   * Their digests are computed when first asked: only a value other than `hash` needs them.
+   */
+  madeWithPreviousKey(value: string): boolean;
 }
+
+/** Which key made a hash that is current: the one writes use, or a previous one. */
+export type CurrentHash = 'current-key' | 'previous-key';
 
 /**
  * Whether a `hash` or `adopted-hash` value stands for the content now (docs/design.md §3,
- * "no rollout on upgrade"): it is the v2 digest, or the v1 digest a release before v2
- * wrote. The one definition of "current" that admission and follow mode share.
+ * "Digest"), and by which key; undefined when it does not. A digest with a previous key
+ * is current, so that rotating the key rolls nothing. The one definition of "current"
+ * that admission and follow mode share, and that plan and explain read through the
+ * webhook's dry-run answer.
  */
-export function isCurrentHash(value: string | undefined, digests: Digests): boolean {
-  if (value === undefined) return false;
-  return value === digests.hash || value === digests.legacyHash();
+export function isCurrentHash(
+  value: string | undefined,
+  digests: Digests,
+): CurrentHash | undefined {
+  if (value === undefined) return undefined;
+  if (value === digests.hash) return 'current-key';
+  return digests.madeWithPreviousKey(value) ? 'previous-key' : undefined;
 }
 
 export type Evaluator = (
@@ -115,7 +124,10 @@ export type Evaluator = (
 
 export interface EvaluatorDependencies {
   readonly configSource: ConfigSource;
+  /** The key every hash is written with. */
   readonly hashKey: Uint8Array;
+  /** Keys hashes were written with before `hashKey`: their hashes stay current (a rotation). */
+  readonly previousHashKeys?: readonly Uint8Array[];
   readonly memo?: HashMemo;
   /** Lookups in flight at once across all evaluations (default MAX_LOOKUPS_IN_FLIGHT of its own). */
   readonly lookupSlots?: Slots;
@@ -133,13 +145,11 @@ export const MAX_LOOKUPS_IN_FLIGHT = 256;
 export function createEvaluator({
   configSource,
   hashKey,
+  previousHashKeys = [],
   memo = new HashMemo(),
   lookupSlots = new Slots(MAX_LOOKUPS_IN_FLIGHT),
 }: EvaluatorDependencies): Evaluator {
-  const keys: DigestKeys = {
-    v1: v1DigestKey(hashKey),
-    v2: new NamespaceKeys(hashKey),
-  };
+  const keys = createKeyring(hashKey, previousHashKeys);
   return async (workload, namespace, signal) => {
     const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
     if (sources.length > MAX_SOURCES) {
@@ -213,28 +223,50 @@ async function lookUpAll(
   return results;
 }
 
-interface DigestKeys {
-  readonly v1: DigestKey;
-  readonly v2: NamespaceKeys;
+interface Keyring {
+  readonly current: NamespaceKeys;
+  readonly previous: readonly NamespaceKeys[];
+}
+
+/** A previous key given twice, or equal to the current one, is digested once (or not at all). */
+function createKeyring(hashKey: Uint8Array, previousHashKeys: readonly Uint8Array[]): Keyring {
+  const current = new NamespaceKeys(hashKey);
+  const previous = new Map<string, NamespaceKeys>();
+  for (const key of previousHashKeys) {
+    const keys = new NamespaceKeys(key);
+    if (keys.id !== current.id && !previous.has(keys.id)) previous.set(keys.id, keys);
+  }
+  return { current, previous: [...previous.values()] };
 }
 
 function digestLookups(
-  keys: DigestKeys,
+  keyring: Keyring,
   memo: HashMemo,
   namespace: string,
   lookups: readonly SourceLookup[],
 ): Digests {
   const identity = lookupsIdentity(lookups);
-  const digest = (version: HashVersion, key: () => DigestKey): string => {
-    const remembered = identity === undefined ? undefined : memo.get(version, namespace, identity);
+  const digest = (keys: NamespaceKeys): string => {
+    const remembered = identity === undefined ? undefined : memo.get(keys.id, namespace, identity);
     if (remembered !== undefined) return remembered;
-    const hash = computeHash(key(), hashInputs(lookups));
-    if (identity !== undefined) memo.set(version, namespace, identity, hash);
+    const hash = computeHash(keys.get(namespace), hashInputs(lookups));
+    if (identity !== undefined) memo.set(keys.id, namespace, identity, hash);
     return hash;
   };
-  const hash = digest('v2', () => keys.v2.get(namespace));
-  let legacy: string | undefined;
-  return { hash, legacyHash: () => (legacy ??= digest('v1', () => keys.v1)) };
+  // Per answer too: the memo cannot keep a digest whose objects have no identity.
+  const previousDigests = new Map<NamespaceKeys, string>();
+  const previousDigest = (keys: NamespaceKeys): string => {
+    let hash = previousDigests.get(keys);
+    if (hash === undefined) {
+      hash = digest(keys);
+      previousDigests.set(keys, hash);
+    }
+    return hash;
+  };
+  return {
+    hash: digest(keyring.current),
+    madeWithPreviousKey: (value) => keyring.previous.some((keys) => previousDigest(keys) === value),
+  };
 }
 
 function hashInputs(lookups: readonly SourceLookup[]): HashInput[] {

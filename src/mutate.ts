@@ -2,8 +2,9 @@
 // ask the evaluator for the hash now, and decide the annotations — a minimal
 // patch with warnings. Knows nothing of HTTP; follow mode never imports it.
 
-import { type AdmissionRequest, warning } from './admission/index.js';
+import { type AdmissionRequest, PREVIOUS_KEY_WARNING, warning } from './admission/index.js';
 import {
+  type CurrentHash,
   createEvaluator,
   type Digests,
   type Evaluation,
@@ -161,6 +162,8 @@ interface Decision {
   readonly outcome: Exclude<Outcome, 'unchanged' | 'skipped'>;
   readonly desired: Annotations;
   readonly warnings: readonly string[];
+  /** The hash kept was made with a previous hash key. */
+  readonly previousKeyHash?: true;
 }
 
 /** The annotations a review writes, as a patch, given the hash now. */
@@ -176,6 +179,8 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
   ]);
   const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
+    // First: plan and explain look for it, and limitWarnings keeps the first ones.
+    ...(decision.previousKeyHash ? [PREVIOUS_KEY_WARNING] : []),
     ...evaluation.problems.map(warning),
     ...windowWarnings(target.workload),
     ...decision.warnings,
@@ -187,6 +192,7 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
     warnings: limitWarnings(warnings),
     lookups: evaluation.lookups.map(toLookupRecord),
     hashChanged,
+    ...(decision.previousKeyHash ? { previousKeyHash: true } : {}),
   };
 }
 
@@ -257,10 +263,11 @@ function write(
   const otherwiseUnchanged =
     previous !== undefined &&
     templatesEqualIgnoringOurs(target.workload.template, target.old?.template);
-  // A value that stands for the content now stays, whichever version wrote it: an upgrade
-  // from v1 rolls nothing; the first write that changes the hash for a real reason writes v2.
-  if (otherwiseUnchanged && now && isCurrentHash(previous.hash ?? previous.adoptedHash, now)) {
-    return { outcome: previous.hash ? 'patched' : 'adopted', desired: previous, warnings };
+  // A value that stands for the content now stays, whichever key made it: a key rotation
+  // rolls nothing; the first write that changes the hash for a real reason uses the current key.
+  if (otherwiseUnchanged && now) {
+    const current = isCurrentHash(previous.hash ?? previous.adoptedHash, now);
+    if (current !== undefined) return keepCurrent(previous, current, warnings);
   }
   // Labelling a namespace must not restart every workload in it.
   if (otherwiseUnchanged && previous.hash === undefined && previous.adoptedHash === undefined) {
@@ -271,6 +278,17 @@ function write(
     desired: { hash: now?.hash, sources: now?.sources, adoptedHash: undefined },
     warnings,
   };
+}
+
+/** The annotations stay as they are; a hash made with a previous key says so. */
+function keepCurrent(
+  previous: Annotations,
+  current: CurrentHash,
+  warnings: readonly string[],
+): Decision {
+  const outcome = previous.hash ? 'patched' : 'adopted';
+  const kept = { outcome, desired: previous, warnings } as const;
+  return current === 'previous-key' ? { ...kept, previousKeyHash: true } : kept;
 }
 
 /** Follow mode holds changes outside a window it cannot read: say so at write time. */

@@ -31,6 +31,8 @@ export interface MutationResult {
   readonly lookups: readonly LookupRecord[];
   /** An UPDATE whose template hash now differs from oldObject's: it will roll. */
   readonly hashChanged: boolean;
+  /** The hash kept is current but was made with a previous hash key (a rotation not yet done). */
+  readonly previousKeyHash?: true;
   /** Why nothing was looked at, for `skipped`. */
   readonly skipReason?: string;
   /** The same, as one of a few words: a metric label. */

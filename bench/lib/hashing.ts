@@ -8,14 +8,14 @@ import type { Scenario } from './report.js';
 import { round } from './stats.js';
 
 export async function hashingScenario(context: Context): Promise<Scenario> {
-  log('scenario 6: v1 encoding + HMAC vs raw SHA-256 over 1 MiB');
+  log('scenario 6: encoding + HMAC vs raw SHA-256 over 1 MiB');
   const helper = forkHelper('hash-micro', join(context.work, 'hash-micro.log'));
   context.helpers.push(helper);
   const cases = await helper.call<HashCase[]>('run', { rounds: context.plan.hashRounds });
   await helper.stop();
   const ratios: Record<string, number> = {};
   const rows = [
-    '| input (1 MiB hashed) | v1 encoding + HMAC | raw SHA-256, same bytes | v1 ÷ raw throughput |',
+    '| input (1 MiB hashed) | encoding + HMAC | raw SHA-256, same bytes | encoding ÷ raw throughput |',
     '|---|--:|--:|--:|',
   ];
   cases.forEach((c, i) => {
@@ -31,7 +31,7 @@ export async function hashingScenario(context: Context): Promise<Scenario> {
     runs: [],
     ratios,
     targets: [text!, binary!].map((c) => ({
-      name: `v1 + HMAC ≥ 0.8 × raw SHA-256: ${c.name}`,
+      name: `encoding + HMAC ≥ 0.8 × raw SHA-256: ${c.name}`,
       measured: `${c.ratio.toFixed(2)} ×`,
       limit: '≥ 0.80 ×',
       holds: c.ratio >= 0.8,

@@ -10,8 +10,8 @@ import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
+  deriveNamespaceKey,
   type HashInput,
-  v2DigestKey,
 } from '../../src/hash/index.js';
 import { serveRequests } from './ipc.js';
 
@@ -26,7 +26,7 @@ export interface HashCase {
 }
 
 const MIB = 1024 * 1024;
-const KEY = v2DigestKey(Buffer.alloc(32, 7), 'bench');
+const KEY = deriveNamespaceKey(Buffer.alloc(32, 7), 'bench');
 
 function bytesOf(length: number): Buffer {
   const buffer = Buffer.allocUnsafe(length);

@@ -8,4 +8,4 @@ export type {
   GroupVersionKind,
   Operation,
 } from './types.js';
-export { isOwnWarning, warning } from './warning.js';
+export { isOwnWarning, PREVIOUS_KEY_WARNING, warning } from './warning.js';

@@ -13,3 +13,11 @@ export function warning(text: string): string {
 export function isOwnWarning(text: string): boolean {
   return text.startsWith(PREFIX);
 }
+
+/**
+ * The webhook kept a hash made with a previous hash key (docs/security.md "Rotate the
+ * hash key"): plan and explain find it in a dry run's answer by this exact text.
+ */
+export const PREVIOUS_KEY_WARNING = warning(
+  'hash made with a previous key; kept while the config it hashes is unchanged',
+);

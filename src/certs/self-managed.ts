@@ -11,8 +11,8 @@
 // hash key.
 
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from './generate.js';
 import {
   AUTHORITY_VALID_DAYS,
@@ -22,7 +22,9 @@ import {
   checkHashKey,
   HASH_KEY_KEY,
   inspectCertificates,
+  PREVIOUS_HASH_KEY_PREFIX,
   planCertificates,
+  previousHashKeyEntries,
   SERVING_VALID_DAYS,
 } from './renewal.js';
 
@@ -107,12 +109,21 @@ const MAX_ATTEMPTS = 5;
 /** After a failed check, try again this soon (or at the check interval, if shorter). */
 const RETRY_MS = 10_000;
 
-/** Reads the hash key Secret, creating it with 32 random bytes when absent. Never replaces it. */
+/** A previous hash key, by its entry in the Secret (`previous-…`). */
+export interface PreviousHashKey {
+  readonly entry: string;
+  readonly key: Buffer;
+}
+
+/**
+ * Reads the hash key Secret, creating it with 32 random bytes when absent. Never replaces
+ * it: rotating the key is a person's edit of the Secret (docs/security.md).
+ */
 export async function ensureHashKey(
   store: SecretStore,
   name: string,
   generate: () => Buffer = () => randomBytes(HASH_KEY_BYTES),
-): Promise<{ key: Buffer; created: boolean }> {
+): Promise<{ key: Buffer; previous: readonly PreviousHashKey[]; created: boolean }> {
   let stored = await store.read(name);
   let created = false;
   if (stored === undefined) {
@@ -123,11 +134,15 @@ export async function ensureHashKey(
       throw new Error(`Secret ${store.namespace}/${name} disappeared right after it was created`);
     }
   }
-  const problem = checkHashKey(stored.data[HASH_KEY_KEY], HASH_KEY_BYTES);
-  if (problem) {
-    throw new Error(`Secret ${store.namespace}/${name} ${problem} (it is never overwritten)`);
+  const entries = [HASH_KEY_KEY, ...previousHashKeyEntries(stored.data)];
+  for (const entry of entries) {
+    const problem = checkHashKey(stored.data[entry], HASH_KEY_BYTES, entry);
+    if (problem) {
+      throw new Error(`Secret ${store.namespace}/${name} ${problem} (it is never overwritten)`);
+    }
   }
-  return { key: stored.data[HASH_KEY_KEY]!, created };
+  const previous = entries.slice(1).map((entry) => ({ entry, key: stored.data[entry]! }));
+  return { key: stored.data[HASH_KEY_KEY]!, previous, created };
 }
 
 /** Brings the certificates Secret to a good state and returns what it holds. */
@@ -165,31 +180,62 @@ export async function reconcileCertificates(
   );
 }
 
+export interface SelfManaged {
+  stop(): void;
+  /** The previous hash keys of the Secret, each written to a file beside the hash key's. */
+  readonly previousHashKeyFiles: readonly string[];
+}
+
 /**
- * Starts self-managed mode: the hash key file and the certificate files exist
+ * Starts self-managed mode: the hash key files and the certificate files exist
  * when this resolves (or it throws, and serve fails to start); renewals and the
  * caBundle are then checked every `checkIntervalMs`.
  */
 export async function startSelfManaged(
   options: SelfManagedOptions,
   ports: SelfManagedPorts,
-): Promise<{ stop(): void }> {
-  if (options.hashKey) await writeHashKey(options.namespace, options.hashKey, ports);
-  if (!options.certificates) return { stop() {} };
-  return startCertificateChecks(options.namespace, options.certificates, ports);
+): Promise<SelfManaged> {
+  const previousHashKeyFiles = options.hashKey
+    ? await writeHashKeys(options.namespace, options.hashKey, ports)
+    : [];
+  if (!options.certificates) return { stop() {}, previousHashKeyFiles };
+  const checks = await startCertificateChecks(options.namespace, options.certificates, ports);
+  return { ...checks, previousHashKeyFiles };
 }
 
-async function writeHashKey(
+/**
+ * The current key to its file, each previous key to a file named as its entry beside it
+ * (the layout a Secret volume would give); returns the previous keys' files. A previous
+ * key's file whose entry is gone from the Secret is removed: a container restarted in
+ * the same pod keeps its runtime directory, and a dropped key should not outlive the drop.
+ */
+async function writeHashKeys(
   namespace: string,
   hashKey: NonNullable<SelfManagedOptions['hashKey']>,
   { secrets, log }: SelfManagedPorts,
-): Promise<void> {
-  const { key, created } = await ensureHashKey(secrets, hashKey.secretName);
+): Promise<string[]> {
+  const { key, previous, created } = await ensureHashKey(secrets, hashKey.secretName);
   await writeFileAtomically(hashKey.file, key);
+  const dir = dirname(hashKey.file);
+  const entries = new Set(previous.map(({ entry }) => entry));
+  for (const name of await readdir(dir)) {
+    if (name.startsWith(PREVIOUS_HASH_KEY_PREFIX) && !entries.has(name)) {
+      await rm(join(dir, name), { force: true });
+    }
+  }
+  const files = previous.map(({ entry }) => join(dir, entry));
+  for (const [index, { key: previousKey }] of previous.entries()) {
+    await writeFileAtomically(files[index]!, previousKey);
+  }
   log.info(
-    { secret: `${namespace}/${hashKey.secretName}`, created },
+    {
+      secret: `${namespace}/${hashKey.secretName}`,
+      created,
+      previousKeys: previous.map(({ entry }) => entry),
+    },
     created ? 'hash key created' : 'hash key loaded',
   );
+  return files;
 }
 
 /** The first check runs now; then one every interval, sooner after a failure. */

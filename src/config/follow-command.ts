@@ -31,6 +31,8 @@ export interface FollowCommandConfig {
   readonly port: number;
   readonly host: string;
   readonly hashKeyFile: string;
+  /** --previous-hash-key-file: keys hashes were written with before; theirs stay current. */
+  readonly previousHashKeyFiles: readonly string[];
   /** --hash-key-secret: the hash key file is written from that Secret first. */
   readonly selfManaged: SelfManagedOptions | undefined;
   readonly logLevel: LogLevel;
@@ -59,6 +61,7 @@ export const FOLLOW_COMMAND_OPTIONS: readonly OptionSpec[] = [
   },
   shared('host'),
   shared('hash-key-file'),
+  shared('previous-hash-key-file'),
   ...HASH_KEY_SECRET_OPTIONS,
   SERVE_KIND_OPTION,
   EXCLUDED_NAMESPACE_OPTION,
@@ -100,6 +103,7 @@ export function parseFollowCommandConfig(
       port,
       host: get('host')!,
       hashKeyFile,
+      previousHashKeyFiles: Object.freeze(values.all('previous-hash-key-file')),
       selfManaged: selfManaged.options,
       logLevel,
       follow,

@@ -20,7 +20,7 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
     flag: 'hash-key-secret',
     env: 'CONFIGHASH_HASH_KEY_SECRET',
     value: 'NAME',
-    help: 'read the hash key from this Secret, created when absent (instead of --hash-key-file; default confighash-hash-key with --self-managed-certs)',
+    help: 'read the hash key from this Secret, created when absent, and its previous keys from its previous-* entries (instead of --hash-key-file and --previous-hash-key-file; default confighash-hash-key with --self-managed-certs)',
   },
   {
     flag: 'namespace',
@@ -61,7 +61,7 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
     env: 'CONFIGHASH_RUNTIME_DIR',
     value: 'DIR',
     defaultValue: '/run/confighash',
-    help: 'writable directory for the certificate, key and hash key from the Secrets',
+    help: 'writable directory for the certificate, key and hash keys from the Secrets',
   },
   {
     flag: 'cert-check-interval',
@@ -156,6 +156,7 @@ function combinedFileFlag(
     ['tls-cert-file', managedCerts ? 'self-managed-certs' : undefined],
     ['tls-key-file', managedCerts ? 'self-managed-certs' : undefined],
     ['hash-key-file', keyFromSecret ? 'hash-key-secret' : undefined],
+    ['previous-hash-key-file', keyFromSecret ? 'hash-key-secret' : undefined],
   ] as const) {
     if (instead && get(flag)) return `--${flag} and --${instead} cannot be combined`;
   }

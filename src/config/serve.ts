@@ -41,6 +41,8 @@ export interface ServeConfig {
   readonly tlsCertFile: string;
   readonly tlsKeyFile: string;
   readonly hashKeyFile: string;
+  /** --previous-hash-key-file: keys hashes were written with before; theirs stay current. */
+  readonly previousHashKeyFiles: readonly string[];
   readonly logLevel: LogLevel;
   readonly tlsReloadIntervalMs: number;
   readonly shutdownTimeoutMs: number;
@@ -96,6 +98,12 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     env: 'CONFIGHASH_HASH_KEY_FILE',
     value: 'PATH',
     help: 'HMAC key, at least 32 bytes; the same on every replica',
+  },
+  {
+    flag: 'previous-hash-key-file',
+    env: 'CONFIGHASH_PREVIOUS_HASH_KEY_FILES',
+    value: 'PATH',
+    help: 'a key hashes were written with before --hash-key-file (a rotation): they stay current, new ones use --hash-key-file; at least 32 bytes (repeatable; env: comma-separated)',
   },
   {
     flag: 'log-level',
@@ -191,6 +199,7 @@ export function parseServeConfig(
       tlsCertFile: get('tls-cert-file')!,
       tlsKeyFile: get('tls-key-file')!,
       hashKeyFile: get('hash-key-file')!,
+      previousHashKeyFiles: Object.freeze(values.all('previous-hash-key-file')),
       logLevel,
       tlsReloadIntervalMs: reload * 1000,
       shutdownTimeoutMs: shutdown * 1000,

@@ -1,6 +1,7 @@
 // Follow-mode metrics, registered on the application's registry.
 
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { countPreviousKeyHashes } from '../previous-key-metric.js';
 
 export interface FollowMetrics {
   touched(kind: string): void;
@@ -10,6 +11,8 @@ export interface FollowMetrics {
   leader(isLeader: boolean): void;
   watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
   pending(count: number): void;
+  /** An evaluation found a hash made with a previous hash key, current. */
+  previousKeyHash(): void;
 }
 
 export function createFollowMetrics(registry: Registry): FollowMetrics {
@@ -61,5 +64,6 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     leader: (isLeader) => leader.set(isLeader ? 1 : 0),
     watchRestart: (reason) => restarts.inc({ reason }),
     pending: (count) => pending.set(count),
+    previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
   };
 }

@@ -9,7 +9,14 @@ export type ReconcileDecision =
   | { readonly touch: true; readonly why: 'config-changed' | 'not-yet-hashed' }
   | {
       readonly touch: false;
-      readonly why: 'up-to-date' | 'no-sources' | 'opted-out' | 'lookup-failed' | 'source-missing';
+      readonly why:
+        | 'up-to-date'
+        /** Up to date, with a hash made with a previous hash key: the rotation is not done. */
+        | 'up-to-date-previous-key'
+        | 'no-sources'
+        | 'opted-out'
+        | 'lookup-failed'
+        | 'source-missing';
     };
 
 export function decideReconcile(
@@ -28,10 +35,15 @@ export function decideReconcile(
       const current =
         annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
       if (current === undefined) return { touch: true, why: 'not-yet-hashed' };
-      // A v1 value of the content now is up to date too: the webhook would keep it.
-      return isCurrentHash(current, evaluation)
-        ? { touch: false, why: 'up-to-date' }
-        : { touch: true, why: 'config-changed' };
+      // A previous key's digest of the content now is up to date too: the webhook would keep it.
+      switch (isCurrentHash(current, evaluation)) {
+        case 'current-key':
+          return { touch: false, why: 'up-to-date' };
+        case 'previous-key':
+          return { touch: false, why: 'up-to-date-previous-key' };
+        case undefined:
+          return { touch: true, why: 'config-changed' };
+      }
     }
   }
 }

@@ -169,6 +169,7 @@ async function denied(
 
 /** No touch: nothing to roll, or the sources cannot be read now (then retry). */
 function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileDecision): void {
+  if (decision.why === 'up-to-date-previous-key') deps.metrics.previousKeyHash();
   if (decision.why !== 'lookup-failed') {
     deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
     return;

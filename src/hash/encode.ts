@@ -1,13 +1,12 @@
-// The encoding and digest of docs/design.md §3, v1 and v2 (the same encoding under
-// another first line, keyed per namespace: versions.ts). The encoding is produced
-// as bytes in a reused buffer and handed to the HMAC in large chunks: small pieces
-// (keys, lengths, short values) are batched, a large value is passed through
-// without a copy. Nothing is concatenated into one buffer.
+// The encoding and digest of docs/design.md §3 (keyed per namespace: keys.ts). The
+// encoding is produced as bytes in a reused buffer and handed to the HMAC in large
+// chunks: small pieces (keys, lengths, short values) are batched, a large value is
+// passed through without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
 import { compareBytewise, compareSources, type KeySelection } from '../sources.js';
+import { ENCODING_HEADER, type NamespaceKey } from './keys.js';
 import type { EncodedValue, HashInput, SourceContent } from './types.js';
-import { type DigestKey, ENCODING_HEADERS, type HashVersion } from './versions.js';
 
 /**
  * Receives the encoding in order. A chunk is valid only during the call (the
@@ -15,14 +14,10 @@ import { type DigestKey, ENCODING_HEADERS, type HashVersion } from './versions.j
  */
 export type EncodingSink = (chunk: Uint8Array) => void;
 
-/** Sorts the inputs and writes their encoding in `version` to `sink`. */
-export function encodeSources(
-  version: HashVersion,
-  inputs: readonly HashInput[],
-  sink: EncodingSink,
-): void {
+/** Sorts the inputs and writes their encoding to `sink`. */
+export function encodeSources(inputs: readonly HashInput[], sink: EncodingSink): void {
   const out = new ChunkWriter(sink);
-  out.text(ENCODING_HEADERS[version]);
+  out.text(ENCODING_HEADER);
   for (const input of [...inputs].sort(compareSources)) {
     out.text(`${input.kind}\n${input.name}\n`);
     if (input.content === undefined) {
@@ -53,17 +48,17 @@ function selectedKeys(selection: KeySelection, content: SourceContent): string[]
   return keys.sort(compareBytewise);
 }
 
-/** `hash` annotation value: lowercase hex HMAC-SHA256 of the key's version's encoding. */
-export function computeHash(digestKey: DigestKey, inputs: readonly HashInput[]): string {
-  const hmac = createHmac('sha256', digestKey.key);
-  encodeSources(digestKey.version, inputs, (chunk) => hmac.update(chunk));
+/** `hash` annotation value: lowercase hex HMAC-SHA256 of the encoding, with a namespace's key. */
+export function computeHash(namespaceKey: NamespaceKey, inputs: readonly HashInput[]): string {
+  const hmac = createHmac('sha256', namespaceKey);
+  encodeSources(inputs, (chunk) => hmac.update(chunk));
   return hmac.digest('hex');
 }
 
 /** The encoding as one buffer, for tests and debugging; hashing never needs it. */
-export function encodeToBuffer(version: HashVersion, inputs: readonly HashInput[]): Buffer {
+export function encodeToBuffer(inputs: readonly HashInput[]): Buffer {
   const parts: Buffer[] = [];
-  encodeSources(version, inputs, (chunk) => parts.push(Buffer.from(chunk)));
+  encodeSources(inputs, (chunk) => parts.push(Buffer.from(chunk)));
   return Buffer.concat(parts);
 }
 

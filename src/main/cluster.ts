@@ -1,10 +1,10 @@
 // What `confighash serve` and `confighash follow` both start with: cluster access
-// loaded when first needed, the hash key Secret written to its file
-// (--hash-key-secret), and the hash key read and checked.
+// loaded when first needed, the hash key Secret written to its files
+// (--hash-key-secret), and the hash keys read and checked.
 
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManaged, SelfManagedOptions } from '../certs/self-managed.js';
 import {
   type ApiConnection,
   type ClusterCredentials,
@@ -49,7 +49,7 @@ export async function startCertificates(
   options: SelfManagedOptions,
   cluster: LazyCluster,
   logger: Logger,
-): Promise<{ stop(): void }> {
+): Promise<SelfManaged> {
   const api = await cluster.connection();
   // selfsigned and the renewal loop load only here: most installs bring their own certificates.
   const { startSelfManaged } = await import('../certs/self-managed.js');
@@ -62,13 +62,38 @@ export async function startCertificates(
   });
 }
 
-export async function readHashKey(path: string): Promise<Buffer> {
+/** The keys an evaluator hashes with: `hashKey` for every write, the previous ones still current. */
+export interface HashKeys {
+  readonly hashKey: Buffer;
+  readonly previousHashKeys: readonly Buffer[];
+}
+
+/**
+ * --hash-key-file and every --previous-hash-key-file, each at least MIN_HASH_KEY_BYTES;
+ * with --hash-key-secret, the files self-managed mode wrote from the Secret.
+ */
+export async function readHashKeys(
+  files: { readonly hashKeyFile: string; readonly previousHashKeyFiles: readonly string[] },
+  selfManaged: SelfManaged | undefined,
+): Promise<HashKeys> {
+  const previousFiles = [
+    ...files.previousHashKeyFiles,
+    ...(selfManaged ? selfManaged.previousHashKeyFiles : []),
+  ];
+  const [hashKey, ...previousHashKeys] = await Promise.all([
+    readHashKey('--hash-key-file', files.hashKeyFile),
+    ...previousFiles.map((path) => readHashKey('--previous-hash-key-file', path)),
+  ]);
+  return { hashKey: hashKey!, previousHashKeys };
+}
+
+async function readHashKey(flag: string, path: string): Promise<Buffer> {
   const key = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read --hash-key-file ${path}: ${error.code ?? error.message}`);
+    throw new UsageError(`cannot read ${flag} ${path}: ${error.code ?? error.message}`);
   });
   if (key.length < MIN_HASH_KEY_BYTES) {
     throw new UsageError(
-      `--hash-key-file ${path} has ${key.length} bytes; at least ${MIN_HASH_KEY_BYTES} are required`,
+      `${flag} ${path} has ${key.length} bytes; at least ${MIN_HASH_KEY_BYTES} are required`,
     );
   }
   return key;

@@ -20,7 +20,7 @@ import {
 import { createLogger } from '../server/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
-import { lazyCluster, readHashKey, startCertificates } from './cluster.js';
+import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 
 /** On SIGTERM the lease is released within a retry period (2 s); this leaves room for the rest. */
 const SHUTDOWN_DELAY_MS = 10_000;
@@ -28,11 +28,11 @@ const SHUTDOWN_DELAY_MS = 10_000;
 export async function follow(config: FollowCommandConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
   const cluster = lazyCluster(logger);
-  if (config.selfManaged) {
-    // Only the hash key: startCertificates writes it to its file and checks nothing more.
-    (await startCertificates(config.selfManaged, cluster, logger)).stop();
-  }
-  const hashKey = await readHashKey(config.hashKeyFile);
+  // Only the hash keys: startCertificates writes them to their files and checks nothing more.
+  const selfManaged =
+    config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
+  selfManaged?.stop();
+  const keys = await readHashKeys(config, selfManaged);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const readiness = { ready: false, isReady: () => readiness.ready };
@@ -42,7 +42,7 @@ export async function follow(config: FollowCommandConfig): Promise<void> {
   const mode = startFollow(
     { ...config.follow, kinds: config.kinds, excludedNamespaces: config.excludedNamespaces },
     credentials,
-    hashKey,
+    keys,
     registry,
     logger,
   );
@@ -68,14 +68,14 @@ export function startFollow(
     readonly excludedNamespaces: readonly string[];
   },
   credentials: ClusterCredentials,
-  hashKey: Buffer,
+  keys: HashKeys,
   registry: Registry,
   logger: Logger,
 ): FollowMode {
   const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
   const mode = startFollowMode({
     api: createFollowApi(connection),
-    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), hashKey }),
+    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), ...keys }),
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,

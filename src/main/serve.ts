@@ -21,7 +21,7 @@ import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';
 import { createAdmissionMetrics } from '../server/metrics.js';
 import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
-import { lazyCluster, readHashKey, startCertificates } from './cluster.js';
+import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
 import { startFollow } from './follow.js';
 
@@ -30,7 +30,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const cluster = lazyCluster(logger);
   const selfManaged =
     config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
-  const hashKey = await readHashKey(config.hashKeyFile);
+  const keys = await readHashKeys(config, selfManaged);
   const tlsFiles = {
     certFile: config.tlsCertFile,
     keyFile: config.tlsKeyFile,
@@ -52,7 +52,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     startFollow(
       { ...config.follow, kinds: config.kinds, excludedNamespaces: config.excludedNamespaces },
       await cluster.credentials(),
-      hashKey,
+      keys,
       metrics.registry,
       logger,
     );
@@ -61,7 +61,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const app = buildApp({
     mutator: createMutator({
       configSource: createApiConfigSource(connection),
-      hashKey,
+      ...keys,
       kinds: config.kinds,
       namespaces,
     }),

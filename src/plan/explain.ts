@@ -59,6 +59,8 @@ export interface Explanation {
   readonly wouldWrite: string | null;
   /** True when the next write changes the template's hash: a rollout. */
   readonly nextWriteRolls: boolean;
+  /** The hash kept was made with a previous hash key: current, but the key cannot be dropped yet. */
+  readonly previousKey: boolean;
   readonly webhook: {
     readonly reached: boolean;
     readonly warnings: readonly string[];
@@ -153,12 +155,13 @@ function webhookAnswer(
   live: Workload,
   dryRun: Read<DryRunTouch>,
   hasSources: boolean,
-): Pick<Explanation, 'wouldWrite' | 'nextWriteRolls' | 'webhook'> {
+): Pick<Explanation, 'wouldWrite' | 'nextWriteRolls' | 'previousKey' | 'webhook'> {
   if (dryRun.status !== 'found') {
     const detail = dryRun.status === 'failed' ? dryRun.detail : 'the workload is gone';
     return {
       wouldWrite: null,
       nextWriteRolls: false,
+      previousKey: false,
       webhook: { reached: false, warnings: [], detail: `the dry-run failed: ${detail}` },
     };
   }
@@ -166,6 +169,7 @@ function webhookAnswer(
   return {
     wouldWrite: answer.wouldWrite,
     nextWriteRolls: answer.rolls,
+    previousKey: answer.previousKey,
     webhook: {
       reached: answer.reached,
       warnings: answer.warnings,
@@ -250,6 +254,9 @@ function modeLines(facts: Facts): string[] {
   }
 }
 
+const PREVIOUS_KEY_LINE =
+  'hash made with a previous key: current, but dropping that key rolls it once on its next write';
+
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
   // The webhook is not asked about these: no answer is the expected one.
   if (facts.optedOut || facts.namespaceMode === 'none') return [];
@@ -257,10 +264,11 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
     return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
   }
   if (!facts.nextWriteRolls) {
-    if (facts.templateHash === null && facts.wouldWrite !== null) {
-      return ['not hashed in the template yet: the next write adopts it without a restart'];
-    }
-    return ['the next write rolls nothing: the hash matches the config it reads now'];
+    const why =
+      facts.templateHash === null && facts.wouldWrite !== null
+        ? 'not hashed in the template yet: the next write adopts it without a restart'
+        : 'the next write rolls nothing: the hash matches the config it reads now';
+    return facts.previousKey ? [why, PREVIOUS_KEY_LINE] : [why];
   }
   const target = formatWorkload(workload.kind, facts.name);
   const lines = [`the next write rolls: ${whatChanged(facts)}`];

@@ -345,5 +345,8 @@ async function askWebhook(
   if (!answer.reached) {
     return { stale: false, notes: ['the webhook did not answer a dry-run: is it registered?'] };
   }
-  return { stale: answer.rolls, notes: [] };
+  return { stale: answer.rolls, notes: answer.previousKey ? [PREVIOUS_KEY_NOTE] : [] };
 }
+
+const PREVIOUS_KEY_NOTE =
+  'hash made with a previous key: current while its config is unchanged (docs/security.md, "Rotate the hash key")';

@@ -1,8 +1,9 @@
 // The webhook's answer to a dry-run `{}` merge patch, read the one way both plan
 // and explain read it: which hash it would write, whether the template's hash
-// changes (a rollout), and whether the webhook answered at all.
+// changes (a rollout), whether that hash was made with a previous hash key, and
+// whether the webhook answered at all.
 
-import { isOwnWarning } from '../admission/index.js';
+import { isOwnWarning, PREVIOUS_KEY_WARNING } from '../admission/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
@@ -31,7 +32,9 @@ export interface TouchAnswer {
   readonly rolls: boolean;
   /** False when a workload with sources came back with neither hash: no webhook answered. */
   readonly reached: boolean;
-  /** The webhook's own warnings (`confighash: …`). */
+  /** The hash kept is current, made with a previous hash key (the webhook said so). */
+  readonly previousKey: boolean;
+  /** The webhook's own warnings (`confighash: …`), the previous-key one aside. */
   readonly warnings: readonly string[];
 }
 
@@ -41,15 +44,14 @@ export function readTouchAnswer(
   hasSources: boolean,
 ): TouchAnswer {
   const after = hashesOf(readWorkload(touch.object, live.kind));
-  const warnings = touch.warnings.filter(isOwnWarning);
+  const own = touch.warnings.filter(isOwnWarning);
+  const warnings = own.filter((text) => text !== PREVIOUS_KEY_WARNING);
   return {
     wouldWrite: after.templateHash ?? after.adoptedHash,
     rolls: after.templateHash !== hashesOf(live).templateHash,
+    previousKey: own.length > warnings.length,
     reached:
-      warnings.length > 0 ||
-      !hasSources ||
-      after.templateHash !== null ||
-      after.adoptedHash !== null,
+      own.length > 0 || !hasSources || after.templateHash !== null || after.adoptedHash !== null,
     warnings,
   };
 }

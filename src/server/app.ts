@@ -229,6 +229,8 @@ function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logg
       if (result.skipCode) metrics.observeSkip(result.skipCode);
       // A dry-run has no side effects: it rolls nothing, so it counts as no hash change.
       if (result.hashChanged && !review.dryRun) metrics.observeHashChange();
+      // Counted on writes only: plan and explain ask with dry runs, and would count themselves.
+      if (result.previousKeyHash && !review.dryRun) metrics.observePreviousKeyHash();
       logReview(logger, review, result, duration);
       return patched(review.uid, result.patch, result.warnings);
     } catch (error) {

@@ -2,6 +2,7 @@
 // global one, so that tests and several apps in one process do not collide.
 
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { countPreviousKeyHashes } from '../previous-key-metric.js';
 import type { LookupRecord, Outcome, SkipCode } from '../review.js';
 
 export type RequestOutcome = Outcome | 'invalid' | 'error';
@@ -12,6 +13,8 @@ export interface AdmissionMetrics {
   observeLookups(lookups: readonly LookupRecord[]): void;
   observeSkip(reason: SkipCode): void;
   observeHashChange(): void;
+  /** A write kept a hash made with a previous hash key. */
+  observePreviousKeyHash(): void;
 }
 
 export function createAdmissionMetrics(
@@ -68,6 +71,7 @@ export function createAdmissionMetrics(
     },
     observeSkip: (reason) => skips.labels({ reason }).inc(),
     observeHashChange: () => hashChanges.inc(),
+    observePreviousKeyHash: countPreviousKeyHashes(registry, 'admission'),
   };
 }
 

@@ -3,10 +3,14 @@
 // over HTTP, and every bad input.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PREVIOUS_KEY_WARNING } from '../../src/admission/index.js';
+import { createApiConfigSource } from '../../src/kube/index.js';
+import { createMutator } from '../../src/mutate.js';
 import type { Mutator } from '../../src/review.js';
 import { HASH, SOURCES } from '../../src/workload/index.js';
-import { putStandardSources, startTestApp, type TestApp } from '../support/app.js';
+import { HASH_KEY, putStandardSources, startTestApp, type TestApp } from '../support/app.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
+import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { admissionReview, NAMESPACE, type RequestOptions, workload } from '../support/workloads.js';
 
 interface ReviewResponse {
@@ -294,6 +298,48 @@ describe('bad input', () => {
     const response = await t.app.inject({ method: 'POST', url: '/mutate', payload: review });
     expect(response.statusCode).toBe(200);
     expect((response.json() as ReviewResponse).response.allowed).toBe(true);
+  });
+});
+
+// docs/security.md "Rotate the hash key": the webhook restarted with a new current key and
+// the old one as a previous key; the workload carries the old key's hash.
+describe('a hash made with a previous key', () => {
+  const PREVIOUS_KEY_HASHES = 'confighash_previous_key_hashes_total{component="admission"}';
+
+  it('is kept with a warning; a write counts it, a dry run does not', async () => {
+    const { after: old } = await post({});
+    const rotated = await startTestApp({
+      mutator: createMutator({
+        configSource: createApiConfigSource(t.connection),
+        hashKey: Buffer.alloc(32, 0xee),
+        previousHashKeys: [HASH_KEY],
+        namespaces: everyNamespaceOptedIn,
+      }),
+    });
+    try {
+      const count = async () => {
+        const text = (await rotated.app.inject('/metrics')).body;
+        const line = text.split('\n').find((entry) => entry.startsWith(`${PREVIOUS_KEY_HASHES} `));
+        return line === undefined ? 0 : Number(line.slice(PREVIOUS_KEY_HASHES.length + 1));
+      };
+      const send = async (dryRun: boolean) => {
+        const response = await rotated.app.inject({
+          method: 'POST',
+          url: '/mutate',
+          payload: admissionReview({ operation: 'UPDATE', object: old, oldObject: old, dryRun }),
+        });
+        return (response.json() as ReviewResponse).response;
+      };
+      const dry = await send(true);
+      expect(dry.patch).toBeUndefined();
+      expect(dry.warnings).toEqual([PREVIOUS_KEY_WARNING]);
+      expect(await count()).toBe(0);
+      const real = await send(false);
+      expect(real.patch).toBeUndefined();
+      expect(await count()).toBe(1);
+    } finally {
+      await rotated.close();
+    }
   });
 });
 

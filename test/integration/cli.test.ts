@@ -91,6 +91,27 @@ describe('option mistakes', () => {
     expect(run.output.stderr).toMatch(/has 9 bytes; at least 32 are required/);
   });
 
+  it.each([
+    ['serve', ['serve', '--tls-cert-file', 'x', '--tls-key-file', 'y']],
+    ['follow', ['follow']],
+  ])('%s: a short previous hash key is refused, naming it', async (_name, args) => {
+    const key = join(dir, 'current.key');
+    const previous = join(dir, 'previous-short.key');
+    await writeFile(key, Buffer.alloc(32, 1));
+    await writeFile(previous, Buffer.alloc(31, 2));
+    const run = runConfighash([
+      ...args,
+      '--hash-key-file',
+      key,
+      '--previous-hash-key-file',
+      previous,
+    ]);
+    expect(await run.exited).toBe(2);
+    expect(run.output.stderr.trim()).toBe(
+      `confighash: --previous-hash-key-file ${previous} has 31 bytes; at least 32 are required`,
+    );
+  });
+
   it('options can come from the environment, named in --help', async () => {
     const help = runConfighash(['serve', '--help']);
     expect(await help.exited).toBe(0);

@@ -321,6 +321,7 @@ describe('the touch queue', () => {
       leader: (isLeader) => leader.push(isLeader),
       watchRestart() {},
       pending() {},
+      previousKeyHash() {},
     };
     const leaseStore = memoryLease();
     const mode = startFollowMode({

@@ -8,7 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   generateCertificateAuthority,
@@ -191,6 +191,38 @@ describe('ensureHashKey', () => {
     );
     expect(store.writes).toEqual([]);
   });
+
+  it('reads previous-* entries as previous keys, in name order; other entries are ignored', async () => {
+    const store = memoryStore();
+    store.secrets.set('key', {
+      data: {
+        [HASH_KEY_KEY]: Buffer.alloc(32, 1),
+        'previous-2026-b': Buffer.alloc(32, 3),
+        'previous-2026-a': Buffer.alloc(40, 2),
+        'notes.txt': Buffer.from('not a key'),
+      },
+      type: 'Opaque',
+      resourceVersion: '1',
+    });
+    const { key, previous } = await ensureHashKey(store, 'key');
+    expect(key).toEqual(Buffer.alloc(32, 1));
+    expect(previous).toEqual([
+      { entry: 'previous-2026-a', key: Buffer.alloc(40, 2) },
+      { entry: 'previous-2026-b', key: Buffer.alloc(32, 3) },
+    ]);
+  });
+
+  it('refuses a short previous key, naming its entry', async () => {
+    const store = memoryStore();
+    store.secrets.set('key', {
+      data: { [HASH_KEY_KEY]: Buffer.alloc(32, 1), 'previous-old': Buffer.alloc(31, 2) },
+      type: 'Opaque',
+      resourceVersion: '1',
+    });
+    await expect(ensureHashKey(store, 'key')).rejects.toThrow(
+      'Secret confighash-system/key previous-old has 31 bytes; at least 32 are required (it is never overwritten)',
+    );
+  });
 });
 
 describe('startSelfManaged', () => {
@@ -253,6 +285,43 @@ describe('startSelfManaged', () => {
       expect((await stat(file)).mode & 0o077).toBe(0);
     }
     expect(calls).toEqual([secret[CERT_KEYS.caBundle]!.toString()]);
+    expect(running.previousHashKeyFiles).toEqual([]);
+  });
+
+  it('writes each previous key beside the hash key, named as its entry, and returns their files', async () => {
+    const store = memoryStore();
+    const opts = { ...(await options()), certificates: undefined };
+    store.secrets.set('key', {
+      data: { [HASH_KEY_KEY]: Buffer.alloc(32, 1), 'previous-a': Buffer.alloc(32, 2) },
+      type: 'Opaque',
+      resourceVersion: '1',
+    });
+    const running = await startSelfManaged(opts, {
+      secrets: store,
+      webhooks: recordingTarget().target,
+      log: quietLog,
+    });
+    running.stop();
+    const file = join(dirname(opts.hashKey!.file), 'previous-a');
+    expect(running.previousHashKeyFiles).toEqual([file]);
+    expect(await readFile(file)).toEqual(Buffer.alloc(32, 2));
+    expect((await stat(file)).mode & 0o077).toBe(0);
+
+    // The key dropped from the Secret, the process started again in the same directory.
+    store.secrets.set('key', {
+      data: { [HASH_KEY_KEY]: Buffer.alloc(32, 1) },
+      type: 'Opaque',
+      resourceVersion: '2',
+    });
+    const again = await startSelfManaged(opts, {
+      secrets: store,
+      webhooks: recordingTarget().target,
+      log: quietLog,
+    });
+    again.stop();
+    expect(again.previousHashKeyFiles).toEqual([]);
+    await expect(stat(file)).rejects.toThrow(/ENOENT/);
+    expect(await readFile(opts.hashKey!.file)).toEqual(Buffer.alloc(32, 1));
   });
 
   it('picks up a certificate another replica renewed, without a restart', async () => {

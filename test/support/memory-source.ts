@@ -6,9 +6,7 @@ import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
-  type HashVersion,
-  v1DigestKey,
-  v2DigestKey,
+  deriveNamespaceKey,
 } from '../../src/hash/index.js';
 import type { SourceKind } from '../../src/sources.js';
 import { findSources, type Workload } from '../../src/workload/index.js';
@@ -66,13 +64,12 @@ export class MemorySource implements ConfigSource {
 }
 
 /**
- * A workload's digest in one version from `source`'s objects, by the hash module alone
- * (pinned by the golden vectors): what a release writing that version wrote for it.
+ * A workload's digest with one hash key from `source`'s objects, by the hash module alone
+ * (pinned by the golden vectors): what a webhook with that key wrote for it.
  */
 export async function digestOf(
   source: MemorySource,
   workload: Pick<Workload, 'template' | 'annotations'>,
-  version: HashVersion,
   hashKey: Uint8Array,
   namespace: string,
 ): Promise<string> {
@@ -84,6 +81,5 @@ export async function digestOf(
       return { kind: ref.kind, name: ref.name, selection: ref.selection, content };
     }),
   );
-  const key = version === 'v1' ? v1DigestKey(hashKey) : v2DigestKey(hashKey, namespace);
-  return computeHash(key, inputs);
+  return computeHash(deriveNamespaceKey(hashKey, namespace), inputs);
 }

@@ -1,6 +1,6 @@
 // "The hash now" (src/evaluate.ts): one answer per workload, lookups in
 // parallel, a memo that answers for sources it has already hashed, and the one
-// definition of a current hash (v2, or the v1 a release before v2 wrote).
+// definition of a current hash (the current key's digest, or a previous key's).
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,7 +11,7 @@ import {
   isCurrentHash,
   type LookupResult,
 } from '../../src/evaluate.js';
-import { HashMemo, type HashVersion } from '../../src/hash/index.js';
+import { HashMemo, hashKeyId } from '../../src/hash/index.js';
 import { HANDLED_KINDS, readWorkload } from '../../src/workload/index.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
 import { NAMESPACE, workload } from '../support/workloads.js';
@@ -28,26 +28,26 @@ function standard(): MemorySource {
     .configMap('flags', { mode: 'fast' });
 }
 
-/** A memo that counts the answers it gives, and the digests it is given by version. */
+/** A memo that counts the answers it gives, and the digests it is given by key id. */
 class CountingMemo extends HashMemo {
   answers = 0;
-  readonly computed: HashVersion[] = [];
-  override get(version: HashVersion, namespace: string, identity: string): string | undefined {
-    const hash = super.get(version, namespace, identity);
+  readonly computed: string[] = [];
+  override get(keyId: string, namespace: string, identity: string): string | undefined {
+    const hash = super.get(keyId, namespace, identity);
     if (hash !== undefined) this.answers++;
     return hash;
   }
-  override set(version: HashVersion, namespace: string, identity: string, hash: string): void {
-    this.computed.push(version);
-    super.set(version, namespace, identity, hash);
+  override set(keyId: string, namespace: string, identity: string, hash: string): void {
+    this.computed.push(keyId);
+    super.set(keyId, namespace, identity, hash);
   }
 }
 
-/** The parts of an answer that are data (legacyHash is a function: compared by its value). */
+/** The parts of an answer that are data (madeWithPreviousKey is a function). */
 function dataOf(evaluation: Evaluation) {
   if (evaluation.status !== 'hashed') return evaluation;
-  const { legacyHash, ...data } = evaluation;
-  return { ...data, legacyHash: legacyHash() };
+  const { madeWithPreviousKey: _, ...data } = evaluation;
+  return data;
 }
 
 describe('the answer', () => {
@@ -140,58 +140,105 @@ describe('the memo', () => {
   });
 });
 
+const OLD_KEY = Buffer.alloc(32, 4);
+const OLDER_KEY = Buffer.alloc(40, 5);
+
 describe('the digests', () => {
-  it("hash is v2 in the workload's namespace; legacyHash is v1", async () => {
+  it("hash is the current key's digest in the workload's namespace", async () => {
     const source = standard();
-    const evaluate = createEvaluator({ configSource: source, hashKey: KEY });
+    const evaluate = createEvaluator({
+      configSource: source,
+      hashKey: KEY,
+      previousHashKeys: [OLD_KEY],
+    });
     const result = await evaluate(THREE, NAMESPACE, NO_DEADLINE);
     if (result.status !== 'hashed') throw new Error(result.status);
-    expect(result.hash).toBe(await digestOf(source, THREE, 'v2', KEY, NAMESPACE));
-    expect(result.legacyHash()).toBe(await digestOf(source, THREE, 'v1', KEY, NAMESPACE));
-    expect(result.legacyHash()).not.toBe(result.hash);
+    expect(result.hash).toBe(await digestOf(source, THREE, KEY, NAMESPACE));
+    expect(result.hash).not.toBe(await digestOf(source, THREE, OLD_KEY, NAMESPACE));
   });
 
-  it('two namespaces with the same content get different hashes, and the same v1', async () => {
+  it('two namespaces with the same content get different hashes', async () => {
     const evaluate = createEvaluator({ configSource: standard(), hashKey: KEY });
     const [a, b] = await Promise.all(
       ['team-a', 'team-b'].map((ns) => evaluate(THREE, ns, NO_DEADLINE)),
     );
     if (a?.status !== 'hashed' || b?.status !== 'hashed') throw new Error('not hashed');
     expect(a.hash).not.toBe(b.hash);
-    expect(a.legacyHash()).toBe(b.legacyHash());
   });
 
-  it('the v1 digest is computed only when asked, once', async () => {
+  it("a previous key's digest is computed only for a value other than hash, once per key", async () => {
     const memo = new CountingMemo();
-    const evaluate = createEvaluator({ configSource: standard(), hashKey: KEY, memo });
+    const source = standard();
+    const evaluate = createEvaluator({
+      configSource: source,
+      hashKey: KEY,
+      previousHashKeys: [OLD_KEY, OLDER_KEY],
+      memo,
+    });
     const result = await evaluate(THREE, NAMESPACE, NO_DEADLINE);
     if (result.status !== 'hashed') throw new Error(result.status);
-    expect(memo.computed).toEqual(['v2']);
-    expect(isCurrentHash(result.hash, result)).toBe(true);
-    expect(memo.computed).toEqual(['v2']);
-    result.legacyHash();
-    result.legacyHash();
-    expect(memo.computed).toEqual(['v2', 'v1']);
+    expect(memo.computed).toEqual([hashKeyId(KEY)]);
+    expect(isCurrentHash(result.hash, result)).toBe('current-key');
+    expect(memo.computed).toEqual([hashKeyId(KEY)]);
+    const older = await digestOf(source, THREE, OLDER_KEY, NAMESPACE);
+    expect(isCurrentHash(older, result)).toBe('previous-key');
+    expect(isCurrentHash(older, result)).toBe('previous-key');
+    expect(isCurrentHash('f'.repeat(64), result)).toBeUndefined();
+    expect(memo.computed).toEqual([hashKeyId(KEY), hashKeyId(OLD_KEY), hashKeyId(OLDER_KEY)]);
+  });
+
+  it("the memo keeps each key's digest apart, and answers the next evaluation for both", async () => {
+    const memo = new CountingMemo();
+    const source = standard();
+    const evaluate = createEvaluator({
+      configSource: source,
+      hashKey: KEY,
+      previousHashKeys: [OLD_KEY],
+      memo,
+    });
+    const old = await digestOf(source, THREE, OLD_KEY, NAMESPACE);
+    for (let round = 0; round < 2; round++) {
+      const result = await evaluate(THREE, NAMESPACE, NO_DEADLINE);
+      if (result.status !== 'hashed') throw new Error(result.status);
+      expect(isCurrentHash(old, result)).toBe('previous-key');
+    }
+    expect(memo.computed).toEqual([hashKeyId(KEY), hashKeyId(OLD_KEY)]);
+    expect(memo.answers).toBe(2);
+  });
+
+  it('a previous key equal to the current one, or given twice, is digested once', async () => {
+    const memo = new CountingMemo();
+    const evaluate = createEvaluator({
+      configSource: standard(),
+      hashKey: KEY,
+      previousHashKeys: [KEY, OLD_KEY, Buffer.from(OLD_KEY)],
+      memo,
+    });
+    const result = await evaluate(THREE, NAMESPACE, NO_DEADLINE);
+    if (result.status !== 'hashed') throw new Error(result.status);
+    expect(isCurrentHash('f'.repeat(64), result)).toBeUndefined();
+    expect(memo.computed).toEqual([hashKeyId(KEY), hashKeyId(OLD_KEY)]);
   });
 });
 
 describe('isCurrentHash', () => {
   let asked = 0;
+  const previous = 'b'.repeat(64);
   const digests: Digests = {
-    hash: 'v2'.padEnd(64, '2'),
-    legacyHash: () => {
+    hash: 'a'.repeat(64),
+    madeWithPreviousKey: (value) => {
       asked++;
-      return 'v1'.padEnd(64, '1');
+      return value === previous;
     },
   };
   it.each([
-    ['the v2 digest of the content now', digests.hash, true, 0],
-    ['the v1 digest of the content now (written before v2)', 'v1'.padEnd(64, '1'), true, 1],
-    ['a digest of other content', 'f'.repeat(64), false, 1],
-    ['no value', undefined, false, 0],
-  ] as const)('%s', (_name, value, current, legacyAsked) => {
+    ["the current key's digest of the content now", digests.hash, 'current-key', 0],
+    ["a previous key's digest of the content now", previous, 'previous-key', 1],
+    ['a digest of other content', 'f'.repeat(64), undefined, 1],
+    ['no value', undefined, undefined, 0],
+  ] as const)('%s', (_name, value, current, previousAsked) => {
     asked = 0;
     expect(isCurrentHash(value, digests)).toBe(current);
-    expect(asked).toBe(legacyAsked);
+    expect(asked).toBe(previousAsked);
   });
 });

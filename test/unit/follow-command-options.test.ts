@@ -49,6 +49,22 @@ describe('confighash follow options', () => {
     });
   });
 
+  it('--previous-hash-key-file as serve takes it: repeatable, and not with --hash-key-secret', () => {
+    const parsed = parseFollowCommandConfig(
+      ['--hash-key-file=k', '--previous-hash-key-file=old-1', '--previous-hash-key-file=old-2'],
+      {},
+    );
+    expect(parsed.ok && parsed.config.previousHashKeyFiles).toEqual(['old-1', 'old-2']);
+    const none = parseFollowCommandConfig(['--hash-key-file=k'], {});
+    expect(none.ok && none.config.previousHashKeyFiles).toEqual([]);
+    expect(
+      parseFollowCommandConfig(['--hash-key-secret=s', '--previous-hash-key-file=old'], {}),
+    ).toEqual({
+      ok: false,
+      error: '--previous-hash-key-file and --hash-key-secret cannot be combined',
+    });
+  });
+
   it('--hash-key-secret: the webhook’s Secret, written to the runtime dir, and no certificates', () => {
     const parsed = parseFollowCommandConfig([], {
       CONFIGHASH_HASH_KEY_SECRET: 'confighash-hash-key',

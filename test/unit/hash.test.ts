@@ -1,5 +1,5 @@
-// The hash, v1 and v2 (docs/design.md §3): golden vectors from an independent
-// implementation (tools/golden/make_vectors.py), then the properties the contract promises.
+// The hash (docs/design.md §3): golden vectors from an independent implementation
+// (tools/golden/make_vectors.py), then the properties the contract promises.
 
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -9,14 +9,13 @@ import {
   contentOfConfigMap,
   contentOfSecret,
   deriveNamespaceKey,
-  ENCODING_HEADERS,
+  ENCODING_HEADER,
   encodeToBuffer,
   type HashInput,
   HashMemo,
+  hashKeyId,
   NamespaceKeys,
   type SecretData,
-  v1DigestKey,
-  v2DigestKey,
 } from '../../src/hash/index.js';
 import {
   compareBytewise,
@@ -37,23 +36,21 @@ interface VectorSource {
 interface Vector {
   name: string;
   keyHex: string;
+  namespace: string;
+  namespaceKeyHex: string;
   sources: VectorSource[];
   encodingBase64: string;
   hash: string;
-}
-
-interface V2Vector extends Vector {
-  namespace: string;
-  namespaceKeyHex: string;
 }
 
 function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')) as T;
 }
 
+/** The encoding cases, in one namespace. */
 const vectors = fixture<Vector[]>('hash-vectors.json');
-const v2Vectors = fixture<V2Vector[]>('hash-vectors-v2.json');
-const ENCODING_HEADER = ENCODING_HEADERS.v1;
+/** The namespace cases: the same content in several namespaces, and their keys. */
+const namespaceVectors = fixture<Vector[]>('hash-vectors-v2.json');
 
 /** Table rows as [name, row]: `%s` shows the whole name, where `$name` quotes and truncates. */
 function toInput(source: VectorSource): HashInput {
@@ -75,46 +72,38 @@ function expectEncoding(encoding: Buffer, encodingBase64: string): void {
   expect(encoding.equals(expected)).toBe(true);
 }
 
-describe('golden vectors, v1', () => {
+describe('golden vectors', () => {
   it('has enough uniquely named vectors to mean something', () => {
     expect(vectors.length).toBeGreaterThanOrEqual(12);
     expect(new Set(vectors.map((vector) => vector.name)).size).toBe(vectors.length);
+    expect(new Set(namespaceVectors.map((vector) => vector.name)).size).toBe(
+      namespaceVectors.length,
+    );
   });
 
-  it.each(named(vectors))('%s: encoding', (_name, { sources, encodingBase64 }) => {
-    expectEncoding(encodeToBuffer('v1', sources.map(toInput)), encodingBase64);
-  });
-
-  it.each(named(vectors))('%s: hash', (_name, { keyHex, sources, hash }) => {
-    const key = v1DigestKey(Buffer.from(keyHex, 'hex'));
-    expect(computeHash(key, sources.map(toInput))).toBe(hash);
-  });
-});
-
-describe('golden vectors, v2', () => {
   it('has two namespaces with the same content and different hashes', () => {
-    expect(new Set(v2Vectors.map((vector) => vector.name)).size).toBe(v2Vectors.length);
-    const sameSecret = v2Vectors.filter(({ name }) => name.startsWith('same secret in namespace'));
+    const sameSecret = namespaceVectors.filter(({ name }) =>
+      name.startsWith('same secret in namespace'),
+    );
     expect(sameSecret.map(({ namespace }) => namespace)).toEqual(['team-a', 'team-b']);
     expect(sameSecret[0]!.encodingBase64).toBe(sameSecret[1]!.encodingBase64);
     expect(sameSecret[0]!.hash).not.toBe(sameSecret[1]!.hash);
   });
 
-  it.each(named(v2Vectors))(
-    '%s: namespace key',
-    (_name, { keyHex, namespace, namespaceKeyHex }) => {
-      expect(deriveNamespaceKey(Buffer.from(keyHex, 'hex'), namespace).toString('hex')).toBe(
-        namespaceKeyHex,
-      );
-    },
-  );
+  const all = [...named(vectors), ...named(namespaceVectors)];
 
-  it.each(named(v2Vectors))('%s: encoding', (_name, { sources, encodingBase64 }) => {
-    expectEncoding(encodeToBuffer('v2', sources.map(toInput)), encodingBase64);
+  it.each(all)('%s: namespace key', (_name, { keyHex, namespace, namespaceKeyHex }) => {
+    expect(deriveNamespaceKey(Buffer.from(keyHex, 'hex'), namespace).toString('hex')).toBe(
+      namespaceKeyHex,
+    );
   });
 
-  it.each(named(v2Vectors))('%s: hash', (_name, { keyHex, namespace, sources, hash }) => {
-    const key = v2DigestKey(Buffer.from(keyHex, 'hex'), namespace);
+  it.each(all)('%s: encoding', (_name, { sources, encodingBase64 }) => {
+    expectEncoding(encodeToBuffer(sources.map(toInput)), encodingBase64);
+  });
+
+  it.each(all)('%s: hash', (_name, { keyHex, namespace, sources, hash }) => {
+    const key = deriveNamespaceKey(Buffer.from(keyHex, 'hex'), namespace);
     expect(computeHash(key, sources.map(toInput))).toBe(hash);
   });
 });
@@ -122,6 +111,7 @@ describe('golden vectors, v2', () => {
 interface DiscoveryVector {
   name: string;
   keyHex: string;
+  namespace: string;
   podSpec: unknown;
   annotations: Record<string, string>;
   objects: Record<string, VectorSource['object'] & object>;
@@ -154,13 +144,14 @@ describe('golden discovery vectors', () => {
             : contentOfSecret(object as SecretData);
       return { kind: ref.kind, name: ref.name, selection: ref.selection, content };
     });
-    expect(computeHash(v1DigestKey(Buffer.from(vector.keyHex, 'hex')), inputs)).toBe(vector.hash);
+    const key = deriveNamespaceKey(Buffer.from(vector.keyHex, 'hex'), vector.namespace);
+    expect(computeHash(key, inputs)).toBe(vector.hash);
   });
 });
 
 const HASH_KEY = Buffer.alloc(32, 7);
-/** The properties hold for what is written: v2, in one namespace. */
-const KEY = v2DigestKey(HASH_KEY, 'shop');
+/** The properties hold in one namespace. */
+const KEY = deriveNamespaceKey(HASH_KEY, 'shop');
 const ALL: KeySelection = { all: true };
 
 function keys(...names: string[]): KeySelection {
@@ -294,47 +285,41 @@ describe('computeHash', () => {
     const other = Buffer.from(HASH_KEY);
     other[31] = 8;
     expect(other.equals(HASH_KEY)).toBe(false);
-    expect(computeHash(v2DigestKey(other, 'shop'), inputs)).not.toBe(computeHash(KEY, inputs));
+    expect(computeHash(deriveNamespaceKey(other, 'shop'), inputs)).not.toBe(
+      computeHash(KEY, inputs),
+    );
   });
 
   it('returns a different hash in another namespace, the same in the same one', () => {
-    expect(computeHash(v2DigestKey(HASH_KEY, 'shop-2'), inputs)).not.toBe(computeHash(KEY, inputs));
-    expect(computeHash(v2DigestKey(HASH_KEY, 'shop'), inputs)).toBe(computeHash(KEY, inputs));
+    expect(computeHash(deriveNamespaceKey(HASH_KEY, 'shop-2'), inputs)).not.toBe(
+      computeHash(KEY, inputs),
+    );
+    expect(computeHash(deriveNamespaceKey(HASH_KEY, 'shop'), inputs)).toBe(
+      computeHash(KEY, inputs),
+    );
   });
 
-  it('v1 is keyed by the hash key alone, v2 by the namespace key', () => {
-    const v1 = createHmac('sha256', HASH_KEY).update(encodeToBuffer('v1', inputs)).digest('hex');
-    expect(computeHash(v1DigestKey(HASH_KEY), inputs)).toBe(v1);
+  it('is keyed by the namespace key, never by the hash key itself', () => {
+    const encoding = encodeToBuffer(inputs);
     const namespaceKey = createHmac('sha256', HASH_KEY)
       .update('confighash/v2 namespace\nshop')
       .digest();
-    const v2 = createHmac('sha256', namespaceKey)
-      .update(encodeToBuffer('v2', inputs))
-      .digest('hex');
-    expect(computeHash(KEY, inputs)).toBe(v2);
-    expect(v2).not.toBe(v1);
-  });
-
-  it('the v2 encoding is the v1 encoding under its own first line', () => {
-    const v1 = encodeToBuffer('v1', inputs);
-    const v2 = encodeToBuffer('v2', inputs);
-    expect(v2.subarray(0, ENCODING_HEADERS.v2.length).toString()).toBe('confighash/v2\n');
-    expect(v2.subarray(ENCODING_HEADERS.v2.length)).toEqual(v1.subarray(ENCODING_HEADER.length));
+    const expected = createHmac('sha256', namespaceKey).update(encoding).digest('hex');
+    expect(computeHash(KEY, inputs)).toBe(expected);
+    expect(createHmac('sha256', HASH_KEY).update(encoding).digest('hex')).not.toBe(expected);
   });
 
   it('streams exactly the bytes that encodeToBuffer returns into the HMAC', () => {
-    const encoding = encodeToBuffer('v2', inputs);
-    expect(encoding.subarray(0, ENCODING_HEADERS.v2.length).toString()).toBe(ENCODING_HEADERS.v2);
-    expect(computeHash(KEY, inputs)).toBe(
-      createHmac('sha256', KEY.key).update(encoding).digest('hex'),
-    );
+    const encoding = encodeToBuffer(inputs);
+    expect(encoding.subarray(0, ENCODING_HEADER.length).toString()).toBe('confighash/v2\n');
+    expect(computeHash(KEY, inputs)).toBe(createHmac('sha256', KEY).update(encoding).digest('hex'));
   });
 
   it.each([
     ['padded', 'YQ=='],
     ['unpadded', 'YQ'],
   ])('declares the decoded length of a %s base64 value', (_name, base64) => {
-    const encoding = encodeToBuffer('v1', [
+    const encoding = encodeToBuffer([
       {
         kind: 'Secret',
         name: 's',
@@ -349,7 +334,7 @@ describe('computeHash', () => {
   it.each(['YQ==\n', 'Y Q==', 'YQ'])(
     'declares the decoded length of non-canonical base64 %j',
     (text) => {
-      const encoding = encodeToBuffer('v1', [
+      const encoding = encodeToBuffer([
         {
           kind: 'Secret',
           name: 's',
@@ -449,74 +434,76 @@ describe('compareBytewise', () => {
   });
 });
 
+const ID = hashKeyId(HASH_KEY);
+
 describe('HashMemo', () => {
   it('remembers what was set', () => {
     const memo = new HashMemo(4);
-    memo.set('v2', 'ns', 'a', 'hash-a');
-    expect(memo.get('v2', 'ns', 'a')).toBe('hash-a');
-    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
+    memo.set(ID, 'ns', 'a', 'hash-a');
+    expect(memo.get(ID, 'ns', 'a')).toBe('hash-a');
+    expect(memo.get(ID, 'ns', 'b')).toBeUndefined();
   });
 
   it('evicts the least recently set entry beyond maxEntries', () => {
     const memo = new HashMemo(2);
-    memo.set('v2', 'ns', 'a', '1');
-    memo.set('v2', 'ns', 'b', '2');
-    memo.set('v2', 'ns', 'c', '3');
+    memo.set(ID, 'ns', 'a', '1');
+    memo.set(ID, 'ns', 'b', '2');
+    memo.set(ID, 'ns', 'c', '3');
     expect(memo.size).toBe(2);
-    expect(memo.get('v2', 'ns', 'a')).toBeUndefined();
-    expect(memo.get('v2', 'ns', 'b')).toBe('2');
-    expect(memo.get('v2', 'ns', 'c')).toBe('3');
+    expect(memo.get(ID, 'ns', 'a')).toBeUndefined();
+    expect(memo.get(ID, 'ns', 'b')).toBe('2');
+    expect(memo.get(ID, 'ns', 'c')).toBe('3');
   });
 
   it('a get makes an entry recent again', () => {
     const memo = new HashMemo(2);
-    memo.set('v2', 'ns', 'a', '1');
-    memo.set('v2', 'ns', 'b', '2');
-    memo.get('v2', 'ns', 'a');
-    memo.set('v2', 'ns', 'c', '3');
-    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
-    expect(memo.get('v2', 'ns', 'a')).toBe('1');
-    expect(memo.get('v2', 'ns', 'c')).toBe('3');
+    memo.set(ID, 'ns', 'a', '1');
+    memo.set(ID, 'ns', 'b', '2');
+    memo.get(ID, 'ns', 'a');
+    memo.set(ID, 'ns', 'c', '3');
+    expect(memo.get(ID, 'ns', 'b')).toBeUndefined();
+    expect(memo.get(ID, 'ns', 'a')).toBe('1');
+    expect(memo.get(ID, 'ns', 'c')).toBe('3');
   });
 
   it('setting an existing entry replaces it and makes it recent', () => {
     const memo = new HashMemo(2);
-    memo.set('v2', 'ns', 'a', '1');
-    memo.set('v2', 'ns', 'b', '2');
-    memo.set('v2', 'ns', 'a', '1b');
+    memo.set(ID, 'ns', 'a', '1');
+    memo.set(ID, 'ns', 'b', '2');
+    memo.set(ID, 'ns', 'a', '1b');
     expect(memo.size).toBe(2);
-    memo.set('v2', 'ns', 'c', '3');
-    expect(memo.get('v2', 'ns', 'a')).toBe('1b');
-    expect(memo.get('v2', 'ns', 'b')).toBeUndefined();
+    memo.set(ID, 'ns', 'c', '3');
+    expect(memo.get(ID, 'ns', 'a')).toBe('1b');
+    expect(memo.get(ID, 'ns', 'b')).toBeUndefined();
   });
 
   it('a miss does not disturb recency', () => {
     const memo = new HashMemo(2);
-    memo.set('v2', 'ns', 'a', '1');
-    memo.set('v2', 'ns', 'b', '2');
-    memo.get('v2', 'ns', 'missing');
-    memo.set('v2', 'ns', 'c', '3');
-    expect(memo.get('v2', 'ns', 'a')).toBeUndefined();
+    memo.set(ID, 'ns', 'a', '1');
+    memo.set(ID, 'ns', 'b', '2');
+    memo.get(ID, 'ns', 'missing');
+    memo.set(ID, 'ns', 'c', '3');
+    expect(memo.get(ID, 'ns', 'a')).toBeUndefined();
     expect(memo.size).toBe(2);
   });
 
-  it('keeps each version and namespace apart', () => {
+  it('keeps each hash key and namespace apart', () => {
     const memo = new HashMemo(8);
-    memo.set('v2', 'team-a', 'same objects', 'hash-a');
-    expect(memo.get('v2', 'team-b', 'same objects')).toBeUndefined();
-    expect(memo.get('v1', 'team-a', 'same objects')).toBeUndefined();
-    memo.set('v2', 'team-b', 'same objects', 'hash-b');
-    expect(memo.get('v2', 'team-a', 'same objects')).toBe('hash-a');
-    expect(memo.get('v2', 'team-b', 'same objects')).toBe('hash-b');
+    memo.set(ID, 'team-a', 'same objects', 'hash-a');
+    expect(memo.get(ID, 'team-b', 'same objects')).toBeUndefined();
+    expect(memo.get(hashKeyId(Buffer.alloc(32, 8)), 'team-a', 'same objects')).toBeUndefined();
+    memo.set(ID, 'team-b', 'same objects', 'hash-b');
+    expect(memo.get(ID, 'team-a', 'same objects')).toBe('hash-a');
+    expect(memo.get(ID, 'team-b', 'same objects')).toBe('hash-b');
   });
 
   it('never grows beyond maxEntries', () => {
     const memo = new HashMemo(16);
-    for (let index = 0; index < 100; index++) memo.set('v2', 'ns', `id-${index}`, String(index));
+    for (let index = 0; index < 100; index++) memo.set(ID, 'ns', `id-${index}`, String(index));
     expect(memo.size).toBe(16);
-    expect(memo.get('v2', 'ns', 'id-83')).toBeUndefined();
-    expect(memo.get('v2', 'ns', 'id-84')).toBe('84');
-    expect(memo.get('v2', 'ns', 'id-99')).toBe('99');
+    expect(memo.get(ID, 'ns', 'id-83')).toBeUndefined();
+    expect(memo.get(ID, 'ns', 'id-84')).toBe('84');
+    expect(memo.get(ID, 'ns', 'id-99')).toBe('99');
   });
 });
 
@@ -524,12 +511,25 @@ describe('NamespaceKeys', () => {
   it('derives each namespace key once and forgets the oldest beyond maxEntries', () => {
     const keys = new NamespaceKeys(HASH_KEY, 2);
     const first = keys.get('a');
-    expect(first).toEqual(v2DigestKey(HASH_KEY, 'a'));
+    expect(first).toEqual(deriveNamespaceKey(HASH_KEY, 'a'));
     expect(keys.get('a')).toBe(first);
     keys.get('b');
     keys.get('c');
     expect(keys.size).toBe(2);
     expect(keys.get('a')).not.toBe(first);
     expect(keys.get('a')).toEqual(first);
+  });
+});
+
+describe('hashKeyId', () => {
+  it.each(
+    named([
+      { name: 'the same key, the same id', a: HASH_KEY, b: Buffer.from(HASH_KEY), same: true },
+      { name: 'another key, another id', a: HASH_KEY, b: Buffer.alloc(32, 8), same: false },
+    ]),
+  )('%s', (_name, { a, b, same }) => {
+    expect(hashKeyId(a) === hashKeyId(b)).toBe(same);
+    expect(hashKeyId(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(new NamespaceKeys(a).id).toBe(hashKeyId(a));
   });
 });

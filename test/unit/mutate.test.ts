@@ -2,7 +2,7 @@
 // in-memory ConfigSource; the same rows run over HTTP in test/integration.
 
 import { describe, expect, it } from 'vitest';
-import type { AdmissionRequest } from '../../src/admission/index.js';
+import { type AdmissionRequest, PREVIOUS_KEY_WARNING } from '../../src/admission/index.js';
 import { createMutator } from '../../src/mutate.js';
 import type { MutationResult } from '../../src/review.js';
 import {
@@ -14,6 +14,7 @@ import {
 } from '../../src/workload/index.js';
 import { applyPatch } from '../support/json-patch.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
+import { named } from '../support/named.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import {
   admissionRequest,
@@ -33,10 +34,14 @@ function standardSource(): MemorySource {
     .configMap('flags', { mode: 'fast', unrelated: 'x' });
 }
 
-async function review(source: MemorySource, options: RequestOptions) {
+async function review(
+  source: MemorySource,
+  options: RequestOptions,
+  keys: { hashKey: Buffer; previousHashKeys?: Buffer[] } = { hashKey: KEY },
+) {
   const mutator = createMutator({
     configSource: source,
-    hashKey: KEY,
+    ...keys,
     namespaces: everyNamespaceOptedIn,
   });
   const request = admissionRequest(options);
@@ -215,22 +220,27 @@ describe('adoption', () => {
   });
 });
 
-// docs/design.md §3 "no rollout on upgrade": templates a v1 release hashed stay as they are
-// until the hash changes for a real reason; then, and on every CREATE, v2 is written.
-describe('upgrade from v1', () => {
+// docs/security.md "Rotate the hash key": hashes a previous key made stay as they are until
+// the hash changes for a real reason; then, and on every CREATE, the current key is used.
+describe('key rotation', () => {
   const SOURCE_LIST = 'configmap/app-config,configmap/flags,secret/db';
-  const digest = (source: MemorySource, version: 'v1' | 'v2', object = workload()) =>
-    digestOf(source, readWorkload(object, HANDLED_KINDS[0]!), version, KEY, NAMESPACE);
+  const NEW_KEY = Buffer.alloc(32, 9);
+  const OLD_KEY = KEY;
+  const ROTATED = { hashKey: NEW_KEY, previousHashKeys: [OLD_KEY] };
+  const digest = (source: MemorySource, key: Buffer, namespace = NAMESPACE) =>
+    digestOf(source, readWorkload(workload(), HANDLED_KINDS[0]!), key, namespace);
+  const rotatedReview = (source: MemorySource, options: RequestOptions) =>
+    review(source, options, ROTATED);
 
-  /** The workload as a v1 release left it: the v1 digest in the template, or in adopted-hash. */
-  async function writtenByV1(where: 'template' | 'adopted' = 'template') {
+  /** The workload as the webhook left it before the rotation: the old key's digest. */
+  async function writtenWithPreviousKey(where: 'template' | 'adopted' = 'template') {
     const source = standardSource();
-    const v1 = await digest(source, 'v1');
+    const stored = await digest(source, OLD_KEY);
     const old =
       where === 'template'
-        ? workload({ templateAnnotations: { [HASH]: v1, [SOURCES]: SOURCE_LIST } })
-        : workload({ annotations: { [ADOPTED_HASH]: v1 } });
-    return { source, v1, old };
+        ? workload({ templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST } })
+        : workload({ annotations: { [ADOPTED_HASH]: stored } });
+    return { source, stored, old };
   }
 
   function withImage(object: Workload, image: string): Workload {
@@ -240,122 +250,220 @@ describe('upgrade from v1', () => {
     return changed;
   }
 
-  it('a v1 and a v2 digest of the same content differ (the test would prove nothing else)', async () => {
+  it('the two keys digest the same content differently (the test would prove nothing else)', async () => {
     const source = standardSource();
-    expect(await digest(source, 'v1')).not.toBe(await digest(source, 'v2'));
+    expect(await digest(source, OLD_KEY)).not.toBe(await digest(source, NEW_KEY));
   });
 
-  it.each([
-    ['a touch or an unchanged server-side apply', (old: Workload) => old],
-    ['a replace whose manifest lacks our annotations', () => workload()],
-  ])(
-    '%s of a v1-hashed template: no patch that rolls, the v1 hash stays',
-    async (_name, request) => {
-      const { source, v1, old } = await writtenByV1();
-      const { result, after } = await review(source, {
-        operation: 'UPDATE',
-        object: request(old),
-        oldObject: old,
-      });
-      expect(templateAnnotationsOf(after)).toEqual({ [HASH]: v1, [SOURCES]: SOURCE_LIST });
-      expect(result.hashChanged).toBe(false);
-      expect(result.warnings).toEqual([]);
-    },
-  );
+  interface Row {
+    readonly name: string;
+    /** The key the stored hash was made with. */
+    readonly madeWith: Buffer;
+    /** The namespace it was made in (default: the workload's). */
+    readonly hashedIn?: string;
+    readonly configChanged?: boolean;
+    readonly operation?: 'UPDATE' | 'CREATE';
+    /** undefined: not current, so the current key's hash is written. */
+    readonly current: 'current-key' | 'previous-key' | undefined;
+  }
 
-  it('a touch of a v1-hashed template writes no patch at all', async () => {
-    const { source, old } = await writtenByV1();
-    const { result } = await review(source, { operation: 'UPDATE', object: old, oldObject: old });
+  it.each(
+    named<Row>([
+      {
+        name: 'a current-key hash of the content now is current',
+        madeWith: NEW_KEY,
+        current: 'current-key',
+      },
+      {
+        name: 'a previous-key hash of the content now is current: not rewritten on an unchanged re-apply',
+        madeWith: OLD_KEY,
+        current: 'previous-key',
+      },
+      {
+        name: 'a previous-key hash of other content is not current',
+        madeWith: OLD_KEY,
+        configChanged: true,
+        current: undefined,
+      },
+      {
+        name: "a previous key's hash of another namespace is not current",
+        madeWith: OLD_KEY,
+        hashedIn: 'other-team',
+        current: undefined,
+      },
+      {
+        name: 'a hash of a key no longer kept is not current',
+        madeWith: Buffer.alloc(32, 1),
+        current: undefined,
+      },
+      {
+        name: 'new writes use the current key: a CREATE carrying a previous-key hash',
+        madeWith: OLD_KEY,
+        operation: 'CREATE',
+        current: undefined,
+      },
+    ]),
+  )('%s', async (_name, row) => {
+    const source = standardSource();
+    const stored = await digest(source, row.madeWith, row.hashedIn);
+    const old = workload({ templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST } });
+    if (row.configChanged) source.configMap('app-config', { 'app.yaml': 'port: 9090' });
+    const request: RequestOptions =
+      row.operation === 'CREATE'
+        ? { operation: 'CREATE', object: old }
+        : { operation: 'UPDATE', object: old, oldObject: old };
+    const { result, after } = await rotatedReview(source, request);
+    if (row.current === undefined) {
+      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, NEW_KEY));
+      expect(templateAnnotationsOf(after)[HASH]).not.toBe(stored);
+      expect(result.previousKeyHash).toBeUndefined();
+      return;
+    }
     expect(result.patch).toEqual([]);
-    expect(result.outcome).toBe('unchanged');
+    expect(result.hashChanged).toBe(false);
+    expect(templateAnnotationsOf(after)).toEqual({ [HASH]: stored, [SOURCES]: SOURCE_LIST });
+    const previous = row.current === 'previous-key';
+    expect(result.warnings).toEqual(previous ? [PREVIOUS_KEY_WARNING] : []);
+    expect(result.previousKeyHash).toBe(previous ? true : undefined);
   });
 
-  it('a config change writes v2', async () => {
-    const { source, v1, old } = await writtenByV1();
-    source.configMap('app-config', { 'app.yaml': 'port: 9090' });
-    const { result, after } = await review(source, {
+  it('the previous-key warning is well formed', async () => {
+    const { source, old } = await writtenWithPreviousKey();
+    const { result } = await rotatedReview(source, {
       operation: 'UPDATE',
       object: old,
       oldObject: old,
     });
-    expect(result.hashChanged).toBe(true);
-    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
-    expect(templateAnnotationsOf(after)[HASH]).not.toBe(v1);
+    expect(result.warnings).toEqual([PREVIOUS_KEY_WARNING]);
+    expectWellFormedWarnings(result);
   });
 
-  it('a template change with the config unchanged rolls anyway, so it writes v2 too', async () => {
-    const { source, old } = await writtenByV1();
-    const { result, after } = await review(source, {
+  it('the previous-key warning comes first, so that it is kept beside many others', async () => {
+    const source = standardSource();
+    const include = Array.from({ length: 12 }, (_, i) => `bogus-${i}/x`).join(',');
+    const annotations = { 'confighash.dev/include': include };
+    const stored = await digestOf(
+      source,
+      readWorkload(workload({ annotations }), HANDLED_KINDS[0]!),
+      OLD_KEY,
+      NAMESPACE,
+    );
+    const old = workload({
+      annotations,
+      templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST },
+    });
+    const { result } = await rotatedReview(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.warnings).toHaveLength(10);
+    expect(result.warnings[0]).toBe(PREVIOUS_KEY_WARNING);
+    expect(result.patch).toEqual([]);
+  });
+
+  it('a replace whose manifest lacks our annotations keeps the previous-key hash', async () => {
+    const { source, stored, old } = await writtenWithPreviousKey();
+    const { result, after } = await rotatedReview(source, {
+      operation: 'UPDATE',
+      object: workload(),
+      oldObject: old,
+    });
+    expect(templateAnnotationsOf(after)).toEqual({ [HASH]: stored, [SOURCES]: SOURCE_LIST });
+    expect(result.hashChanged).toBe(false);
+  });
+
+  it('a touch of a previous-key hashed template writes no patch at all', async () => {
+    const { source, old } = await writtenWithPreviousKey();
+    const { result } = await rotatedReview(source, {
+      operation: 'UPDATE',
+      object: old,
+      oldObject: old,
+    });
+    expect(result.patch).toEqual([]);
+    expect(result.outcome).toBe('unchanged');
+  });
+
+  it('without the previous key, the same touch rewrites the hash: one rollout', async () => {
+    const { source, old } = await writtenWithPreviousKey();
+    const { result, after } = await review(
+      source,
+      { operation: 'UPDATE', object: old, oldObject: old },
+      { hashKey: NEW_KEY },
+    );
+    expect(result.hashChanged).toBe(true);
+    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, NEW_KEY));
+  });
+
+  it('a template change with the config unchanged rolls anyway, so it uses the current key', async () => {
+    const { source, old } = await writtenWithPreviousKey();
+    const { result, after } = await rotatedReview(source, {
       operation: 'UPDATE',
       object: withImage(old, 'registry.example/app:2'),
       oldObject: old,
     });
     expect(result.outcome).toBe('patched');
     expect(result.hashChanged).toBe(true);
-    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, NEW_KEY));
   });
 
-  it('a CREATE carrying a v1 hash of the content now gets v2', async () => {
-    const { source, old } = await writtenByV1();
-    const { after } = await review(source, { operation: 'CREATE', object: old });
-    expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
-  });
-
-  it('a dry-run answers as the real request: the v1 hash stays', async () => {
-    const { source, old } = await writtenByV1();
+  it('a dry-run answers as the real request: the previous-key hash stays, with its warning', async () => {
+    const { source, old } = await writtenWithPreviousKey();
     const request = { operation: 'UPDATE', object: old, oldObject: old } as const;
-    const real = await review(source, request);
-    const dry = await review(source, { ...request, dryRun: true });
+    const real = await rotatedReview(source, request);
+    const dry = await rotatedReview(source, { ...request, dryRun: true });
     expect(dry.result.patch).toEqual(real.result.patch);
     expect(dry.result.patch).toEqual([]);
+    expect(dry.result.warnings).toEqual([PREVIOUS_KEY_WARNING]);
   });
 
-  it('a required source gone keeps the v1 hash, as it keeps any previous one', async () => {
-    const { source, v1, old } = await writtenByV1();
+  it('a required source gone keeps the previous-key hash, as it keeps any previous one', async () => {
+    const { source, stored, old } = await writtenWithPreviousKey();
     source.delete('Secret', 'db');
-    const { result, after } = await review(source, {
+    const { result, after } = await rotatedReview(source, {
       operation: 'UPDATE',
       object: old,
       oldObject: old,
     });
     expect(result.outcome).toBe('kept-old');
-    expect(templateAnnotationsOf(after)[HASH]).toBe(v1);
+    expect(templateAnnotationsOf(after)[HASH]).toBe(stored);
   });
 
-  describe('adopted by v1 (adopted-hash holds the v1 digest)', () => {
-    it('an unchanged write changes nothing: no patch, still adopted with v1', async () => {
-      const { source, v1, old } = await writtenByV1('adopted');
-      const { result, after } = await review(source, {
+  describe("adopted before the rotation (adopted-hash holds the old key's digest)", () => {
+    it('an unchanged write changes nothing: no patch, still adopted with it', async () => {
+      const { source, stored, old } = await writtenWithPreviousKey('adopted');
+      const { result, after } = await rotatedReview(source, {
         operation: 'UPDATE',
         object: old,
         oldObject: old,
       });
       expect(result.patch).toEqual([]);
-      expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBe(v1);
+      expect(result.previousKeyHash).toBe(true);
+      expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBe(stored);
       expect(templateAnnotationsOf(after)).toEqual({});
     });
 
-    it('a config change hashes the template with v2 and drops adopted-hash', async () => {
-      const { source, old } = await writtenByV1('adopted');
+    it('a config change hashes the template with the current key and drops adopted-hash', async () => {
+      const { source, old } = await writtenWithPreviousKey('adopted');
       source.secret('db', { password: 'correct horse' });
-      const { result, after } = await review(source, {
+      const { result, after } = await rotatedReview(source, {
         operation: 'UPDATE',
         object: old,
         oldObject: old,
       });
       expect(result.hashChanged).toBe(true);
-      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, NEW_KEY));
       expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBeUndefined();
     });
 
-    it('a template change hashes the template with v2 and drops adopted-hash', async () => {
-      const { source, old } = await writtenByV1('adopted');
-      const { after } = await review(source, {
+    it('a template change hashes the template with the current key and drops adopted-hash', async () => {
+      const { source, old } = await writtenWithPreviousKey('adopted');
+      const { after } = await rotatedReview(source, {
         operation: 'UPDATE',
         object: withImage(old, 'registry.example/app:2'),
         oldObject: old,
       });
-      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, 'v2'));
+      expect(templateAnnotationsOf(after)[HASH]).toBe(await digest(source, NEW_KEY));
       expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toBeUndefined();
     });
   });

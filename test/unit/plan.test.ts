@@ -529,25 +529,30 @@ describe('the manifests', () => {
   );
 });
 
-// docs/design.md §3 "no rollout on upgrade", as plan and explain see it: they hold no hash key,
+// docs/security.md "Rotate the hash key", as plan and explain see it: they hold no hash key,
 // so they ask the webhook (a dry-run touch, answered here by the real admission code) and
-// a template a v1 release hashed for the content now gets no new hash: nothing rolls.
-describe('a workload a v1 release hashed', () => {
-  const KEY = Buffer.alloc(32, 9);
+// a template hashed with a previous key for the content now gets no new hash: nothing rolls.
+describe('a workload hashed with a previous key', () => {
+  const OLD_KEY = Buffer.alloc(32, 9);
+  const KEY = Buffer.alloc(32, 11);
 
-  async function v1Cluster(content = 'v: live') {
+  async function rotatedCluster(content = 'v: live', where: 'template' | 'adopted' = 'template') {
     const cluster = liveCluster();
     const live = deployment('web', { hashed: false });
-    const v1Source = new MemorySource()
+    const oldSource = new MemorySource()
       .configMap('web-config', { 'app.yaml': content })
       .secret('web-secret', { password: 'hunter2-live' });
-    const v1 = await digestOf(v1Source, readWorkload(live, DEPLOYMENT), 'v1', KEY, NS);
+    const old = await digestOf(oldSource, readWorkload(live, DEPLOYMENT), OLD_KEY, NS);
     const template = (live.spec as { template: { metadata: Record<string, unknown> } }).template;
-    template.metadata.annotations = { 'confighash.dev/hash': v1 };
+    if (where === 'template') template.metadata.annotations = { 'confighash.dev/hash': old };
+    else
+      (live.metadata as Record<string, unknown>).annotations = {
+        'confighash.dev/adopted-hash': old,
+      };
     cluster.workload(NS, live);
     const touch = await webhookTouch(cluster, live);
     cluster.dryRun = () => touch;
-    return { cluster, v1 };
+    return { cluster, old };
   }
 
   /** The webhook's answer to `kubectl patch --dry-run=server -p '{}'`: the real mutator. */
@@ -555,6 +560,7 @@ describe('a workload a v1 release hashed', () => {
     const mutator = createMutator({
       configSource: cluster.configSource,
       hashKey: KEY,
+      previousHashKeys: [OLD_KEY],
       namespaces: everyNamespaceOptedIn,
     });
     const result = await mutator.review(
@@ -574,13 +580,16 @@ describe('a workload a v1 release hashed', () => {
     return { status: 'found', value: { object, warnings: result.warnings } } as const;
   }
 
-  it('the same config: will not roll, and explain says the next write rolls nothing', async () => {
-    const { cluster, v1 } = await v1Cluster();
+  it('the same config: will not roll, and explain says the hash was made with a previous key', async () => {
+    const { cluster, old } = await rotatedCluster();
     const result = await plan(
       [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web', { hashed: false })],
       cluster,
     );
     expect(result.workloads.map(({ verdict }) => verdict)).toEqual(['no-roll']);
+    expect(result.workloads[0]!.reasons).toContainEqual(
+      expect.stringMatching(/^hash made with a previous key/),
+    );
     expect(planExitCode(result)).toBe(0);
     const explained = await explainWorkload(
       cluster,
@@ -591,14 +600,46 @@ describe('a workload a v1 release hashed', () => {
     );
     if (!explained.ok) throw new Error(explained.error);
     expect(explained.explanation).toMatchObject({
-      templateHash: v1,
-      wouldWrite: v1,
+      templateHash: old,
+      wouldWrite: old,
       nextWriteRolls: false,
+      previousKey: true,
+      webhook: { reached: true, warnings: [] },
     });
+    expect(explained.explanation.explanation).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^the next write rolls nothing/),
+        expect.stringMatching(/^hash made with a previous key/),
+      ]),
+    );
+  });
+
+  it('adopted with a previous key: explain says both', async () => {
+    const { cluster, old } = await rotatedCluster('v: live', 'adopted');
+    const explained = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      NS,
+      'web',
+      new AbortController().signal,
+    );
+    if (!explained.ok) throw new Error(explained.error);
+    expect(explained.explanation).toMatchObject({
+      templateHash: null,
+      adoptedHash: old,
+      nextWriteRolls: false,
+      previousKey: true,
+    });
+    expect(explained.explanation.explanation).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^not hashed in the template yet/),
+        expect.stringMatching(/^hash made with a previous key/),
+      ]),
+    );
   });
 
   it('a config change in the manifests: will roll', async () => {
-    const { cluster } = await v1Cluster();
+    const { cluster } = await rotatedCluster();
     const result = await plan(
       [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web', { hashed: false })],
       cluster,
@@ -606,8 +647,8 @@ describe('a workload a v1 release hashed', () => {
     expect(result.workloads.map(({ verdict }) => verdict)).toEqual(['roll']);
   });
 
-  it('a v1 hash of config that changed since: any write rolls, the webhook says so', async () => {
-    const { cluster } = await v1Cluster('v: before');
+  it('a previous-key hash of config that changed since: any write rolls, the webhook says so', async () => {
+    const { cluster } = await rotatedCluster('v: before');
     const result = await plan(
       [configMap('web-config', { 'app.yaml': 'v: live' }), deployment('web', { hashed: false })],
       cluster,

@@ -7,14 +7,14 @@ import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
+  deriveNamespaceKey,
   type SourceContent,
-  v2DigestKey,
 } from '../../src/hash/index.js';
 import { formatSourceList } from '../../src/sources.js';
 import { EXCLUDE, findSources, HASH, INCLUDE, SOURCES } from '../../src/workload/index.js';
 
 const RUNS = { numRuns: 200 };
-const KEY = v2DigestKey(Buffer.alloc(32, 0x5a), 'shop');
+const KEY = deriveNamespaceKey(Buffer.alloc(32, 0x5a), 'shop');
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** ConfigMaps a-c and Secrets a-b exist; the rest are absent. */

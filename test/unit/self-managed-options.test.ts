@@ -103,6 +103,27 @@ describe('serve options for self-managed certificates', () => {
 
   it.each(
     named([
+      { name: 'none', argv: [], env: {}, files: [] },
+      {
+        name: 'repeated --previous-hash-key-file, in order',
+        argv: ['--previous-hash-key-file', 'old-1', '--previous-hash-key-file=old-2'],
+        env: {},
+        files: ['old-1', 'old-2'],
+      },
+      {
+        name: 'CONFIGHASH_PREVIOUS_HASH_KEY_FILES, comma-separated',
+        argv: [],
+        env: { CONFIGHASH_PREVIOUS_HASH_KEY_FILES: 'old-1, old-2' },
+        files: ['old-1', 'old-2'],
+      },
+    ]),
+  )('previous hash key files: %s', (_name, row) => {
+    const result = parseServeConfig([...FILES, '--hash-key-file', 'k', ...row.argv], row.env);
+    expect(result.ok && result.config.previousHashKeyFiles).toEqual(row.files);
+  });
+
+  it.each(
+    named([
       {
         name: 'certificate files and --self-managed-certs',
         argv: ['--self-managed-certs', ...FILES],
@@ -112,6 +133,11 @@ describe('serve options for self-managed certificates', () => {
         name: 'a hash key file and --hash-key-secret',
         argv: [...FILES, '--hash-key-file', 'k', '--hash-key-secret', 's'],
         error: '--hash-key-file and --hash-key-secret cannot be combined',
+      },
+      {
+        name: 'a previous hash key file and --hash-key-secret (its previous-* entries are the previous keys)',
+        argv: ['--self-managed-certs', '--previous-hash-key-file', 'old'],
+        error: '--previous-hash-key-file and --hash-key-secret cannot be combined',
       },
       {
         name: 'a check interval of zero',

@@ -32,10 +32,10 @@ export interface WebhookOptions {
   readonly log?: (line: string) => void;
   /** Another webhook's certificates and hash key, to run a second replica beside it. */
   readonly shareCertsWith?: LocalWebhook;
+  /** Where the hash key comes from, instead of `--hash-key-file` in the certificates' directory. */
+  readonly hashKeyArgs?: readonly string[];
   /** Names the log file (`<name>.log`); default `confighash`. */
   readonly name?: string;
-  /** The entry point to run, for another release's source (a hash upgrade); default src/main.ts. */
-  readonly main?: string;
   /** The port, when something must name it before the webhook starts; default: a free one. */
   readonly port?: number;
   /** --client-ca-file and --probe-port: readiness is then asked on the probes' port. */
@@ -65,13 +65,13 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
       [
         '--import',
         'tsx',
-        options.main ?? join(REPO_ROOT, 'src/main.ts'),
+        join(REPO_ROOT, 'src/main.ts'),
         'serve',
         '--host=127.0.0.1',
         `--port=${port}`,
         `--tls-cert-file=${join(certsDir, 'tls.crt')}`,
         `--tls-key-file=${join(certsDir, 'tls.key')}`,
-        `--hash-key-file=${join(certsDir, 'hash.key')}`,
+        ...(options.hashKeyArgs ?? [`--hash-key-file=${join(certsDir, 'hash.key')}`]),
         ...clientAuthArgs,
         ...(options.extraArgs ?? []),
       ],

@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""Golden vectors for the confighash hash, v1 and v2 (docs/design.md section 3).
+"""Golden vectors for the confighash hash (docs/design.md section 3).
 
 An independent implementation of the encoding and digest, written from the
 spec text (not from the TypeScript), so that test/unit/hash.test.ts compares
 two readings of the contract rather than the code with itself.
 
-v2 ("a key per namespace"): nsKey = HMAC-SHA256(key, "confighash/v2 namespace\n"
-+ namespace); the encoding is v1's with the first line "confighash/v2\n";
-hash = hex(HMAC-SHA256(nsKey, encoding)). Its vectors go to hash-vectors-v2.json;
-the v1 vectors stay as they were, since a v1 digest of the content now still
-counts as current (no rollout on upgrade).
+The digest is keyed per namespace: nsKey = HMAC-SHA256(key, "confighash/v2
+namespace\n" + namespace); hash = hex(HMAC-SHA256(nsKey, encoding)), where the
+encoding starts with the line "confighash/v2\n". The encoding cases (one
+namespace) go to hash-vectors.json, the namespace cases to hash-vectors-v2.json.
 
 It also writes discovery vectors: pod specs and workload annotations (include,
 exclude, live reload), the objects they read, and the `sources` annotation and
@@ -17,8 +16,8 @@ hash that section 3 gives for them, so that which sources count is pinned too.
 
 Usage: python3 tools/golden/make_vectors.py [OUTPUT]
 Default OUTPUT: test/fixtures/hash-vectors.json (relative to the repo root);
-the v2 vectors go beside it, as hash-vectors-v2.json, and the discovery vectors
-as discovery-vectors.json.
+the namespace vectors go beside it, as hash-vectors-v2.json, and the discovery
+vectors as discovery-vectors.json.
 Standard library only. The output is deterministic: re-running it must leave
 the fixture unchanged; a changed fixture means the hash changed, which makes
 every workload in every cluster roll once.
@@ -31,8 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-HEADER = b"confighash/v1\n"
-HEADERS = {"v1": HEADER, "v2": b"confighash/v2\n"}
+HEADER = b"confighash/v2\n"
 NAMESPACE_KEY_PREFIX = b"confighash/v2 namespace\n"
 KIND_ORDER = {"ConfigMap": 0, "Secret": 1}
 LINE_WIDTH = 100  # biome.json formatter.lineWidth
@@ -69,13 +67,13 @@ def object_content(kind, obj):
     return content
 
 
-def encode(sources, version="v1"):
+def encode(sources):
     """The byte string for a list of {kind, name, selection, object} sources."""
     for source in sources:
         for text in [source["name"], *(source["selection"] if source["selection"] != "all" else [])]:
             assert "\n" not in text, "names and keys cannot contain a newline"
     ordered = sorted(sources, key=lambda s: (KIND_ORDER[s["kind"]], utf8(s["name"])))
-    out = bytearray(HEADERS[version])
+    out = bytearray(HEADER)
     for source in ordered:
         out += utf8(source["kind"]) + b"\n" + utf8(source["name"]) + b"\n"
         if source["object"] is None:
@@ -99,7 +97,7 @@ def digest(key, encoding):
 
 
 def namespace_key(key, namespace):
-    """v2: the namespace's own HMAC key, derived from the hash key."""
+    """The namespace's own HMAC key, derived from the hash key."""
     return hmac.new(key, NAMESPACE_KEY_PREFIX + utf8(namespace), hashlib.sha256).digest()
 
 
@@ -107,15 +105,23 @@ def source(kind, name, selection="all", obj=None):
     return {"kind": kind, "name": name, "selection": selection, "object": obj}
 
 
-def vector(name, sources, key=KEY_A):
+def v2_vector(name, namespace, sources, key=KEY_A):
     encoding = encode(sources)
+    ns_key = namespace_key(key, namespace)
     return {
         "name": name,
         "keyHex": key.hex(),
+        "namespace": namespace,
+        "namespaceKeyHex": ns_key.hex(),
         "sources": sources,
         "encodingBase64": base64.b64encode(encoding).decode("ascii"),
-        "hash": digest(key, encoding),
+        "hash": digest(ns_key, encoding),
     }
+
+
+def vector(name, sources, key=KEY_A, namespace="default"):
+    """An encoding case: the content varies, the namespace is one."""
+    return v2_vector(name, namespace, sources, key)
 
 
 ALL_BYTES = bytes(range(256))
@@ -246,20 +252,6 @@ VECTORS = [
 ]
 
 
-def v2_vector(name, namespace, sources, key=KEY_A):
-    encoding = encode(sources, "v2")
-    ns_key = namespace_key(key, namespace)
-    return {
-        "name": name,
-        "keyHex": key.hex(),
-        "namespace": namespace,
-        "namespaceKeyHex": ns_key.hex(),
-        "sources": sources,
-        "encodingBase64": base64.b64encode(encoding).decode("ascii"),
-        "hash": digest(ns_key, encoding),
-    }
-
-
 APP = [source("ConfigMap", "app", "all", {"data": {"mode": "prod", "level": "info"}})]
 DB_PASSWORD = [source("Secret", "db", ["password"], {"data": {"password": b64("hunter2")}})]
 
@@ -370,7 +362,7 @@ def discover(pod_spec, annotations):
     return {ref: keys if keys == "all" else sorted(keys, key=utf8) for ref, keys in found.items()}
 
 
-def discovery_vector(name, pod_spec, objects, annotations=None, key=KEY_A):
+def discovery_vector(name, pod_spec, objects, annotations=None, key=KEY_A, namespace="default"):
     """`objects`: "ConfigMap/NAME" -> the object as the API returns it; a source not in it is absent."""
     annotations = annotations or {}
     selected = discover(pod_spec, annotations)
@@ -382,11 +374,12 @@ def discovery_vector(name, pod_spec, objects, annotations=None, key=KEY_A):
     return {
         "name": name,
         "keyHex": key.hex(),
+        "namespace": namespace,
         "podSpec": pod_spec,
         "annotations": annotations,
         "objects": objects,
         "sources": ",".join(f"{s['kind'].lower()}/{s['name']}" for s in ordered),
-        "hash": digest(key, encode(sources)),
+        "hash": digest(namespace_key(key, namespace), encode(sources)),
     }
 
 
@@ -494,22 +487,19 @@ def self_check():
     assert plain["hash"] != live["hash"] and live["sources"] == "configmap/app-files,secret/env"
     # The spec's hand-checkable example: one ConfigMap with one key.
     assert encode([source("ConfigMap", "a", ["k"], {"data": {"k": "é"}})]) == (
-        b"confighash/v1\nConfigMap\na\npresent\nk\n2\n\xc3\xa9\n"
+        b"confighash/v2\nConfigMap\na\npresent\nk\n2\n\xc3\xa9\n"
     )
-    # v2 is v1's encoding under another first line, keyed by the namespace's key.
     assert len({v["name"] for v in V2_VECTORS}) == len(V2_VECTORS), "vector names must be unique"
-    for vector in V2_VECTORS:
-        v1_encoding = encode(vector["sources"])
-        v2_encoding = base64.b64decode(vector["encodingBase64"])
-        assert v2_encoding == HEADERS["v2"] + v1_encoding[len(HEADER):]
-        assert vector["hash"] != digest(bytes.fromhex(vector["keyHex"]), v1_encoding)
     by_name = {v["name"]: v for v in V2_VECTORS}
     team_a, team_b = by_name["same secret in namespace team-a"], by_name["same secret in namespace team-b"]
     assert team_a["encodingBase64"] == team_b["encodingBase64"] and team_a["hash"] != team_b["hash"]
     assert by_name["empty namespace name: key of the prefix alone"]["namespaceKeyHex"] == (
         hmac.new(KEY_A, b"confighash/v2 namespace\n", hashlib.sha256).hexdigest()
     )
-    assert by_name["configmap data, whole object"]["hash"] != VECTORS[1]["hash"]
+    # The hash key never keys a digest itself: only a namespace's key does.
+    for vector in VECTORS + V2_VECTORS:
+        encoding = base64.b64decode(vector["encodingBase64"])
+        assert vector["hash"] != digest(bytes.fromhex(vector["keyHex"]), encoding)
 
 
 def dump(value, indent=0, column=0):

@@ -34,6 +34,7 @@ function recordingMetrics() {
     leader: () => {},
     watchRestart: (reason) => calls.push(`watch-restart ${reason}`),
     pending: () => {},
+    previousKeyHash: () => calls.push('previous-key-hash'),
   };
   return { calls, metrics };
 }
@@ -67,6 +68,8 @@ interface Setup {
   settled?: boolean;
   /** Runs on the cluster before the follower starts. */
   before?(api: MemoryFollowApi): Promise<void> | void;
+  /** The follower's keys (default: the webhook's KEY alone). */
+  keys?: { hashKey: Buffer; previousHashKeys: Buffer[] };
 }
 
 async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promise<Harness> {
@@ -93,7 +96,7 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
   const running = runFollower(
     {
       api,
-      evaluate: createEvaluator({ configSource: source, hashKey: KEY }),
+      evaluate: createEvaluator({ configSource: source, ...(setup.keys ?? { hashKey: KEY }) }),
       metrics,
       logger: quiet,
       options: merged,
@@ -224,6 +227,32 @@ describe('what it asks of the apiserver', () => {
     expect(h.since('PATCH')).toBe(12);
     expect(new Set(h.api.touches.map((t) => t.name)).size).toBe(12);
     expect(h.since('LIST')).toBe(0);
+    await h.stop();
+  });
+});
+
+// docs/security.md "Rotate the hash key": the workloads were hashed with KEY; the follower now
+// has another current key.
+describe('key rotation', () => {
+  const NEW_KEY = Buffer.alloc(32, 10);
+  it.each([
+    ['the old key kept as a previous one: no touch, each hash counted', [KEY], 0, 3],
+    ['the old key dropped: each workload touched once, nothing counted', [], 3, 0],
+  ])('%s', async (_name, previousHashKeys, touches, counted) => {
+    let mark = 0;
+    const h = await start(
+      {},
+      {
+        count: 3,
+        keys: { hashKey: NEW_KEY, previousHashKeys },
+        before: (api) => {
+          mark = api.requests.length;
+        },
+      },
+    );
+    const patches = h.api.requests.slice(mark).filter((r) => r.startsWith('PATCH'));
+    expect(patches.length).toBe(touches);
+    expect(h.calls.filter((call) => call === 'previous-key-hash').length).toBe(counted);
     await h.stop();
   });
 });

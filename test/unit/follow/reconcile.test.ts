@@ -8,8 +8,8 @@ import { workload } from '../../support/workloads.js';
 const DEPLOYMENT = HANDLED_KINDS[0]!;
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
-/** The v1 digest of the content whose v2 digest is HASH_A or HASH_B. */
-const V1_OF_A = '1'.repeat(64);
+/** A previous key's digest of the content whose current-key digest is HASH_A. */
+const OLD_KEY_OF_A = '1'.repeat(64);
 const REF: SourceRef = {
   kind: 'ConfigMap',
   name: 'app',
@@ -21,7 +21,7 @@ function hashed(hash: string, missingRequired: readonly SourceRef[] = []): Evalu
   return {
     status: 'hashed',
     hash,
-    legacyHash: () => (hash === HASH_A ? V1_OF_A : '2'.repeat(64)),
+    madeWithPreviousKey: (value) => hash === HASH_A && value === OLD_KEY_OF_A,
     sources: 'configmap/app',
     missingRequired,
     lookups: [],
@@ -63,26 +63,26 @@ it.each([
     { touch: true, why: 'config-changed' },
   ],
   [
-    'template hash is the v1 digest of the content now (written before v2): no touch',
-    workload({ templateAnnotations: { 'confighash.dev/hash': V1_OF_A } }),
+    "template hash is a previous key's digest of the content now: no touch",
+    workload({ templateAnnotations: { 'confighash.dev/hash': OLD_KEY_OF_A } }),
     hashed(HASH_A),
-    { touch: false, why: 'up-to-date' },
+    { touch: false, why: 'up-to-date-previous-key' },
   ],
   [
-    'template hash is the v1 digest of other content: touch',
-    workload({ templateAnnotations: { 'confighash.dev/hash': V1_OF_A } }),
+    "template hash is a previous key's digest of other content: touch",
+    workload({ templateAnnotations: { 'confighash.dev/hash': OLD_KEY_OF_A } }),
     hashed(HASH_B),
     { touch: true, why: 'config-changed' },
   ],
   [
-    'adopted hash is the v1 digest of the content now: no touch',
-    workload({ annotations: { 'confighash.dev/adopted-hash': V1_OF_A } }),
+    "adopted hash is a previous key's digest of the content now: no touch",
+    workload({ annotations: { 'confighash.dev/adopted-hash': OLD_KEY_OF_A } }),
     hashed(HASH_A),
-    { touch: false, why: 'up-to-date' },
+    { touch: false, why: 'up-to-date-previous-key' },
   ],
   [
-    'adopted hash is the v1 digest of other content: touch',
-    workload({ annotations: { 'confighash.dev/adopted-hash': V1_OF_A } }),
+    "adopted hash is a previous key's digest of other content: touch",
+    workload({ annotations: { 'confighash.dev/adopted-hash': OLD_KEY_OF_A } }),
     hashed(HASH_B),
     { touch: true, why: 'config-changed' },
   ],
