@@ -207,11 +207,13 @@ function httpsOptions(tls: NonNullable<AppOptions['tls']>) {
  * A POST's body is read only once its declared length fits its share; the bytes
  * go back when the answer is sent or the connection closes. A body without a
  * length counts as the largest allowed; one above the limit is refused (413)
- * unread and takes nothing. A refusal closes the connection: its body is never read.
+ * unread and takes nothing. A refused body is never buffered: Node discards it as
+ * it arrives, so the caller reads its answer rather than a reset connection, and a
+ * trickled one is still cut off at the arrival limit.
  */
 function limitBodiesInFlight(app: FastifyInstance, budgets: BodyBudgets): void {
   const refuse = (reply: FastifyReply, status: 413 | 503, error: string) =>
-    void reply.code(status).header('connection', 'close').send({ error });
+    void reply.code(status).send({ error });
   app.addHook('onRequest', (request, reply, done) => {
     if (request.method !== 'POST') return done();
     const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);

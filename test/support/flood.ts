@@ -63,7 +63,7 @@ export function floodRounds(
 }
 
 /** The `index`th loopback address after 127.0.0.1, which stays the reviews' own. */
-export function floodAddress(index: number): string {
+export function loopbackAddress(index: number): string {
   return `127.0.${Math.floor((index + 2) / 256)}.${(index + 2) % 256}`;
 }
 
@@ -117,7 +117,7 @@ export function startFlood(
     for (const round of rounds) {
       if (stopped) return;
       await Promise.all(
-        round.map((length) => connect(length, floodAddress(address++), connectionsEach)),
+        round.map((length) => connect(length, loopbackAddress(address++), connectionsEach)),
       );
       await new Promise((resolve) => setTimeout(resolve, roundGapMs));
     }
