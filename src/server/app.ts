@@ -40,9 +40,11 @@ export const SMALL_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
  * The large share: two 7 MiB reviews at once. Bench scenario 9, peak RSS for bursts of
  * 16 / 32 / 64 concurrent 7 MiB reviews: 296 / 573 / 658 MiB with no budget, 198 / 262 /
- * 264 MiB with a 32 MiB one, 231 / 210 / 260 MiB with a 16 MiB one, against the chart's
- * 256Mi; with a 32 MiB budget and a V8 old space of 128 MB (`--max-old-space-size=128`)
- * 173 / 173 / 189 MiB.
+ * 264 MiB with one 32 MiB budget for every size, 231 / 210 / 260 MiB with one of 16 MiB;
+ * with this share, each body from an address of its own, 179–208 / 207–277 / 251–259 MiB
+ * over two runs of a busy machine: against the chart's 256Mi, the garbage collector's
+ * timing spreads it more than the budget does. With a 32 MiB budget and a V8 old space of
+ * 128 MB (`--max-old-space-size=128`) 173 / 173 / 189 MiB.
  */
 export const LARGE_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
