@@ -90,8 +90,9 @@ export function startFlood(
       });
       open.add(socket);
       let answer = '';
-      const trickle = setInterval(() => socket.write(' '), trickleMs);
+      let trickle: NodeJS.Timeout | undefined;
       socket.once('secureConnect', () => {
+        trickle = setInterval(() => socket.write(' '), trickleMs);
         socket.write(
           `POST /mutate?timeout=5s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n{`,
           () => sent(),
