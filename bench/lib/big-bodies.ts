@@ -2,7 +2,9 @@
 // §4) costs in memory. For each burst size a fresh webhook (API stub), its RSS
 // peak (the process and its children, what the container's limit sees, sampled
 // every 10 ms) from before the burst until every answer is in, against the
-// chart's container memory limit (charts/confighash/values.yaml).
+// chart's container memory limit (charts/confighash/values.yaml). Each body comes from
+// a loopback address of its own, so that the bound per address (src/server/app.ts)
+// refuses none of them: what is measured is a burst the large share lets through.
 
 import https from 'node:https';
 import { MAX_BODY_BYTES } from '../../src/server/app.js';
@@ -36,7 +38,12 @@ function reviewOfSize(bytes: number): Buffer {
   return body;
 }
 
-function post(url: string, ca: string, body: Buffer): Promise<number | string> {
+function post(
+  url: string,
+  ca: string,
+  body: Buffer,
+  localAddress: string,
+): Promise<number | string> {
   return new Promise((resolve) => {
     const request = https.request(
       url,
@@ -44,6 +51,7 @@ function post(url: string, ca: string, body: Buffer): Promise<number | string> {
         method: 'POST',
         ca,
         agent: false,
+        localAddress,
         headers: { 'content-type': 'application/json', 'content-length': body.length },
       },
       (response) => {
@@ -68,8 +76,8 @@ export async function bigBodiesScenario(context: Context, kubeconfig: string): P
       const sampler = sampleTreePeak(webhook.pid);
       const started = Date.now();
       const answers = await Promise.all(
-        Array.from({ length: bodies }, () =>
-          post(`${webhook.url}?timeout=5s`, context.certs.ca, body),
+        Array.from({ length: bodies }, (_, i) =>
+          post(`${webhook.url}?timeout=5s`, context.certs.ca, body, `127.0.0.${2 + i}`),
         ),
       );
       const seconds = (Date.now() - started) / 1000;

@@ -17,21 +17,48 @@ import {
   warning,
 } from '../admission/index.js';
 import type { MutationResult, Mutator } from '../review.js';
-import { ByteBudget } from './body-budget.js';
+import { BodyBudgets } from './body-budget.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { addProbeRoutes, type Readiness } from './probes.js';
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (docs/design.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 /**
- * Body bytes read and reviewed at once (body-budget.ts): four 7 MiB reviews.
- * It bounds what is parsed at once, not what the garbage collector has yet to
- * free. Bench scenario 9, peak RSS for bursts of 16 / 32 / 64 concurrent 7 MiB
- * reviews: 296 / 573 / 658 MiB without it, 198 / 262 / 264 MiB with it (16 MiB:
- * 231 / 210 / 260), against the chart's 256Mi; with it and a V8 old space of
+ * A body of at most this is small and takes only from the small share (body-budget.ts):
+ * 128 KiB holds an UPDATE's object and oldObject, managedFields and all, of any but an
+ * unusually big workload, where the reviews the apiserver sends are a few KiB. Kept low,
+ * because what fills the small share is small bodies: the lower it is, the more
+ * connections a caller needs to fill it (SMALL_BODY_BYTES_IN_FLIGHT / SMALL_BODY_BYTES).
+ */
+export const SMALL_BODY_BYTES = 128 * 1024;
+/**
+ * The small share: 128 small bodies of the largest size at once, thousands of a few KiB.
+ * No large body takes from it, so however large bodies are declared and trickled, a
+ * small review never waits behind them.
+ */
+export const SMALL_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/**
+ * The large share: two 7 MiB reviews at once. Bench scenario 9, peak RSS for bursts of
+ * 16 / 32 / 64 concurrent 7 MiB reviews: 296 / 573 / 658 MiB with no budget, 198 / 262 /
+ * 264 MiB with one 32 MiB budget for every size, 231 / 210 / 260 MiB with one of 16 MiB;
+ * with this share, each body from an address of its own, 179–208 / 207–277 / 251–259 MiB
+ * over two runs of a busy machine: against the chart's 256Mi, the garbage collector's
+ * timing spreads it more than the budget does. With a 32 MiB budget and a V8 old space of
  * 128 MB (`--max-old-space-size=128`) 173 / 173 / 189 MiB.
  */
-export const MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
+export const LARGE_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/**
+ * Body bytes read and reviewed at once, both shares. It bounds what is parsed at once,
+ * not what the garbage collector has yet to free.
+ */
+export const MAX_BODY_BYTES_IN_FLIGHT = SMALL_BODY_BYTES_IN_FLIGHT + LARGE_BODY_BYTES_IN_FLIGHT;
+/**
+ * Large bytes one client address may hold or wait for: the large share's worth, so no
+ * address queues more than the share can ever let in, and a request past it is refused
+ * at once rather than left to wait for the arrival limit. Small bodies have no bound per
+ * address: every review the apiserver sends comes from its few addresses.
+ */
+export const LARGE_BODY_BYTES_PER_ADDRESS = LARGE_BODY_BYTES_IN_FLIGHT;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /**
@@ -95,7 +122,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
 
-  limitBodiesInFlight(app, new ByteBudget(MAX_BODY_BYTES_IN_FLIGHT));
+  limitBodiesInFlight(
+    app,
+    new BodyBudgets({
+      smallBodyBytes: SMALL_BODY_BYTES,
+      smallShare: SMALL_BODY_BYTES_IN_FLIGHT,
+      largeShare: LARGE_BODY_BYTES_IN_FLIGHT,
+      largePerAddress: LARGE_BODY_BYTES_PER_ADDRESS,
+    }),
+  );
 
   // An unready replica (starting, or stopping) asks each client not to reuse its
   // connection, so that the clients close them all, never racing a request (drain.ts).
@@ -171,35 +206,39 @@ function httpsOptions(tls: NonNullable<AppOptions['tls']>) {
 }
 
 /**
- * A POST's body is read only once its declared length fits the budget; the
- * bytes go back when the answer is sent or the connection closes. A body
- * without a length counts as the largest allowed; one above the limit is
- * refused (413) unread and takes nothing.
+ * A POST's body is read only once its declared length fits its share; the bytes
+ * go back when the answer is sent or the connection closes. A body without a
+ * length counts as the largest allowed; one above the limit is refused (413)
+ * unread and takes nothing. A refused body is never buffered: Node discards it as
+ * it arrives, so the caller reads its answer rather than a reset connection, and a
+ * trickled one is still cut off at the arrival limit.
  */
-function limitBodiesInFlight(app: FastifyInstance, budget: ByteBudget): void {
+function limitBodiesInFlight(app: FastifyInstance, budgets: BodyBudgets): void {
+  const refuse = (reply: FastifyReply, status: 413 | 503, error: string) =>
+    void reply.code(status).send({ error });
   app.addHook('onRequest', (request, reply, done) => {
     if (request.method !== 'POST') return done();
     const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);
     if (declared > MAX_BODY_BYTES) return done();
     const bytes = Number.isFinite(declared) && declared >= 0 ? declared : MAX_BODY_BYTES;
+    const gaveUp = new AbortController();
+    const place = budgets.admit(bytes, request.socket.remoteAddress ?? '', gaveUp.signal);
+    if (place.refused) return refuse(reply, place.refused, place.error);
     const admitted = () => {
-      reply.raw.once('close', () => budget.release(bytes));
+      reply.raw.once('close', () => place.release());
       done();
     };
-    const gaveUp = new AbortController();
-    const taken = budget.take(bytes, gaveUp.signal);
-    if (taken === true) return admitted();
-    if (taken === false)
-      return void reply.code(503).send({ error: 'too many large bodies at once' });
+    if (place.granted === true) return admitted();
+    if (place.granted === false) return refuse(reply, 503, 'too many bodies at once');
     // Node cuts the request off at the arrival limit anyway; this stops the wait with it.
     const timer = setTimeout(() => gaveUp.abort(), ARRIVAL_LIMIT_MS);
     request.raw.once('close', () => gaveUp.abort());
-    void taken.then((granted) => {
+    void place.granted.then((granted) => {
       clearTimeout(timer);
       if (granted && !request.raw.destroyed) return admitted();
-      if (granted) budget.release(bytes);
+      if (granted) place.release();
       else if (!reply.sent && !request.raw.destroyed) {
-        reply.code(503).send({ error: 'too many large bodies at once' });
+        refuse(reply, 503, 'too many bodies at once');
       }
     });
   });

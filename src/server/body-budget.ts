@@ -3,9 +3,16 @@
 // (bench scenario 9: 32 at once peaked at 573 MiB, over the chart's 256Mi), so a
 // burst of them waits for budget before its body is read: the bytes stay in the
 // client's socket meanwhile. A request is let in whenever its bytes fit, not in
-// arrival order, so a burst of large ones never holds up the small reviews the
-// apiserver sends; a large one that waits past the arrival limit is cut off (408).
+// arrival order; a large one that waits past the arrival limit is cut off (408).
+//
+// A caller that declares large lengths and trickles its bodies holds its bytes
+// until the arrival limit cuts it, and can come back at once: so small bodies,
+// the size of every review the apiserver sends but the rarest, have a share of
+// their own that no large body can take, and a large one is refused at once
+// rather than queued when it can never fit, or when its address already holds
+// its bound.
 
+/** A pool of bytes: taken at once when they fit, else waited for until released or given up. */
 export class ByteBudget {
   #free: number;
   readonly #waiting = new Set<{ readonly bytes: number; grant(): void }>();
@@ -14,12 +21,21 @@ export class ByteBudget {
     this.#free = size;
   }
 
+  /** Bytes taken and not yet released. */
+  get taken(): number {
+    return this.size - this.#free;
+  }
+
+  /** Takes `bytes` if they fit now; never waits. */
+  tryTake(bytes: number): boolean {
+    if (bytes > this.#free) return false;
+    this.#free -= bytes;
+    return true;
+  }
+
   /** Takes `bytes` (at most `size`): true once taken (owe a release), false if `signal` aborts first. */
   take(bytes: number, signal: AbortSignal): boolean | Promise<boolean> {
-    if (bytes <= this.#free) {
-      this.#free -= bytes;
-      return true;
-    }
+    if (this.tryTake(bytes)) return true;
     if (signal.aborted) return false;
     return new Promise((resolve) => {
       const waiter = {
@@ -41,10 +57,104 @@ export class ByteBudget {
   release(bytes: number): void {
     this.#free += bytes;
     for (const waiter of this.#waiting) {
-      if (waiter.bytes > this.#free) continue;
-      this.#free -= waiter.bytes;
+      if (!this.tryTake(waiter.bytes)) continue;
       this.#waiting.delete(waiter);
       waiter.grant();
     }
   }
+}
+
+export interface BodyBudgetSizes {
+  /** A body of at most this many bytes is small: it takes only from the small share. */
+  readonly smallBodyBytes: number;
+  readonly smallShare: number;
+  readonly largeShare: number;
+  /** Large bytes one address may hold or wait for at once. */
+  readonly largePerAddress: number;
+}
+
+/** Answered at once, body unread: the request can never fit, or its address holds its bound. */
+export interface Refusal {
+  readonly refused: 413 | 503;
+  readonly error: string;
+}
+
+/** A place in a share: `granted` true (at once or later) means `release()` is owed, once. */
+export interface Ticket {
+  readonly refused?: undefined;
+  readonly granted: boolean | Promise<boolean>;
+  release(): void;
+}
+
+/**
+ * The two shares and the bound per address: which share a body takes from, and
+ * whether it may wait for it at all. One ByteBudget per share, and one per address
+ * holding large bodies (dropped when it holds nothing, so addresses cost nothing idle).
+ */
+export class BodyBudgets {
+  readonly #small: ByteBudget;
+  readonly #large: ByteBudget;
+  readonly #addresses = new Map<string, ByteBudget>();
+
+  constructor(readonly sizes: BodyBudgetSizes) {
+    this.#small = new ByteBudget(sizes.smallShare);
+    this.#large = new ByteBudget(sizes.largeShare);
+  }
+
+  /** Large bytes `address` holds or waits for. */
+  heldBy(address: string): number {
+    return this.#addresses.get(address)?.taken ?? 0;
+  }
+
+  /** How many addresses hold or wait for large bytes: the only ones remembered. */
+  get addresses(): number {
+    return this.#addresses.size;
+  }
+
+  admit(bytes: number, address: string, signal: AbortSignal): Refusal | Ticket {
+    const share = bytes <= this.sizes.smallBodyBytes ? this.#small : this.#large;
+    if (bytes > share.size) {
+      return {
+        refused: 413,
+        error: `a declared length of ${bytes} bytes never fits its ${share.size}-byte share`,
+      };
+    }
+    if (share === this.#small) return placeIn(share, bytes, signal, () => {});
+    const own = this.#addressBudget(address);
+    if (!own.tryTake(bytes)) {
+      this.#forgetIfIdle(address, own);
+      return { refused: 503, error: 'too many large bodies from this address' };
+    }
+    return placeIn(share, bytes, signal, () => {
+      own.release(bytes);
+      this.#forgetIfIdle(address, own);
+    });
+  }
+
+  #addressBudget(address: string): ByteBudget {
+    let own = this.#addresses.get(address);
+    if (!own) {
+      own = new ByteBudget(this.sizes.largePerAddress);
+      this.#addresses.set(address, own);
+    }
+    return own;
+  }
+
+  #forgetIfIdle(address: string, own: ByteBudget): void {
+    if (own.taken === 0) this.#addresses.delete(address);
+  }
+}
+
+/** Waits in `share`; `leave` runs once, when the place is given up or released. */
+function placeIn(share: ByteBudget, bytes: number, signal: AbortSignal, leave: () => void): Ticket {
+  const granted = share.take(bytes, signal);
+  if (granted === false) leave();
+  else if (granted !== true) void granted.then((ok) => ok || leave());
+  return {
+    granted,
+    release() {
+      share.release(bytes);
+      leave();
+    },
+  };
 }

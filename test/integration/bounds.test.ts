@@ -2,8 +2,10 @@
 // fake API (it injects the slowness that shows how many GETs are in flight):
 // a slow body is cut off while other reviews are served; a template with 3,000
 // sources reads nothing; 256 sources read 256, 16 at a time; a burst of 7 MiB
-// bodies is answered and the server survives. The RSS such a burst costs is
-// measured by the bench (scenario 9), never asserted here.
+// bodies is answered and the server survives, and what one address sends past its
+// bound is refused at once; under a flood of trickled large bodies that fills the
+// budget, every small review is answered within a second. The RSS such a burst
+// costs is measured by the bench (scenario 9), never asserted here.
 
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -15,8 +17,16 @@ import {
   generateServingCertificate,
 } from '../../src/certs/generate.js';
 import { MAX_LOOKUPS_PER_EVALUATION, MAX_SOURCES } from '../../src/evaluate.js';
-import { MAX_BODY_BYTES, REQUEST_ARRIVAL_MS } from '../../src/server/app.js';
+import {
+  LARGE_BODY_BYTES_IN_FLIGHT,
+  LARGE_BODY_BYTES_PER_ADDRESS,
+  MAX_BODY_BYTES,
+  REQUEST_ARRIVAL_MS,
+  SMALL_BODY_BYTES,
+  SMALL_BODY_BYTES_IN_FLIGHT,
+} from '../../src/server/app.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { floodRounds, loopbackAddress, startFlood } from '../support/flood.js';
 import { admissionReview, workload } from '../support/workloads.js';
 
 let authority: CertificateAuthority;
@@ -44,18 +54,22 @@ interface Answer {
   ms: number;
 }
 
-/** POSTs `body` on a connection of its own; a reset after the answer started is not an error. */
-function post(body: string | Buffer, query = '?timeout=5s'): Promise<Answer> {
+/**
+ * POSTs `body` on a connection of its own, from the loopback address `from`; a reset
+ * after the answer started is not an error.
+ */
+function post(body: string | Buffer, from = '127.0.0.1'): Promise<Answer> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const request = https.request(
       {
         host: '127.0.0.1',
         port,
-        path: `/mutate${query}`,
+        path: '/mutate?timeout=5s',
         method: 'POST',
         ca: authority.cert,
         agent: false,
+        localAddress: from,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
@@ -167,22 +181,25 @@ describe('sources per template', () => {
   });
 });
 
-describe('a burst of 7 MiB bodies', () => {
-  /** A valid review of exactly `bytes` bytes: a Deployment with one long annotation. */
-  function reviewOfSize(bytes: number): Buffer {
-    const shell = admissionReview({ object: workload({ annotations: { padding: '' } }) });
-    const empty = Buffer.byteLength(JSON.stringify(shell));
-    const object = workload({ annotations: { padding: 'x'.repeat(bytes - empty) } });
-    const body = Buffer.from(JSON.stringify(admissionReview({ object })));
-    expect(body.length).toBe(bytes);
-    return body;
-  }
+/** A valid review of exactly `bytes` bytes: a Deployment with one long annotation. */
+function reviewOfSize(bytes: number): Buffer {
+  const shell = admissionReview({ object: workload({ annotations: { padding: '' } }) });
+  const empty = Buffer.byteLength(JSON.stringify(shell));
+  const object = workload({ annotations: { padding: 'x'.repeat(bytes - empty) } });
+  const body = Buffer.from(JSON.stringify(admissionReview({ object })));
+  expect(body.length).toBe(bytes);
+  return body;
+}
 
-  it('answers those within the limit, 413 above it, and keeps serving', async () => {
+describe('a burst of 7 MiB bodies', () => {
+  /** How many bodies of the largest size one address may hold or wait for. */
+  const perAddress = Math.floor(LARGE_BODY_BYTES_PER_ADDRESS / MAX_BODY_BYTES);
+
+  it('answers those within the limit from addresses within their bound, 413 above it, and keeps serving', async () => {
     const within = reviewOfSize(MAX_BODY_BYTES);
     const above = reviewOfSize(MAX_BODY_BYTES + 1);
     const answers = await Promise.all([
-      ...Array.from({ length: 8 }, () => post(within)),
+      ...Array.from({ length: 8 }, (_, i) => post(within, loopbackAddress(i % 4))),
       ...Array.from({ length: 4 }, () => post(above)),
     ]);
     expect(answers.map((a) => a.status)).toEqual([...Array(8).fill(200), ...Array(4).fill(413)]);
@@ -191,4 +208,67 @@ describe('a burst of 7 MiB bodies', () => {
     expect(after.status).toBe(200);
     expect(response(after).patch).toBeDefined();
   });
+
+  it(`from one address, those past its bound (${perAddress} of them) are refused at once with 503`, async () => {
+    const within = reviewOfSize(MAX_BODY_BYTES);
+    const answers = await Promise.all(
+      Array.from({ length: perAddress + 2 }, () => post(within, loopbackAddress(0))),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(perAddress).fill(200), 503, 503]);
+    const refused = answers.filter((a) => a.status === 503);
+    for (const answer of refused) {
+      expect(JSON.parse(answer.body)).toEqual({ error: 'too many large bodies from this address' });
+    }
+    // Not queued: answered before any body let in has been read and reviewed.
+    const admitted = answers.filter((a) => a.status === 200);
+    expect(Math.max(...refused.map((a) => a.ms))).toBeLessThan(
+      Math.min(...admitted.map((a) => a.ms)),
+    );
+  });
+});
+
+describe('a flood of large bodies declared to fill the budget, trickled, back when cut', () => {
+  const SMALL_REVIEWS = 200;
+  /** Past the first cut (the arrival limit) and the reconnections after it. */
+  const FLOOD_MS = REQUEST_ARRIVAL_MS + 2_000;
+  /**
+   * The large share filled exactly, then the rest of the whole budget (what one pool for
+   * every size would hold), then waiters: whichever way the budget were split, it is full.
+   */
+  const rounds = floodRounds(
+    [LARGE_BODY_BYTES_IN_FLIGHT, SMALL_BODY_BYTES_IN_FLIGHT],
+    MAX_BODY_BYTES,
+    SMALL_BODY_BYTES,
+  );
+  const connections = rounds.flat().length;
+
+  it(
+    `each of ${SMALL_REVIEWS} small reviews is answered within 1 s; a large one meanwhile waits`,
+    async () => {
+      const flood = startFlood({ port, ca: authority.cert }, rounds);
+      await flood.started;
+      // The large control: the flood does hold the budget for large bodies.
+      const large = post(reviewOfSize(SMALL_BODY_BYTES * 4));
+      const small = JSON.stringify(admissionReview());
+      const answers: Promise<Answer>[] = [];
+      for (let i = 0; i < SMALL_REVIEWS; i++) {
+        answers.push(post(small));
+        await new Promise((resolve) => setTimeout(resolve, FLOOD_MS / SMALL_REVIEWS));
+      }
+      const smallAnswers = await Promise.all(answers);
+      const report = flood.stop();
+      const control = await large;
+
+      const late = smallAnswers
+        .map((answer, i) => ({ i, status: answer.status, ms: answer.ms }))
+        .filter((answer) => answer.status !== 200 || answer.ms >= 1_000);
+      expect(late).toEqual([]);
+      expect(control.status !== 200 || control.ms >= 1_000).toBe(true);
+      // Every connection of the flood was cut off (408, or 503 for a wait given up) and came back.
+      const cuts = (report.ends['408'] ?? 0) + (report.ends['503'] ?? 0);
+      expect(cuts).toBeGreaterThanOrEqual(connections);
+      expect(report.connections).toBeGreaterThan(connections);
+    },
+    FLOOD_MS + 30_000,
+  );
 });

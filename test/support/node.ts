@@ -291,7 +291,7 @@ export async function containerPid(fixture: NodeFixture, containerId: string): P
 
 /** Sums the apiserver's own counters for confighash's webhook (see docs/design.md §7). */
 export async function webhookCounters(
-  fixture: NodeFixture,
+  fixture: Pick<NodeFixture, 'k'>,
 ): Promise<{ failOpen: number; rejected: number; errors: number; requests: number }> {
   const text = await fixture.k(['get', '--raw', '/metrics']);
   const sum = (metric: string, keep: (labels: string) => boolean) =>
