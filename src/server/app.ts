@@ -55,10 +55,17 @@ export const MAX_BODY_BYTES_IN_FLIGHT = SMALL_BODY_BYTES_IN_FLIGHT + LARGE_BODY_
 /**
  * Large bytes one client address may hold or wait for: the large share's worth, so no
  * address queues more than the share can ever let in, and a request past it is refused
- * at once rather than left to wait for the arrival limit. Small bodies have no bound per
- * address: every review the apiserver sends comes from its few addresses.
+ * at once rather than left to wait for the arrival limit.
  */
 export const LARGE_BODY_BYTES_PER_ADDRESS = LARGE_BODY_BYTES_IN_FLIGHT;
+/**
+ * Small bytes one client address may hold or wait for: a quarter of the small share, so
+ * one caller that trickles small bodies cannot fill it, and the apiserver's own reviews
+ * (each apiserver is one address) never come near it: 32 concurrent reviews of a few KiB
+ * are well under 1 MiB, and it takes 32 of the largest small size at once to reach it.
+ * Past it a small body is refused at once (503), as a large one is.
+ */
+export const SMALL_BODY_BYTES_PER_ADDRESS = SMALL_BODY_BYTES_IN_FLIGHT / 4;
 /** Longer than the apiserver's 90 s idle timeout, so it is always the one to close. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /**
@@ -127,6 +134,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     new BodyBudgets({
       smallBodyBytes: SMALL_BODY_BYTES,
       smallShare: SMALL_BODY_BYTES_IN_FLIGHT,
+      smallPerAddress: SMALL_BODY_BYTES_PER_ADDRESS,
       largeShare: LARGE_BODY_BYTES_IN_FLIGHT,
       largePerAddress: LARGE_BODY_BYTES_PER_ADDRESS,
     }),

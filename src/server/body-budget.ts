@@ -68,6 +68,8 @@ export interface BodyBudgetSizes {
   /** A body of at most this many bytes is small: it takes only from the small share. */
   readonly smallBodyBytes: number;
   readonly smallShare: number;
+  /** Small bytes one address may hold or wait for at once. */
+  readonly smallPerAddress: number;
   readonly largeShare: number;
   /** Large bytes one address may hold or wait for at once. */
   readonly largePerAddress: number;
@@ -87,62 +89,79 @@ export interface Ticket {
 }
 
 /**
- * The two shares and the bound per address: which share a body takes from, and
- * whether it may wait for it at all. One ByteBudget per share, and one per address
- * holding large bodies (dropped when it holds nothing, so addresses cost nothing idle).
+ * The bytes each client address holds or waits for in one share, bounded: one ByteBudget
+ * per address that holds any (dropped when it holds nothing, so addresses cost nothing idle).
  */
-export class BodyBudgets {
-  readonly #small: ByteBudget;
-  readonly #large: ByteBudget;
+class AddressBounds {
   readonly #addresses = new Map<string, ByteBudget>();
 
-  constructor(readonly sizes: BodyBudgetSizes) {
-    this.#small = new ByteBudget(sizes.smallShare);
-    this.#large = new ByteBudget(sizes.largeShare);
+  constructor(readonly perAddress: number) {}
+
+  /** Takes `bytes` for `address` now: the function that gives them back, or undefined. */
+  tryTake(address: string, bytes: number): (() => void) | undefined {
+    const own = this.#addresses.get(address) ?? new ByteBudget(this.perAddress);
+    if (!own.tryTake(bytes)) return undefined;
+    this.#addresses.set(address, own);
+    return () => {
+      own.release(bytes);
+      if (own.taken === 0) this.#addresses.delete(address);
+    };
   }
 
-  /** Large bytes `address` holds or waits for. */
   heldBy(address: string): number {
     return this.#addresses.get(address)?.taken ?? 0;
   }
 
+  get size(): number {
+    return this.#addresses.size;
+  }
+}
+
+interface Lane {
+  readonly name: 'small' | 'large';
+  readonly share: ByteBudget;
+  readonly bounds: AddressBounds;
+}
+
+/**
+ * The two shares, each with its bound per address: which share a body takes from, and
+ * whether it may wait for it at all.
+ */
+export class BodyBudgets {
+  readonly #small: Lane;
+  readonly #large: Lane;
+
+  constructor(readonly sizes: BodyBudgetSizes) {
+    this.#small = lane('small', sizes.smallShare, sizes.smallPerAddress);
+    this.#large = lane('large', sizes.largeShare, sizes.largePerAddress);
+  }
+
+  /** Large bytes `address` holds or waits for. */
+  heldBy(address: string): number {
+    return this.#large.bounds.heldBy(address);
+  }
+
   /** How many addresses hold or wait for large bytes: the only ones remembered. */
   get addresses(): number {
-    return this.#addresses.size;
+    return this.#large.bounds.size;
   }
 
   admit(bytes: number, address: string, signal: AbortSignal): Refusal | Ticket {
-    const share = bytes <= this.sizes.smallBodyBytes ? this.#small : this.#large;
+    const { name, share, bounds } = bytes <= this.sizes.smallBodyBytes ? this.#small : this.#large;
     if (bytes > share.size) {
       return {
         refused: 413,
         error: `a declared length of ${bytes} bytes never fits its ${share.size}-byte share`,
       };
     }
-    if (share === this.#small) return placeIn(share, bytes, signal, () => {});
-    const own = this.#addressBudget(address);
-    if (!own.tryTake(bytes)) {
-      this.#forgetIfIdle(address, own);
-      return { refused: 503, error: 'too many large bodies from this address' };
-    }
-    return placeIn(share, bytes, signal, () => {
-      own.release(bytes);
-      this.#forgetIfIdle(address, own);
-    });
+    const leave = bounds.tryTake(address, bytes);
+    if (!leave) return { refused: 503, error: `too many ${name} bodies from this address` };
+    return placeIn(share, bytes, signal, leave);
   }
+}
 
-  #addressBudget(address: string): ByteBudget {
-    let own = this.#addresses.get(address);
-    if (!own) {
-      own = new ByteBudget(this.sizes.largePerAddress);
-      this.#addresses.set(address, own);
-    }
-    return own;
-  }
-
-  #forgetIfIdle(address: string, own: ByteBudget): void {
-    if (own.taken === 0) this.#addresses.delete(address);
-  }
+function lane(name: Lane['name'], shareBytes: number, perAddress: number): Lane {
+  return { name, share: new ByteBudget(shareBytes), bounds: new AddressBounds(perAddress) };
 }
 
 /** Waits in `share`; `leave` runs once, when the place is given up or released. */

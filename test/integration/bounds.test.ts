@@ -24,6 +24,7 @@ import {
   REQUEST_ARRIVAL_MS,
   SMALL_BODY_BYTES,
   SMALL_BODY_BYTES_IN_FLIGHT,
+  SMALL_BODY_BYTES_PER_ADDRESS,
 } from '../../src/server/app.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { floodRounds, loopbackAddress, startFlood } from '../support/flood.js';
@@ -224,6 +225,32 @@ describe('a burst of 7 MiB bodies', () => {
     expect(Math.max(...refused.map((a) => a.ms))).toBeLessThan(
       Math.min(...admitted.map((a) => a.ms)),
     );
+  });
+});
+
+describe('a flood of small bodies from one address, declared to fill the small share, trickled', () => {
+  const SMALL_REVIEWS = 100;
+  const FLOOD_MS = 4_000;
+  /** Enough of the largest small size to fill the whole small share, and two more. */
+  const lengths = Array(SMALL_BODY_BYTES_IN_FLIGHT / SMALL_BODY_BYTES + 2).fill(SMALL_BODY_BYTES);
+  const bound = SMALL_BODY_BYTES_PER_ADDRESS / SMALL_BODY_BYTES;
+
+  it(`holds at most ${bound} of them; the rest are refused at once, and other reviews stay on time`, async () => {
+    const flood = startFlood({ port, ca: authority.cert }, [lengths], {
+      oneAddress: true,
+      connectionsEach: 1,
+    });
+    await flood.started;
+    const small = JSON.stringify(admissionReview());
+    const answers: Promise<Answer>[] = [];
+    for (let i = 0; i < SMALL_REVIEWS; i++) {
+      answers.push(post(small));
+      await new Promise((resolve) => setTimeout(resolve, FLOOD_MS / SMALL_REVIEWS));
+    }
+    const late = (await Promise.all(answers)).filter((a) => a.status !== 200 || a.ms >= 1_000);
+    const report = flood.stop();
+    expect(late).toEqual([]);
+    expect(report.ends['503']).toBe(lengths.length - bound);
   });
 });
 

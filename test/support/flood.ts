@@ -3,7 +3,8 @@
 // budget exactly, and waiters of halving sizes that take whatever a cut frees, each
 // trickling a byte a second and coming back when cut off. Every connection comes from a
 // loopback address of its own, as from pods of their own, so that no bound per address
-// stops the flood: what keeps small reviews on time under it is the small share.
+// stops the flood: what keeps small reviews on time under it is the small share. From one
+// address (`oneAddress`), it is the bound per address that does.
 
 import net from 'node:net';
 import tls from 'node:tls';
@@ -20,12 +21,14 @@ export interface FloodOptions {
   readonly roundGapMs?: number;
   /** Connections per declared length, the first included: the flood is bounded in count. */
   readonly connectionsEach?: number;
+  /** Every connection from the same loopback address, as from one pod (default: one each). */
+  readonly oneAddress?: boolean;
 }
 
 export interface FloodReport {
   /** Connections opened, reconnections included. */
   readonly connections: number;
-  /** How each ended before the flood stopped: the status line's code, or "closed" without one. */
+  /** How each ended before the flood stopped: its answer's status code, or "closed" without one. */
   readonly ends: Readonly<Record<string, number>>;
 }
 
@@ -98,18 +101,26 @@ export function startFlood(
           () => sent(),
         );
       });
+      // A connection ends with its answer (a refusal may leave the socket open while the
+      // server discards the body), or with its close when none came.
+      let ended = false;
+      const end = (code: string) => {
+        if (ended || stopped) return;
+        ended = true;
+        ends[code] = (ends[code] ?? 0) + 1;
+      };
       socket.on('data', (chunk: Buffer) => {
         answer += chunk.toString('latin1');
+        const code = /^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1];
+        if (code) end(code);
       });
       socket.on('error', () => sent());
       socket.once('close', () => {
         clearInterval(trickle);
         open.delete(socket);
         sent();
-        if (stopped) return;
-        const code = /^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1] ?? 'closed';
-        ends[code] = (ends[code] ?? 0) + 1;
-        if (left > 1) void connect(length, address, left - 1);
+        end('closed');
+        if (!stopped && left > 1) void connect(length, address, left - 1);
       });
     });
 
@@ -118,7 +129,9 @@ export function startFlood(
     for (const round of rounds) {
       if (stopped) return;
       await Promise.all(
-        round.map((length) => connect(length, loopbackAddress(address++), connectionsEach)),
+        round.map((length) =>
+          connect(length, loopbackAddress(options.oneAddress ? 0 : address++), connectionsEach),
+        ),
       );
       await new Promise((resolve) => setTimeout(resolve, roundGapMs));
     }

@@ -53,8 +53,14 @@ describe('ByteBudget', () => {
   });
 });
 
-/** Small: at most 2 bytes, a share of 4; large: a share of 12, 8 per address. */
-const SIZES = { smallBodyBytes: 2, smallShare: 4, largeShare: 12, largePerAddress: 8 };
+/** Small: at most 2 bytes, a share of 4, 3 per address; large: a share of 12, 8 per address. */
+const SIZES = {
+  smallBodyBytes: 2,
+  smallShare: 4,
+  smallPerAddress: 3,
+  largeShare: 12,
+  largePerAddress: 8,
+};
 
 type Outcome = 'taken' | 'waits' | 413 | 503;
 
@@ -93,10 +99,19 @@ describe('BodyBudgets: which share, and what is refused at once', () => {
       ['taken', 'taken', 'waits'],
     ],
     [
-      'small bodies have no bound per address',
+      "a small body past its address's bound is refused 503",
       [
         [2, 'a'],
+        [1, 'a'],
+        [1, 'a'],
+      ],
+      ['taken', 'taken', 503],
+    ],
+    [
+      'an address has a bound in each share, apart',
+      [
         [2, 'a'],
+        [1, 'a'],
         [8, 'a'],
       ],
       ['taken', 'taken', 'taken'],
