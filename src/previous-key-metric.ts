@@ -1,8 +1,8 @@
 // The one metric admission and follow mode both report (docs/security.md "Rotate the
 // hash key"): hashes judged current that a previous hash key made. While it grows, some
 // workload still carries such a hash and the previous key cannot be dropped without
-// rolling it. One counter per registry, a label per component, since `serve --follow`
-// registers both on one registry.
+// rolling it. One name, a label per component; one counter per registry, whichever
+// component registers it first (a test may register both on one).
 
 import { Counter, type Registry } from 'prom-client';
 

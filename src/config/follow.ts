@@ -1,12 +1,10 @@
 // Follow mode's options (docs/design.md §6), which roll workloads on config changes
 // that no write of theirs carries, and the Lease that elects the one replica
-// doing it: `confighash follow` takes them (follow-command.ts), and so does the
-// deprecated `confighash serve --follow`.
+// doing it: `confighash follow` takes them (follow-command.ts).
 
 import { hostname } from 'node:os';
 import { parseGoDuration } from '../admission/index.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
-import { FOLLOW_NAMESPACE_SELECTOR } from '../workload/index.js';
 import { type OptionSpec, parseInteger } from './options.js';
 
 export interface FollowConfig {
@@ -16,16 +14,7 @@ export interface FollowConfig {
   readonly identity: string;
 }
 
-/** serve's --follow: deprecated, kept so that nobody upgrading silently stops following. */
-export const SERVE_FOLLOW_OPTION: OptionSpec = {
-  flag: 'follow',
-  env: 'CONFIGHASH_FOLLOW',
-  value: '',
-  boolean: true,
-  help: `deprecated: run \`confighash follow\` in its own Deployment; still follows here (namespaces labelled ${FOLLOW_NAMESPACE_SELECTOR}), with a warning`,
-};
-
-/** The tuning and the Lease, the same for `confighash follow` and `serve --follow`. */
+/** The tuning and the Lease of `confighash follow`. */
 export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'follow-resync',
@@ -97,17 +86,6 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     help: 'this replica in the Lease (default: host name and process id)',
   },
 ];
-
-/** serve's follow mode, when --follow is on; a string is the one-line mistake. */
-export function parseServeFollowConfig(
-  get: (flag: string) => string | undefined,
-): FollowConfig | undefined | string {
-  const enabled = get('follow') ?? 'false';
-  if (enabled !== 'true' && enabled !== 'false') {
-    return `CONFIGHASH_FOLLOW must be true or false, got '${enabled}'`;
-  }
-  return enabled === 'true' ? parseFollowConfig(get) : undefined;
-}
 
 /** The FOLLOW_OPTIONS; a string is the one-line mistake. */
 export function parseFollowConfig(

@@ -1,16 +1,10 @@
 // `confighash serve`: its own options (listening, files, logging, shutdown) and
 // the validation of every serve option into a frozen ServeConfig. The
-// self-managed and follow options have modules of their own; this one composes them.
+// self-managed options have a module of their own; this one composes them.
 
 import type { SelfManagedOptions } from '../certs/self-managed.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import {
-  FOLLOW_OPTIONS,
-  type FollowConfig,
-  parseServeFollowConfig,
-  SERVE_FOLLOW_OPTION,
-} from './follow.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
 import {
   type Environment,
@@ -48,8 +42,6 @@ export interface ServeConfig {
   readonly shutdownTimeoutMs: number;
   /** --self-managed-certs / --hash-key-secret: the files above are written from Secrets. */
   readonly selfManaged: SelfManagedOptions | undefined;
-  /** --follow (deprecated: `confighash follow`): follow mode's settings; undefined when off. */
-  readonly follow: FollowConfig | undefined;
   /** The workload kinds handled: the apps/v1 ones plus every --kind. */
   readonly kinds: readonly WorkloadKind[];
   /** Never opted in, whatever their labels: the webhook's own (--namespace) and every --excluded-namespace. */
@@ -150,8 +142,6 @@ export const ALL_SERVE_OPTIONS: readonly OptionSpec[] = [
   ...SERVE_OPTIONS,
   SERVE_KIND_OPTION,
   ...SELF_MANAGED_OPTIONS,
-  SERVE_FOLLOW_OPTION,
-  ...FOLLOW_OPTIONS,
 ];
 
 export function parseServeConfig(
@@ -182,8 +172,6 @@ export function parseServeConfig(
   }
   const clientAuth = parseClientAuth(get, port);
   if (typeof clientAuth === 'string') return fail(clientAuth);
-  const follow = parseServeFollowConfig(get);
-  if (typeof follow === 'string') return fail(follow);
   const kinds = parseKinds(values.all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
   const excludedNamespaces = parseExcludedNamespaces(
@@ -204,7 +192,6 @@ export function parseServeConfig(
       tlsReloadIntervalMs: reload * 1000,
       shutdownTimeoutMs: shutdown * 1000,
       selfManaged: selfManaged.options,
-      follow,
       kinds,
       excludedNamespaces,
       clientAuth,

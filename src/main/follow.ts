@@ -1,8 +1,7 @@
 // `confighash follow` (docs/design.md §6 "One follower, in its own pods"): the
 // follower as a process of its own — the hash key, the election and the follower
-// on a connection of their own, a plain-HTTP listener for the probes and
-// Prometheus — and, for the deprecated `serve --follow`, the same follower
-// started beside the webhook.
+// on a connection of their own, and a plain-HTTP listener for the probes and
+// Prometheus.
 
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
@@ -62,7 +61,7 @@ export async function follow(config: FollowCommandConfig): Promise<void> {
 }
 
 /** The election and the follower, on a connection of their own (watches are long-lived streams). */
-export function startFollow(
+function startFollow(
   config: FollowConfig & {
     readonly kinds: readonly WorkloadKind[];
     readonly excludedNamespaces: readonly string[];

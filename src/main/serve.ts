@@ -1,5 +1,4 @@
-// `confighash serve`: wires the webhook (and, deprecated, follow mode) from a
-// ServeConfig — cluster access, certificates, the hash key, the app — then
+// `confighash serve`: wires the webhook from a ServeConfig — cluster access, certificates, the hash key, the app — then
 // listens, and drains on a signal.
 
 import type { Server } from 'node:https';
@@ -23,7 +22,6 @@ import { createAdmissionMetrics } from '../server/metrics.js';
 import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
-import { startFollow } from './follow.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
@@ -41,21 +39,6 @@ export async function serve(config: ServeConfig): Promise<void> {
   });
   const connection = await cluster.connection();
   const metrics = createAdmissionMetrics();
-  if (config.follow) {
-    logger.warn(
-      {},
-      'serve --follow (CONFIGHASH_FOLLOW) is deprecated: run `confighash follow` in a Deployment of its own, so that the serving pods need no list, watch or patch (docs/install.md "Follow mode"); following here meanwhile',
-    );
-  }
-  const follow =
-    config.follow &&
-    startFollow(
-      { ...config.follow, kinds: config.kinds, excludedNamespaces: config.excludedNamespaces },
-      await cluster.credentials(),
-      keys,
-      metrics.registry,
-      logger,
-    );
   const namespaces = watchNamespaces(config, await cluster.credentials(), connection, logger);
   const readiness = { ready: false, isReady: () => readiness.ready };
   const app = buildApp({
@@ -97,10 +80,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     readiness.ready = false;
     stopTlsWatch();
     selfManaged?.stop();
-    const [drained] = await Promise.all([
-      waitForConnectionsToClose(app.server, config.shutdownTimeoutMs),
-      follow?.stop(),
-    ]);
+    const drained = await waitForConnectionsToClose(app.server, config.shutdownTimeoutMs);
     logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
     await app.close();
     await namespaces.stop();

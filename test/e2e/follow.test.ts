@@ -5,7 +5,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { type LocalWebhook, startLocalWebhook } from '../../tools/cluster/webhook.js';
+import { type LocalFollower, startLocalFollower } from '../../tools/cluster/webhook.js';
 import {
   configMap,
   e2eFile,
@@ -17,11 +17,10 @@ import {
 } from '../support/e2e.js';
 import { runConfighash } from '../support/process.js';
 
-const followers: LocalWebhook[] = [];
+const followers: LocalFollower[] = [];
 let counter = 0;
 
 const FOLLOW_ARGS = [
-  '--follow',
   '--lease-namespace=default',
   '--follow-debounce=2s',
   '--follow-min-interval=3s',
@@ -29,15 +28,15 @@ const FOLLOW_ARGS = [
   '--follow-resync=10s',
 ];
 
-// The registered webhook judges every write; two more replicas compete for the follow Lease.
+// The registered webhook judges every write; two `confighash follow` replicas compete for the Lease.
 const file = e2eFile([], {
   async setup({ e2e }) {
     for (const name of ['follower-1', 'follower-2']) {
       followers.push(
-        await startLocalWebhook({
+        await startLocalFollower({
           dir: e2e.dir,
           kubeconfig: e2e.controlPlane.kubeconfig,
-          shareCertsWith: e2e.webhook,
+          webhook: e2e.webhook,
           name,
           extraArgs: [...FOLLOW_ARGS, `--identity=${name}`],
         }),

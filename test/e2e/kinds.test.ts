@@ -14,6 +14,7 @@ import { loadYaml } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 import { runScript } from '../../tools/cluster/scripts.js';
+import { type LocalFollower, startLocalFollower } from '../../tools/cluster/webhook.js';
 import {
   configMap,
   type E2eCluster,
@@ -56,7 +57,6 @@ const KIND_ARGS = [
   '--kind=e2e.confighash.dev/v1/Absent=spec.template',
 ];
 const FOLLOW_ARGS = [
-  '--follow',
   '--lease-namespace=default',
   '--follow-debounce=1s',
   '--follow-min-interval=1s',
@@ -71,12 +71,23 @@ beforeAll(async () => {
   crds = await runScript(join(REPO, 'tools/crds.sh'), 'tools/crds.sh');
 }, 300_000);
 
-const file = e2eFile([...KIND_ARGS, ...FOLLOW_ARGS], {
+let follower: LocalFollower | undefined;
+
+const file = e2eFile(KIND_ARGS, {
   async setup({ e2e }) {
     await installCrds(e2e);
     await addWebhookRules(e2e);
+    follower = await startLocalFollower({
+      dir: e2e.dir,
+      kubeconfig: e2e.controlPlane.kubeconfig,
+      webhook: e2e.webhook,
+      extraArgs: [...KIND_ARGS, ...FOLLOW_ARGS],
+    });
   },
-  teardown: stopStartedProcesses,
+  async teardown() {
+    await follower?.stop();
+    await stopStartedProcesses();
+  },
   timeoutMs: 300_000,
 });
 

@@ -467,8 +467,7 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     );
   });
 
-  it('no longer follows in the serving pods, and its environment is what `confighash follow` reads', () => {
-    expect(env(objects()).CONFIGHASH_FOLLOW).toBeUndefined();
+  it('gives the follower an environment that `confighash follow` reads, every variable of it', () => {
     const followEnv = env(objects(), 'confighash-follow');
     for (const name of Object.keys(followEnv))
       expect(commandHelp('follow')).toContain(`env ${name}`);

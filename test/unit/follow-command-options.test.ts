@@ -103,12 +103,11 @@ describe('confighash follow options', () => {
   });
 });
 
-describe('serve --follow (deprecated)', () => {
-  it('still follows, so that nobody upgrading stops following', () => {
+describe('serve has no follow mode: `confighash follow` is its own process', () => {
+  it.each([['--follow'], ['--follow-rate=5'], ['--lease-name=x']])('serve refuses %s', (flag) => {
     const files = ['--tls-cert-file=a', '--tls-key-file=b', '--hash-key-file=c'];
-    const parsed = parseServeConfig(files, { CONFIGHASH_FOLLOW: 'true' });
-    expect(parsed.ok && parsed.config.follow?.leaseName).toBe('confighash-follow');
-    const off = parseServeConfig(files, {});
-    expect(off.ok && off.config.follow).toBeUndefined();
+    const parsed = parseServeConfig([...files, flag], {});
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && 'error' in parsed && parsed.error).toMatch(/Unknown option/);
   });
 });
