@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CustomResourceDefinitions of the workload kinds confighash handles beyond
-# apps/v1 (docs/design.md §7 "More kinds"), as each project ships them in its Go
+# apps/v1 (docs/design.md §7 "Kinds"), as each project ships them in its Go
 # module at a pinned version: Argo Rollouts' Rollout, OpenKruise's CloneSet and
 # Advanced StatefulSet, plus the four other CRDs of Argo Rollouts whose informers
 # its controller waits on (tools/build-argo-rollouts.sh). Nothing is built: `go mod download` fetches the module

@@ -1,4 +1,4 @@
-// The reference index of follow mode (docs/design.md §6 "Triggers, at any cluster size"):
+// The reference index of follow mode (docs/design.md §6 "A reference index, not a cache"):
 // which workload reads which ConfigMaps and Secrets, and which resourceVersion each
 // source has now — a reverse map, not a cache. Per workload it keeps only its ref, the
 // sources it reads, the hash it carries and the sources' versions its last evaluation

@@ -1,4 +1,4 @@
-// What one workload references (docs/design.md §6 "Triggers"): read from a listed or
+// What one workload references (docs/design.md §6 "A reference index, not a cache"): read from a listed or
 // watched object with the same discovery code as admission, and nothing more is
 // kept of it — its ref, the sources it reads, the hash it carries.
 

@@ -2,7 +2,7 @@
 // switches spread through the code. A kind is a row: where its pod template
 // sits, how its pods follow a template change (rollout-held.ts), and whether
 // some objects of it keep their template elsewhere. The apps/v1 kinds are on
-// by default; the others (docs/design.md §7 "More kinds") are turned on by `--kind`.
+// by default; the others (docs/design.md §7 "Kinds") are turned on by `--kind`.
 
 export interface GroupVersionKind {
   readonly group: string;

@@ -1,4 +1,4 @@
-// The kinds table and `--kind` (docs/design.md §7 "More kinds"): known kinds by
+// The kinds table and `--kind` (docs/design.md §7 "Kinds"): known kinds by
 // GROUP/VERSION/Kind, any kind by its template path, the mistakes refused, and
 // admission of a kind only once it is turned on; a Rollout with workloadRef is
 // left alone with a warning.
