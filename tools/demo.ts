@@ -6,6 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HASH, SOURCES } from '../src/workload/annotations.js';
 import { type Kubectl, kubectlFor } from './cluster/kubectl.js';
 import { startLocalCluster, startNodeCluster } from './cluster/main.js';
 import { REPO_ROOT } from './cluster/repo.js';
@@ -64,7 +65,7 @@ async function showHash({ kubectl, run }: Tour): Promise<string | undefined> {
   );
   const first = await annotations(kubectl, 'shop', 'web');
   await showTemplateAnnotations(run, 'shop');
-  check(first.hash !== undefined, 'the Deployment template has confighash.dev/hash');
+  check(first.hash !== undefined, `the Deployment template has ${HASH}`);
   await waitForRevision(kubectl, 'shop', 'web', 1);
   await run(['get', 'replicasets', '-n', 'shop', '-l', 'app=web']);
   return first.hash;
@@ -341,7 +342,7 @@ async function annotations(kubectl: Kubectl, ns: string, name: string) {
     spec: { template: { metadata?: { annotations?: Record<string, string> } } };
   };
   const found = object.spec.template.metadata?.annotations ?? {};
-  return { hash: found['confighash.dev/hash'], sources: found['confighash.dev/sources'] };
+  return { hash: found[HASH], sources: found[SOURCES] };
 }
 
 async function waitForRevision(kubectl: Kubectl, ns: string, name: string, revision: number) {

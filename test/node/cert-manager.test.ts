@@ -11,6 +11,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import { type CertManager, startCertManager } from '../../tools/cluster/cert-manager.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
@@ -135,7 +136,7 @@ describe('the cert-manager overlay with real cert-manager on a real node', () =>
       yamlDocuments(loadWorkload(ns, 'app', 'app-config')),
     );
     const annotations = JSON.parse(applied).spec.template.metadata.annotations ?? {};
-    expect(annotations['confighash.dev/hash']).toMatch(/^[0-9a-f]{64}$/);
+    expect(annotations[HASH]).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('picks up a renewal in the running pods without a restart, and no call fails', async () => {

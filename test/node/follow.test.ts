@@ -6,6 +6,7 @@
 // write of the workload — rolls it exactly once, into pods that print the new value.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import type { KubectlResult } from '../../tools/cluster/kubectl.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
@@ -81,9 +82,7 @@ async function deployHashedApp(): Promise<number> {
   const hashed = await fixture.json<{
     spec: { template: { metadata: { annotations?: Record<string, string> } } };
   }>(['get', 'deployment', 'app', '-n', NS]);
-  expect(hashed.spec.template.metadata.annotations?.['confighash.dev/hash']).toMatch(
-    /^[0-9a-f]{64}$/,
-  );
+  expect(hashed.spec.template.metadata.annotations?.[HASH]).toMatch(/^[0-9a-f]{64}$/);
   return revision();
 }
 

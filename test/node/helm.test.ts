@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import { manifestImage } from '../../tools/cluster/images.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { configMap, namespace, yamlDocuments } from '../support/e2e.js';
@@ -29,7 +30,6 @@ import {
 } from '../support/node.js';
 import { runConfighash } from '../support/process.js';
 
-const HASH = 'confighash.dev/hash';
 const RELEASE = 'confighash';
 const helm = helmOrSkip('Helm node tests');
 let fixture: NodeFixture;

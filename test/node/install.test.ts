@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
@@ -20,7 +21,6 @@ import {
   webhookCounters,
 } from '../support/node.js';
 
-const HASH = 'confighash.dev/hash';
 let fixture: NodeFixture;
 
 beforeAll(async () => {

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import { type Forward, forwardLoopbackToSocket } from '../../tools/cluster/forward.js';
 import { buildNodeImages } from '../../tools/cluster/images.js';
 import { registryHostsDir } from '../../tools/cluster/node.js';
@@ -37,7 +38,6 @@ import {
 } from '../support/node.js';
 
 const exec = promisify(execFile);
-const HASH = 'confighash.dev/hash';
 const INDEX = 'application/vnd.oci.image.index.v1+json';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 const VERSION = JSON.parse(

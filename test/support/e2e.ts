@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dumpYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { type LocalWebhook, withRegisteredWebhook } from '../../tools/cluster/webhook.js';
@@ -203,7 +204,7 @@ export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
       return (await api.get(ns, kind, name)).spec.template.metadata?.annotations ?? {};
     },
     async hash(ns: string, kind: string, name: string): Promise<string | undefined> {
-      return (await api.templateAnnotations(ns, kind, name))['confighash.dev/hash'];
+      return (await api.templateAnnotations(ns, kind, name))[HASH];
     },
     /** ReplicaSets of a Deployment, once the controller has seen its latest generation. */
     async replicaSets(
@@ -230,7 +231,7 @@ export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
       return list.items
         .map((rs) => ({
           revision: rs.metadata.annotations?.['deployment.kubernetes.io/revision'] ?? '',
-          hash: rs.spec.template.metadata?.annotations?.['confighash.dev/hash'],
+          hash: rs.spec.template.metadata?.annotations?.[HASH],
         }))
         .sort((a, b) => Number(a.revision) - Number(b.revision));
     },

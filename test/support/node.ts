@@ -8,6 +8,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
+import { HASH } from '../../src/workload/annotations.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
@@ -18,7 +19,6 @@ import { thisWorkersCluster } from './per-worker.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
-const HASH = 'confighash.dev/hash';
 
 export interface NodeFixture {
   /** The suite's node as this file uses it; `dir` is the file's own (logs of what it starts). */
@@ -533,7 +533,7 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
   const probe = await fixture.json<{
     spec: { template: { metadata: { annotations?: Record<string, string> } } };
   }>(['get', 'deployment', 'probe', '-n', ns]);
-  const hash = probe.spec.template.metadata.annotations?.['confighash.dev/hash'];
+  const hash = probe.spec.template.metadata.annotations?.[HASH];
   if (!hash || !/^[0-9a-f]{64}$/.test(hash))
     throw new Error(`the probe workload in ${ns} got no hash`);
   return hash;
