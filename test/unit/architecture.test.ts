@@ -18,27 +18,32 @@ function layerOf(file: string): string {
   return path.includes('/') ? top : path;
 }
 
-/** What each layer may import, besides itself. */
-const ALLOWED: Record<string, readonly string[]> = {
-  sources: [],
-  hash: ['sources'],
-  patch: [],
-  workload: ['sources'],
-  admission: [],
-  slots: [],
-  'previous-key-metric': [],
-  evaluate: ['sources', 'hash', 'workload', 'slots'],
-  namespaces: ['slots', 'workload'],
-  review: ['admission', 'evaluate', 'patch', 'sources'],
-  mutate: ['admission', 'evaluate', 'namespaces', 'review', 'patch', 'sources', 'workload'],
-  follow: ['admission', 'evaluate', 'previous-key-metric', 'sources', 'workload'],
-  plan: ['admission', 'evaluate', 'sources', 'hash', 'workload'],
-  certs: [],
-  server: ['admission', 'previous-key-metric', 'review'],
-  kube: ['evaluate', 'follow', 'namespaces', 'plan', 'certs', 'hash', 'sources', 'workload'],
-  config: ['admission', 'certs', 'follow', 'server', 'workload'],
-  main: ['*'],
-};
+/**
+ * What each layer may import, besides itself: CONTRIBUTING.md's table between its `layers`
+ * markers, so that the rules people read are the rules this enforces.
+ */
+const ALLOWED: Record<string, readonly string[]> = readLayers(
+  readFileSync(join(REPO_ROOT, 'CONTRIBUTING.md'), 'utf8'),
+);
+
+function readLayers(text: string): Record<string, readonly string[]> {
+  const table = /<!-- layers:[^>]*-->\n([\s\S]*?)<!-- \/layers -->/.exec(text)?.[1];
+  if (!table) throw new Error('CONTRIBUTING.md has no layers table');
+  const rows = table
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => line.split('|').map((cell) => cell.trim()));
+  return Object.fromEntries(
+    rows.map(([, layer, , imports]) => [
+      layer!.replaceAll('`', ''),
+      imports === 'everything'
+        ? ['*']
+        : imports === '—'
+          ? []
+          : imports!.split(',').map((name) => name.trim().replaceAll('`', '')),
+    ]),
+  );
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
