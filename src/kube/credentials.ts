@@ -41,7 +41,7 @@ export class KubeconfigError extends Error {}
 /**
  * Which kubeconfig and context, as kubectl's --kubeconfig and --context choose them.
  * Without `kubeconfig`, KUBECONFIG's files (joined by ':') are merged as kubectl
- * merges them: a missing file is skipped, the first file to name a cluster, user or
+ * merges them: a missing or empty file is skipped, the first file to name a cluster, user or
  * context wins it, and the current-context is the first file's that sets one.
  * client-node 1.4's loadFromDefault differs on all three: it fails on a missing file
  * and on a name two files define, and takes the last current-context.
@@ -170,12 +170,14 @@ const { KubeConfig } = await import(process.argv[1]);
 const selection = JSON.parse(process.argv[2]);
 const reply = (answer) => process.stdout.write(JSON.stringify(answer));
 const base64 = (value) => value === undefined || value === null ? undefined : Buffer.from(value).toString('base64');
-const { existsSync } = await import('node:fs');
+const { statSync } = await import('node:fs');
+// kubectl skips a KUBECONFIG file that is missing or empty; client-node fails on both.
+const hasContent = (file) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
 const { delimiter } = await import('node:path');
 // KUBECONFIG's files merged as kubectl merges them (KubeconfigSelection).
 const loadMerged = (files) => {
-  const present = files.filter((file) => existsSync(file));
-  if (present.length === 0) throw new Error('none of the files KUBECONFIG names exists: ' + files.join(delimiter));
+  const present = files.filter(hasContent);
+  if (present.length === 0) throw new Error('none of the files KUBECONFIG names exists or has content: ' + files.join(delimiter));
   const merged = { clusters: [], users: [], contexts: [], currentContext: '' };
   for (const file of present) {
     const one = new KubeConfig();
@@ -193,6 +195,7 @@ const loadMerged = (files) => {
 };
 const load = () => {
   if (selection.kubeconfig) {
+    if (statSync(selection.kubeconfig, { throwIfNoEntry: false })?.size === 0) throw new Error(selection.kubeconfig + ' is empty');
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(selection.kubeconfig);
     return kubeConfig;

@@ -77,11 +77,13 @@ describe('KUBECONFIG with several files, merged as kubectl merges them', () => {
     expect(staging.namespace).toBe('shop');
   });
 
-  it('a file that does not exist is skipped; when none exists, that is the one-line mistake', async () => {
+  it('a file that does not exist or is empty is skipped; when none is left, that is the one-line mistake', async () => {
     const only = await kubeconfig('only', [{ name: 'a', server: 'https://a:6443' }], 'a');
-    const access = await resolve({ KUBECONFIG: `${join(dir, 'absent')}::${only}` });
+    const empty = join(dir, 'empty');
+    await writeFile(empty, '');
+    const access = await resolve({ KUBECONFIG: `${join(dir, 'absent')}:${empty}::${only}` });
     expect(access.server.href).toBe('https://a:6443/');
-    const none = resolve({ KUBECONFIG: `${join(dir, 'absent')}:${join(dir, 'gone')}` });
+    const none = resolve({ KUBECONFIG: `${join(dir, 'absent')}:${empty}` });
     await expect(none).rejects.toBeInstanceOf(KubeconfigError);
     await expect(none).rejects.toThrow(/^cannot load the kubeconfig: none of the files KUBECONFIG/);
   });
@@ -140,6 +142,11 @@ describe('--kubeconfig and --context', () => {
       'a --kubeconfig that does not exist',
       { kubeconfig: '/nonexistent/kubeconfig' },
       /^cannot load the kubeconfig: ENOENT/,
+    ],
+    [
+      'an empty --kubeconfig',
+      { kubeconfig: '/dev/null' },
+      /^cannot load the kubeconfig: \/dev\/null is empty$/,
     ],
   ])('%s is the user’s mistake', async (_name, selection, error) => {
     const path = await kubeconfig('mistakes', [{ name: 'here', server: 'https://h:6443' }], 'here');
