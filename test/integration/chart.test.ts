@@ -608,6 +608,12 @@ describe.skipIf(!helm)('pods and their network (Helm 4)', () => {
         /^mirror\.example:5000\/confighash\/confighash:/,
       );
     }
+    // A repository without a registry host (Docker Hub's form) gets the registry in front.
+    const hub = await template(4, [
+      'image.repository=confighash/confighash',
+      'global.imageRegistry=mirror.example',
+    ]);
+    expect(container(hub).image).toMatch(/^mirror\.example\/confighash\/confighash:/);
   });
 
   it('probe overrides merge over the chart’s; revisionHistoryLimit and maxUnavailable reach both Deployments', async () => {

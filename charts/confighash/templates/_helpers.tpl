@@ -95,11 +95,12 @@ Deployment's selector (and the Service's). */}}
 {{- end }}
 
 {{/* repository@digest when a digest is pinned (a released chart), else repository:tag;
-global.imageRegistry, when set, replaces the repository's registry (its first path segment). */}}
+global.imageRegistry, when set, replaces the repository's registry: its first path segment when
+that names a host (a dot, a port or localhost, as Docker tells), else it is put in front. */}}
 {{- define "confighash.image" -}}
 {{- $repository := .Values.image.repository -}}
 {{- with (.Values.global).imageRegistry -}}
-{{- $repository = printf "%s/%s" (trimSuffix "/" .) (regexReplaceAll "^[^/]+/" $repository "") -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (regexReplaceAll "^([^/]*[.:][^/]*|localhost)/" $repository "") -}}
 {{- end -}}
 {{- if .Values.image.digest -}}
 {{ $repository }}@{{ .Values.image.digest }}
