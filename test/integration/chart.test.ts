@@ -542,6 +542,14 @@ describe.skipIf(!helm)('ServiceAccounts of your own (Helm 4)', () => {
     expect(conditions).not.toMatch(/:confighash(-follow)?'/);
   });
 
+  it('NOTES: the RoleBindings to create name the renamed ServiceAccounts', async () => {
+    const notes = await installNotes([...on, ...names, 'rbac.namespaced=true']);
+    const accounts = [...notes.matchAll(/--serviceaccount=(\S+)/g)].map((match) => match[1]);
+    expect(new Set(accounts)).toEqual(
+      new Set([`${NAMESPACE}:webhook-sa`, `${NAMESPACE}:follower-sa`]),
+    );
+  });
+
   it('create false renders no ServiceAccount, and still binds and fences the named ones', async () => {
     const objects = await template(4, [
       ...on,
@@ -609,11 +617,13 @@ describe.skipIf(!helm)('pods and their network (Helm 4)', () => {
       );
     }
     // A repository without a registry host (Docker Hub's form) gets the registry in front.
+    const digest = `sha256:${'a'.repeat(64)}`;
     const hub = await template(4, [
       'image.repository=confighash/confighash',
       'global.imageRegistry=mirror.example',
+      `image.digest=${digest}`,
     ]);
-    expect(container(hub).image).toMatch(/^mirror\.example\/confighash\/confighash:/);
+    expect(container(hub).image).toBe(`mirror.example/confighash/confighash@${digest}`);
   });
 
   it('probe overrides merge over the chart’s; revisionHistoryLimit and maxUnavailable reach both Deployments', async () => {
