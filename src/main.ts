@@ -3,6 +3,7 @@
 // environment, opens files, builds real adapters, listens and handles signals.
 // This file picks the command and turns its failure into one line and an exit code.
 
+import { readFileSync } from 'node:fs';
 import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
 import { devCerts } from './main/dev-certs.js';
 import { asUsageError, UsageError, unwrap } from './main/errors.js';
@@ -30,6 +31,10 @@ async function main(argv: readonly string[]): Promise<number> {
       if (rest[0] !== undefined) return main([rest[0], '--help']);
       process.stdout.write(`${usage()}\n`);
       return 0;
+    case '--version':
+    case 'version':
+      process.stdout.write(`${packageVersion()}\n`);
+      return 0;
     case undefined:
     case '--help':
     case '-h':
@@ -40,6 +45,12 @@ async function main(argv: readonly string[]): Promise<number> {
         `unknown command '${command}' (commands: ${COMMANDS.map((known) => known.name).join(', ')}; see --help)`,
       );
   }
+}
+
+/** package.json's version: beside src/ when run from source, beside dist/ once installed. */
+function packageVersion(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 main(process.argv.slice(2)).then(

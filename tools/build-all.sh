@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every binary CI needs — the control plane, the node, Helm, cert-manager,
-# flux-apply, Argo Rollouts, crane, registry and actionlint — in two queues that run side by side on two cores.
+# flux-apply, Argo Rollouts, crane, registry, actionlint, krew and Verdaccio (npm ci, no Go) — in two queues that run side by side on two cores.
 #
 #   tools/build-all.sh   -> nothing on stdout; progress, each build's directory and the
 #                           timings on stderr; exit 1 if any build failed
@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 readonly QUEUE_A=(build-control-plane.sh build-node.sh)
-readonly QUEUE_B=(build-helm.sh build-flux-apply.sh build-cert-manager.sh build-argo-rollouts.sh build-oci-tools.sh)
+readonly QUEUE_B=(build-helm.sh build-flux-apply.sh build-cert-manager.sh build-argo-rollouts.sh build-oci-tools.sh build-verdaccio.sh build-krew.sh)
 
 log() { printf '[build-all] %s\n' "$*" >&2; }
 

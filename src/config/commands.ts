@@ -62,6 +62,6 @@ export function usage(): string {
     'Commands:',
     ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}${command.summary}`),
     '',
-    "Run 'confighash COMMAND --help' for a command's options.",
+    "Run 'confighash COMMAND --help' for a command's options, 'confighash version' for its version.",
   ].join('\n');
 }

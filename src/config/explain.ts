@@ -1,25 +1,30 @@
 // `confighash explain KIND/NAME -n NS`: which workload, as kubectl names it
-// (`deploy/web`, `sts/db`, `ds/agent`), and the output format.
+// (`deploy/web`, `sts/db`, `ds/agent`), which cluster (kubectl.ts) and the output
+// format.
 
 import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
 import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
+import {
+  type ClusterSelection,
+  isOutputFormat,
+  KUBECTL_OPTIONS,
+  type OutputFormat,
+  parseClusterSelection,
+  parseOutput,
+} from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
-import { NAMESPACE_OPTION, OUTPUT_OPTION, type OutputFormat, parseOutput } from './plan.js';
 
 export interface ExplainConfig {
   readonly kind: WorkloadKind;
   readonly name: string;
   readonly namespace: string | undefined;
+  readonly cluster: ClusterSelection;
   readonly output: OutputFormat;
   /** Every kind confighash knows, plus those of --kind: KIND is looked up among these. */
   readonly kinds: readonly WorkloadKind[];
 }
 
-export const EXPLAIN_OPTIONS: readonly OptionSpec[] = [
-  NAMESPACE_OPTION,
-  OUTPUT_OPTION,
-  CLI_KIND_OPTION,
-];
+export const EXPLAIN_OPTIONS: readonly OptionSpec[] = [...KUBECTL_OPTIONS, CLI_KIND_OPTION];
 
 export function parseExplainConfig(argv: readonly string[]): ParseResult<ExplainConfig> {
   const values = parseOptions('explain', EXPLAIN_OPTIONS, argv, {}, { positionals: true });
@@ -38,13 +43,16 @@ export function parseExplainConfig(argv: readonly string[]): ParseResult<Explain
     return fail(`'${match[1]}' is not a kind confighash handles (${names})`);
   }
   const output = parseOutput(values.get('output'));
-  if (output !== 'text' && output !== 'json') return fail(output);
+  if (!isOutputFormat(output)) return fail(output);
+  const cluster = parseClusterSelection(values.get);
+  if (typeof cluster === 'string') return fail(cluster);
   return {
     ok: true,
     config: Object.freeze({
       kind,
       name: match[2]!,
       namespace: values.get('namespace'),
+      cluster,
       output,
       kinds,
     }),

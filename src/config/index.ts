@@ -18,13 +18,9 @@ export {
   type FollowCommandConfig,
   parseFollowCommandConfig,
 } from './follow-command.js';
+export type { ClusterSelection, OutputFormat } from './kubectl.js';
 export type { ParseResult } from './options.js';
-export {
-  type ManifestInput,
-  type OutputFormat,
-  type PlanConfig,
-  parsePlanConfig,
-} from './plan.js';
+export { type ManifestInput, type PlanConfig, parsePlanConfig } from './plan.js';
 export { parseServeConfig, type ServeConfig } from './serve.js';
 
 /**

@@ -1,41 +1,35 @@
 // `confighash plan`: which manifests (-f FILE|-, -k DIR), the default namespace,
-// the output format and how the manifests will be applied. Flags only: a
+// which cluster (kubectl.ts), the output format and how the manifests will be
+// applied. Flags only: a
 // preview takes no environment variables.
 
 import type { WorkloadKind } from '../workload/index.js';
 import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
+import {
+  type ClusterSelection,
+  isOutputFormat,
+  KUBECTL_OPTIONS,
+  type OutputFormat,
+  parseClusterSelection,
+  parseOutput,
+} from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 export type ManifestInput =
   | { readonly from: 'files'; readonly paths: readonly string[] }
   | { readonly from: 'kustomize'; readonly dir: string };
 
-export type OutputFormat = 'text' | 'json';
-
 export interface PlanConfig {
   readonly input: ManifestInput;
   /** -n: the namespace of objects that name none; else the kubeconfig's. */
   readonly namespace: string | undefined;
+  readonly cluster: ClusterSelection;
   readonly output: OutputFormat;
   readonly clientSide: boolean;
   readonly offline: boolean;
   /** Every kind confighash knows, plus those of --kind: the manifests' workloads of these kinds are planned. */
   readonly kinds: readonly WorkloadKind[];
 }
-
-export const NAMESPACE_OPTION: OptionSpec = {
-  flag: 'namespace',
-  short: 'n',
-  value: 'NS',
-  help: "namespace (default: the kubeconfig context's, else default)",
-};
-
-export const OUTPUT_OPTION: OptionSpec = {
-  flag: 'output',
-  short: 'o',
-  value: 'FORMAT',
-  help: 'json for one object per workload (default: a table for people)',
-};
 
 export const PLAN_OPTIONS: readonly OptionSpec[] = [
   {
@@ -45,8 +39,7 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
     help: 'manifests to preview; - reads stdin (repeatable)',
   },
   { flag: 'kustomize', short: 'k', value: 'DIR', help: 'render DIR with kubectl kustomize' },
-  NAMESPACE_OPTION,
-  OUTPUT_OPTION,
+  ...KUBECTL_OPTIONS,
   {
     flag: 'client-side',
     value: '',
@@ -56,11 +49,6 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
   { flag: 'offline', value: '', boolean: true, help: 'use the manifests alone; read no cluster' },
   CLI_KIND_OPTION,
 ];
-
-export function parseOutput(value: string | undefined): OutputFormat | string {
-  if (value === undefined) return 'text';
-  return value === 'json' ? 'json' : `-o must be json, got '${value}'`;
-}
 
 export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig> {
   const values = parseOptions('plan', PLAN_OPTIONS, argv, {});
@@ -75,7 +63,9 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   if (files.some((path) => path === '')) return fail('-f needs a file name, or - for stdin');
   if (files.filter((path) => path === '-').length > 1) return fail('-f - can be given once');
   const output = parseOutput(get('output'));
-  if (output !== 'text' && output !== 'json') return fail(output);
+  if (!isOutputFormat(output)) return fail(output);
+  const cluster = parseClusterSelection(get);
+  if (typeof cluster === 'string') return fail(cluster);
   const kinds = parseCliKinds(all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
   const input: ManifestInput =
@@ -85,6 +75,7 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
     config: Object.freeze({
       input,
       namespace: get('namespace'),
+      cluster,
       output,
       clientSide: get('client-side') === 'true',
       offline: get('offline') === 'true',

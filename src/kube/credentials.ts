@@ -1,5 +1,6 @@
 // Where the cluster is and how to authenticate to it, as @kubernetes/client-node
-// resolves them (KUBECONFIG, ~/.kube/config, the pod's service account; client
+// resolves them (--kubeconfig, KUBECONFIG, ~/.kube/config, the pod's service
+// account, --context; client
 // certificates, tokens, token files, exec plugins, OIDC) — resolved in a
 // short-lived child process. client-node's generated API is loaded by KubeConfig
 // itself and costs ≈ 70 MB of heap; in a child it never enters the serving
@@ -37,6 +38,19 @@ export interface TlsMaterial {
 /** A kubeconfig that cannot be loaded or names no cluster: the user's to fix. */
 export class KubeconfigError extends Error {}
 
+/**
+ * Which kubeconfig and context, as kubectl's --kubeconfig and --context choose them.
+ * Without `kubeconfig`, KUBECONFIG's files (joined by ':') are merged as kubectl
+ * merges them: a missing or empty file is skipped, the first file to name a cluster, user or
+ * context wins it, and the current-context is the first file's that sets one.
+ * client-node 1.4's loadFromDefault differs on all three: it fails on a missing file
+ * and on a name two files define, and takes the last current-context.
+ */
+export interface KubeconfigSelection {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+}
+
 /** Asks client-node, once, for the current cluster access. */
 export type ResolveAccess = () => Promise<ClusterAccess>;
 
@@ -52,7 +66,10 @@ const MIN_REFRESH_MS = 10_000;
 const RESOLVE_TIMEOUT_MS = 60_000;
 
 /** Resolves cluster access in a child process with `env` (KUBECONFIG, HOME, KUBERNETES_SERVICE_*). */
-export function childProcessResolver(env: NodeJS.ProcessEnv = process.env): ResolveAccess {
+export function childProcessResolver(
+  env: NodeJS.ProcessEnv = process.env,
+  selection: KubeconfigSelection = {},
+): ResolveAccess {
   const clientNode = pathToFileURL(
     createRequire(import.meta.url).resolve('@kubernetes/client-node'),
   ).href;
@@ -60,7 +77,7 @@ export function childProcessResolver(env: NodeJS.ProcessEnv = process.env): Reso
     new Promise((resolve, reject) => {
       execFile(
         process.execPath,
-        ['--input-type=module', '--eval', RESOLVER_SCRIPT, clientNode],
+        ['--input-type=module', '--eval', RESOLVER_SCRIPT, clientNode, JSON.stringify(selection)],
         // No execArgv (loaders, profilers, heap flags) of the serving process: a plain Node.
         { env, timeout: RESOLVE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
         (error, stdout, stderr) => {
@@ -150,14 +167,59 @@ function jwtExpiry(authorization: string | undefined): number | undefined {
  */
 const RESOLVER_SCRIPT = `
 const { KubeConfig } = await import(process.argv[1]);
+const selection = JSON.parse(process.argv[2]);
 const reply = (answer) => process.stdout.write(JSON.stringify(answer));
 const base64 = (value) => value === undefined || value === null ? undefined : Buffer.from(value).toString('base64');
-let kubeConfig = new KubeConfig();
-try {
+const { statSync } = await import('node:fs');
+// kubectl skips a KUBECONFIG file that is missing or empty; client-node fails on both.
+const hasContent = (file) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
+const { delimiter } = await import('node:path');
+// KUBECONFIG's files merged as kubectl merges them (KubeconfigSelection).
+const loadMerged = (files) => {
+  const present = files.filter(hasContent);
+  if (present.length === 0) throw new Error('none of the files KUBECONFIG names exists or has content: ' + files.join(delimiter));
+  const merged = { clusters: [], users: [], contexts: [], currentContext: '' };
+  for (const file of present) {
+    const one = new KubeConfig();
+    one.loadFromFile(file);
+    for (const list of ['clusters', 'users', 'contexts']) {
+      for (const entry of one[list]) {
+        if (!merged[list].some((known) => known.name === entry.name)) merged[list].push(entry);
+      }
+    }
+    merged.currentContext ||= one.currentContext || '';
+  }
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(merged);
+  return kubeConfig;
+};
+const load = () => {
+  if (selection.kubeconfig) {
+    if (statSync(selection.kubeconfig, { throwIfNoEntry: false })?.size === 0) throw new Error(selection.kubeconfig + ' is empty');
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(selection.kubeconfig);
+    return kubeConfig;
+  }
+  const files = (process.env.KUBECONFIG ?? '').split(delimiter).filter((file) => file);
+  if (files.length > 0) return loadMerged(files);
+  const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
+  return kubeConfig;
+};
+let kubeConfig;
+try {
+  kubeConfig = load();
 } catch (error) {
   reply({ error: 'cannot load the kubeconfig: ' + error.message });
   process.exit(0);
+}
+if (selection.context) {
+  if (!kubeConfig.getContextObject(selection.context)) {
+    const known = kubeConfig.contexts.map((context) => context.name).join(', ') || 'none';
+    reply({ error: "context '" + selection.context + "' is not in the kubeconfig (contexts: " + known + ')' });
+    process.exit(0);
+  }
+  kubeConfig.setCurrentContext(selection.context);
 }
 const cluster = kubeConfig.getCurrentCluster();
 if (!cluster) {

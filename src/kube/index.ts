@@ -7,7 +7,11 @@ export {
   connectToCluster,
   loadCredentials,
 } from './connection.js';
-export { KubeconfigError } from './credentials.js';
+export {
+  childProcessResolver,
+  KubeconfigError,
+  type KubeconfigSelection,
+} from './credentials.js';
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
 export { createNamespaceApi } from './namespaces.js';

@@ -27,12 +27,13 @@ export function lazyCluster(logger: Logger): LazyCluster {
   let loading: Promise<ClusterCredentials> | undefined;
   let connected: ApiConnection | undefined;
   const credentials = () => {
-    loading ??= loadClusterCredentials((error) =>
-      logger.warn(
-        { reason: error.message },
-        'cluster credentials not refreshed; kept the previous',
-      ),
-    );
+    loading ??= loadClusterCredentials({
+      onRefreshError: (error) =>
+        logger.warn(
+          { reason: error.message },
+          'cluster credentials not refreshed; kept the previous',
+        ),
+    });
     return loading;
   };
   return {

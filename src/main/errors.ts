@@ -2,7 +2,13 @@
 // one line with exit code 2 (main.ts).
 
 import type { ParseResult } from '../config/index.js';
-import { type ClusterCredentials, KubeconfigError, loadCredentials } from '../kube/index.js';
+import {
+  type ClusterCredentials,
+  childProcessResolver,
+  KubeconfigError,
+  type KubeconfigSelection,
+  loadCredentials,
+} from '../kube/index.js';
 
 /** A mistake the user can fix: printed as one line, exit code 2, no stack trace. */
 export class UsageError extends Error {}
@@ -27,11 +33,18 @@ export function asUsageError(error: unknown): never {
   throw new UsageError(String(cause.message ?? cause).split('\n', 1)[0] ?? String(cause.code));
 }
 
-/** The cluster and credentials client-node finds (KUBECONFIG, ~/.kube/config, in-cluster). */
-export function loadClusterCredentials(
-  onRefreshError?: (error: Error) => void,
-): Promise<ClusterCredentials> {
-  return loadCredentials({ ...(onRefreshError ? { onRefreshError } : {}) }).catch((error) => {
+/** The cluster and credentials client-node finds (--kubeconfig, KUBECONFIG, ~/.kube/config, in-cluster). */
+export function loadClusterCredentials({
+  selection = {},
+  onRefreshError,
+}: {
+  selection?: KubeconfigSelection;
+  onRefreshError?: (error: Error) => void;
+} = {}): Promise<ClusterCredentials> {
+  return loadCredentials({
+    resolve: childProcessResolver(process.env, selection),
+    ...(onRefreshError ? { onRefreshError } : {}),
+  }).catch((error) => {
     throw error instanceof KubeconfigError ? new UsageError(error.message) : error;
   });
 }

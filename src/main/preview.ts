@@ -1,6 +1,6 @@
 // `confighash plan` and `confighash explain`: the previews. They read manifests
 // (files, stdin, `kubectl kustomize`) and the cluster, and print for people or
-// as JSON. Every failure is a one-line mistake (errors.ts).
+// as JSON or YAML. Every failure is a one-line mistake (errors.ts).
 
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -13,11 +13,13 @@ const CLI_TIMEOUT_MS = 60_000;
 /** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
 export async function plan(argv: readonly string[]): Promise<number> {
   const config = unwrap(parsePlanConfig(argv));
-  const { parseManifests, planChanges, planExitCode, renderPlan, renderPlanJson } = await import(
+  const { parseManifests, planChanges, planExitCode, renderPlan, renderPlanData } = await import(
     '../plan/index.js'
   );
   const text = await readManifests(config.input);
-  const credentials = config.offline ? undefined : await loadClusterCredentials();
+  const credentials = config.offline
+    ? undefined
+    : await loadClusterCredentials({ selection: config.cluster });
   const namespace = config.namespace ?? credentials?.current().namespace ?? 'default';
   const parsed = parseManifests(text, namespace, config.kinds);
   if (!parsed.ok) throw new UsageError(parsed.error);
@@ -31,8 +33,8 @@ export async function plan(argv: readonly string[]): Promise<number> {
       { clientSide: config.clientSide, kinds: config.kinds },
       AbortSignal.timeout(CLI_TIMEOUT_MS),
     );
-    if (config.output === 'json') {
-      process.stdout.write(renderPlanJson(result));
+    if (config.output !== 'text') {
+      process.stdout.write(renderPlanData(result, config.output));
       for (const problem of result.problems) process.stderr.write(`confighash: ${problem}\n`);
     } else {
       process.stdout.write(renderPlan(result, { color: useColor() }));
@@ -46,10 +48,10 @@ export async function plan(argv: readonly string[]): Promise<number> {
 /** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
 export async function explain(argv: readonly string[]): Promise<number> {
   const config = unwrap(parseExplainConfig(argv));
-  const { explainWorkload, renderExplanation, renderExplanationJson } = await import(
+  const { explainWorkload, renderExplanation, renderExplanationData } = await import(
     '../plan/index.js'
   );
-  const credentials = await loadClusterCredentials();
+  const credentials = await loadClusterCredentials({ selection: config.cluster });
   const namespace = config.namespace ?? credentials.current().namespace ?? 'default';
   const connection = connectToCluster(credentials);
   try {
@@ -63,9 +65,9 @@ export async function explain(argv: readonly string[]): Promise<number> {
     );
     if (!result.ok) throw new UsageError(result.error);
     process.stdout.write(
-      config.output === 'json'
-        ? renderExplanationJson(result.explanation)
-        : renderExplanation(result.explanation, { color: useColor() }),
+      config.output === 'text'
+        ? renderExplanation(result.explanation, { color: useColor() })
+        : renderExplanationData(result.explanation, config.output),
     );
     return 0;
   } finally {

@@ -23,8 +23,9 @@ export type {
   Read,
 } from './ports.js';
 export {
+  type DataFormat,
   renderExplanation,
-  renderExplanationJson,
+  renderExplanationData,
   renderPlan,
-  renderPlanJson,
+  renderPlanData,
 } from './render.js';

@@ -1,7 +1,8 @@
 // Plan output for people and for programs (docs/design.md §9). People get aligned
-// columns, colour only when asked (a TTY); programs get one JSON object per
-// workload. Both carry names and key names only.
+// columns, colour only when asked (a TTY); programs get one JSON (or YAML) object
+// per workload. Both carry names and key names only.
 
+import { dumpYaml } from '@kubernetes/client-node';
 import type { Explanation } from './explain.js';
 import type { Plan, Verdict, WorkloadPlan } from './plan.js';
 
@@ -59,8 +60,11 @@ function summarize(workloads: readonly WorkloadPlan[]): string {
   return `${total}: ${count('roll')} will roll, ${count('no-roll')} will not, ${count('unknown')} cannot tell.`;
 }
 
+/** For a program to read: JSON (the plan's tests pin it) or the same data as YAML. */
+export type DataFormat = 'json' | 'yaml';
+
 /** One object per workload, in an array: `kind`, `namespace`, `name`, `verdict`, `reasons`, `changedSources`. */
-export function renderPlanJson(plan: Plan): string {
+export function renderPlanData(plan: Plan, format: DataFormat): string {
   const workloads = plan.workloads.map(
     ({ kind, namespace, name, verdict, reasons, changedSources }) => ({
       kind,
@@ -71,7 +75,13 @@ export function renderPlanJson(plan: Plan): string {
       changedSources: changedSources.map(({ ref, changedKeys }) => ({ ref, changedKeys })),
     }),
   );
-  return `${JSON.stringify(workloads, null, 2)}\n`;
+  return renderData(workloads, format);
+}
+
+/** YAML is the JSON's data, so the two never differ in what they carry (no undefined fields). */
+function renderData(value: unknown, format: DataFormat): string {
+  const json = JSON.stringify(value, null, 2);
+  return format === 'json' ? `${json}\n` : dumpYaml(JSON.parse(json));
 }
 
 // --- explain -------------------------------------------------------------------------
@@ -122,6 +132,6 @@ export function renderExplanation(explanation: Explanation, options: RenderOptio
   return `${lines.join('\n')}\n`;
 }
 
-export function renderExplanationJson(explanation: Explanation): string {
-  return `${JSON.stringify(explanation, null, 2)}\n`;
+export function renderExplanationData(explanation: Explanation, format: DataFormat): string {
+  return renderData(explanation, format);
 }

@@ -3,7 +3,7 @@
 // and `confighash explain` answers with the webhook's own dry-run. Outputs carry
 // names and keys, never a value.
 
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -432,5 +432,96 @@ describe('explain', () => {
     const missing = await confighash(['explain', 'sts/nope', '-n', ns]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe(`confighash: statefulset/nope in namespace ${ns} not found\n`);
+  });
+});
+
+describe('which cluster, as a kubectl plugin picks it: --kubeconfig, --context, KUBECONFIG', () => {
+  /** A context `nowhere` (a port nothing listens on), current, beside the control plane's own contexts. */
+  async function kubeconfigs(ns: string) {
+    const admin = JSON.parse(await readFile(file.e2e.controlPlane.kubeconfig, 'utf8')) as {
+      clusters: object[];
+      users: object[];
+      contexts: { name: string; context: object }[];
+    };
+    const real = admin.contexts[0]!.name;
+    const nowhere = {
+      clusters: [{ name: 'nowhere', cluster: { server: 'https://127.0.0.1:1' } }],
+      users: [{ name: 'nowhere', user: { token: 'nobody' } }],
+      contexts: [{ name: 'nowhere', context: { cluster: 'nowhere', user: 'nowhere' } }],
+    };
+    const write = async (name: string, config: object) => {
+      const path = join(dir, `${name}-${++counter}.kubeconfig`);
+      await writeFile(path, JSON.stringify({ apiVersion: 'v1', kind: 'Config', ...config }), {
+        mode: 0o600,
+      });
+      return path;
+    };
+    const both = await write('two-contexts', {
+      clusters: [...nowhere.clusters, ...admin.clusters],
+      users: [...nowhere.users, ...admin.users],
+      contexts: [
+        ...nowhere.contexts,
+        // The real context names the namespace: explain needs no -n with it.
+        ...admin.contexts.map(({ name, context }) => ({
+          name,
+          context: { ...context, namespace: ns },
+        })),
+      ],
+      'current-context': 'nowhere',
+    });
+    const nowhereOnly = await write('nowhere', { ...nowhere, 'current-context': 'nowhere' });
+    return { real, both, nowhereOnly };
+  }
+
+  it('--kubeconfig wins over KUBECONFIG; --context picks the reachable context and its namespace', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const { real, both } = await kubeconfigs(ns);
+    const chosen = await confighash([
+      'explain',
+      'deploy/web',
+      '--kubeconfig',
+      both,
+      '--context',
+      real,
+      '-o',
+      'yaml',
+    ]);
+    expect(chosen.stderr).toBe('');
+    expect(chosen.code).toBe(0);
+    const { loadYaml } = await import('@kubernetes/client-node');
+    expect(loadYaml(chosen.stdout)).toMatchObject({
+      kind: 'Deployment',
+      namespace: ns,
+      name: 'web',
+      namespaceMode: 'true',
+      nextWriteRolls: false,
+    });
+    // Its current-context points nowhere: without --context, that is where explain goes.
+    const unreachable = await confighash(['explain', 'deploy/web', '--kubeconfig', both]);
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stdout).toBe('');
+    expect(unreachable.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(unreachable.stderr).toMatch(/^confighash: .*127\.0\.0\.1:1/);
+  });
+
+  it('KUBECONFIG of two files: the first one’s current-context, a context of the second by --context', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const { real, nowhereOnly } = await kubeconfigs(ns);
+    const merged = `${nowhereOnly}:${file.e2e.controlPlane.kubeconfig}`;
+    const manifests = await manifestFile(appObjects(ns, 'v: 2'));
+    const planned = await confighash(
+      ['plan', '-f', manifests, '--context', real, '-n', ns, '-o', 'json'],
+      undefined,
+      merged,
+    );
+    expect(planned.code).toBe(1);
+    expect(JSON.parse(planned.stdout)).toMatchObject([
+      { kind: 'Deployment', namespace: ns, name: 'web', verdict: 'roll' },
+    ]);
+    const current = await confighash(['plan', '-f', manifests, '-n', ns], undefined, merged);
+    expect(current.code).toBe(2);
+    expect(current.stderr).toMatch(/^confighash: .*127\.0\.0\.1:1/);
   });
 });

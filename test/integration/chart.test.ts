@@ -412,6 +412,9 @@ const CONVENTIONS: Obj = {
   'serviceAccount.annotations': {
     'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/confighash',
   },
+  'follow.serviceAccount.annotations': {
+    'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/confighash-follow',
+  },
   podAnnotations: { 'example.com/owner': 'platform' },
   podLabels: { team: 'platform' },
   extraEnv: [{ name: 'HTTPS_PROXY', value: 'http://proxy.example:3128' }],
@@ -453,7 +456,9 @@ describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => 
         team: 'platform',
       });
       expect(find(set, 'ServiceAccount', name).metadata.annotations).toEqual(
-        CONVENTIONS['serviceAccount.annotations'],
+        CONVENTIONS[
+          name === 'confighash' ? 'serviceAccount.annotations' : 'follow.serviceAccount.annotations'
+        ],
       );
     },
   );
@@ -497,6 +502,173 @@ describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => 
       expect(endpoint).not.toHaveProperty('relabelings');
       expect(endpoint).not.toHaveProperty('metricRelabelings');
     }
+  });
+});
+
+describe.skipIf(!helm)('ServiceAccounts of your own (Helm 4)', () => {
+  const names = ['serviceAccount.name=webhook-sa', 'follow.serviceAccount.name=follower-sa'];
+  const on = ['follow.enabled=true', 'certificates.mode=selfManaged'];
+  const username = (name: string) => `system:serviceaccount:${NAMESPACE}:${name}`;
+
+  it('a renamed ServiceAccount is the one the pods run as, every binding names, and the fences match', async () => {
+    const objects = await template(4, [...on, ...names]);
+    expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name)).toEqual([
+      'follower-sa',
+      'webhook-sa',
+    ]);
+    const pod = (name: string) => find(objects, 'Deployment', name).spec.template.spec;
+    expect(pod('confighash').serviceAccountName).toBe('webhook-sa');
+    expect(pod('confighash-follow').serviceAccountName).toBe('follower-sa');
+    const subjects = objects
+      .filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding')
+      .flatMap((o) => o.subjects as Obj[]);
+    expect(subjects.length).toBeGreaterThan(4);
+    for (const subject of subjects) {
+      expect(['webhook-sa', 'follower-sa']).toContain(subject.name);
+      expect(subject).toMatchObject({ kind: 'ServiceAccount', namespace: NAMESPACE });
+    }
+    const fences = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+    expect(fences.map((o) => o.metadata.name).sort()).toEqual([
+      'confighash-follow-fence',
+      'confighash-secret-fence',
+      'confighash-webhook-ca-fence',
+    ]);
+    const conditions = fences
+      .flatMap((o) => o.spec.matchConditions as Obj[])
+      .map((c) => c.expression as string)
+      .join('\n');
+    expect(conditions).toContain(`'${username('webhook-sa')}'`);
+    expect(conditions).toContain(`'${username('follower-sa')}'`);
+    expect(conditions).not.toMatch(/:confighash(-follow)?'/);
+  });
+
+  it('NOTES: the RoleBindings to create name the renamed ServiceAccounts', async () => {
+    const notes = await installNotes([...on, ...names, 'rbac.namespaced=true']);
+    const accounts = [...notes.matchAll(/--serviceaccount=(\S+)/g)].map((match) => match[1]);
+    expect(new Set(accounts)).toEqual(
+      new Set([`${NAMESPACE}:webhook-sa`, `${NAMESPACE}:follower-sa`]),
+    );
+  });
+
+  it('create false renders no ServiceAccount, and still binds and fences the named ones', async () => {
+    const objects = await template(4, [
+      ...on,
+      ...names,
+      'serviceAccount.create=false',
+      'follow.serviceAccount.create=false',
+    ]);
+    expect(objects.filter((o) => o.kind === 'ServiceAccount')).toEqual([]);
+    const expressions = JSON.stringify(
+      objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.spec),
+    );
+    expect(expressions).toContain(username('webhook-sa'));
+    expect(expressions).toContain(username('follower-sa'));
+  });
+});
+
+describe.skipIf(!helm)('pods and their network (Helm 4)', () => {
+  it('security contexts: restricted by default on both Deployments, replaced by the values', async () => {
+    const [defaults, custom] = await Promise.all([
+      template(4, ['follow.enabled=true']),
+      template(4, ['follow.enabled=true', 'podSecurityContext.fsGroup=2000']),
+    ]);
+    for (const name of DEPLOYMENTS) {
+      const pod = find(defaults, 'Deployment', name).spec.template.spec;
+      expect(pod.securityContext).toEqual({
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(pod.containers[0].securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(find(custom, 'Deployment', name).spec.template.spec.securityContext.fsGroup).toBe(
+        2000,
+      );
+    }
+  });
+
+  it.each([
+    ['a root UID in the pod', 'podSecurityContext.runAsUser=0', /runAsUser/],
+    ['a root UID in the container', 'securityContext.runAsUser=0', /runAsUser/],
+    ['runAsNonRoot false', 'securityContext.runAsNonRoot=false', /runAsNonRoot/],
+    ['a privileged container', 'securityContext.privileged=true', /privileged/],
+    ['both budgets', 'podDisruptionBudget.maxUnavailable=1', /not both/],
+  ])('the chart refuses %s', async (_name, value, error) => {
+    await expect(template(4, [value])).rejects.toThrow(error);
+  });
+
+  it('global.imageRegistry replaces the registry of both images, digest or tag', async () => {
+    const objects = await template(4, [
+      'follow.enabled=true',
+      'global.imageRegistry=mirror.example:5000',
+    ]);
+    for (const name of DEPLOYMENTS) {
+      expect(find(objects, 'Deployment', name).spec.template.spec.containers[0].image).toMatch(
+        /^mirror\.example:5000\/confighash\/confighash:/,
+      );
+    }
+    // A repository without a registry host (Docker Hub's form) gets the registry in front.
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const hub = await template(4, [
+      'image.repository=confighash/confighash',
+      'global.imageRegistry=mirror.example',
+      `image.digest=${digest}`,
+    ]);
+    expect(container(hub).image).toBe(`mirror.example/confighash/confighash@${digest}`);
+  });
+
+  it('probe overrides merge over the chart’s; revisionHistoryLimit and maxUnavailable reach both Deployments', async () => {
+    const objects = await template(4, [
+      'follow.enabled=true',
+      'probes.readiness.periodSeconds=11',
+      'revisionHistoryLimit=2',
+      'podDisruptionBudget.minAvailable=null',
+      'podDisruptionBudget.maxUnavailable=50%',
+    ]);
+    expect(container(objects).readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'https', scheme: 'HTTPS' },
+      periodSeconds: 11,
+      timeoutSeconds: 2,
+      failureThreshold: 2,
+    });
+    for (const name of DEPLOYMENTS) {
+      expect(find(objects, 'Deployment', name).spec.revisionHistoryLimit).toBe(2);
+    }
+    const budgets = objects.filter((o) => o.kind === 'PodDisruptionBudget');
+    expect(budgets).toHaveLength(2);
+    for (const { spec } of budgets) {
+      expect(spec.maxUnavailable).toBe('50%');
+      expect(spec).not.toHaveProperty('minAvailable');
+    }
+  });
+
+  it('webhook.hostNetwork and webhook.port: the node’s network, cluster DNS, the port the Service targets', async () => {
+    const objects = await template(4, ['webhook.hostNetwork=true', 'webhook.port=10250']);
+    const pod = deployment(objects).spec.template.spec;
+    expect(pod).toMatchObject({ hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' });
+    expect(container(objects).ports).toEqual([
+      { name: 'https', containerPort: 10250, protocol: 'TCP' },
+    ]);
+    expect(container(objects).env).toContainEqual({
+      name: 'CONFIGHASH_LISTEN_PORT',
+      value: '10250',
+    });
+    expect(find(objects, 'Service', 'confighash').spec.ports[0]).toMatchObject({
+      port: 443,
+      targetPort: 'https',
+    });
+    const defaults = deployment(await template(4, [])).spec.template.spec;
+    expect(defaults).not.toHaveProperty('hostNetwork');
+    expect(defaults).not.toHaveProperty('dnsPolicy');
   });
 });
 

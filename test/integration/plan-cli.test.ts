@@ -2,19 +2,33 @@
 // stderr and exit 2; --offline answers from the manifests alone, exit 0 only
 // when nothing can roll.
 
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { runConfighash, stopStartedProcesses } from '../support/process.js';
 
-let dir: string;
+// The rows name files in this directory before beforeAll writes them.
+const dir = mkdtempSync(join(tmpdir(), 'confighash-plan-cli-'));
+const yamlFileName = () => join(dir, 'app.yaml');
+const kubeconfigName = () => join(dir, 'kubeconfig');
 let yamlFile: string;
 let notYaml: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'confighash-plan-cli-'));
-  yamlFile = join(dir, 'app.yaml');
+  yamlFile = yamlFileName();
+  await writeFile(
+    kubeconfigName(),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'here', cluster: { server: 'https://127.0.0.1:1' } }],
+      users: [{ name: 'here', user: { token: 't' } }],
+      contexts: [{ name: 'here', context: { cluster: 'here', user: 'here' } }],
+      'current-context': 'here',
+    }),
+  );
   await writeFile(
     yamlFile,
     [
@@ -52,8 +66,28 @@ describe('mistakes: one line, exit 2', () => {
     ],
     [
       'an unknown output',
-      ['plan', '-f', 'a', '-o', 'yaml'],
-      /^confighash: -o must be json, got 'yaml'$/,
+      ['plan', '-f', 'a', '-o', 'wide'],
+      /^confighash: -o must be json or yaml, got 'wide'$/,
+    ],
+    [
+      'explain with an unknown output',
+      ['explain', 'deploy/web', '-o', 'wide'],
+      /-o must be json or yaml/,
+    ],
+    [
+      'an empty --context',
+      ['plan', '-f', 'a', '--context='],
+      /^confighash: --context needs a context name$/,
+    ],
+    [
+      'a --kubeconfig that does not exist',
+      ['plan', '-f', yamlFileName(), '--kubeconfig', '/nonexistent/other'],
+      /^confighash: cannot load the kubeconfig: ENOENT/,
+    ],
+    [
+      'explain with a --context the kubeconfig lacks',
+      ['explain', 'deploy/web', '--kubeconfig', kubeconfigName(), '--context', 'nowhere'],
+      /^confighash: context 'nowhere' is not in the kubeconfig \(contexts: here\)$/,
     ],
     ['an unknown flag', ['plan', '--frobnicate'], /^confighash: Unknown option '--frobnicate'/],
     [
@@ -142,6 +176,17 @@ describe('--offline', () => {
         changedSources: [],
       },
     ]);
+  });
+});
+
+describe('-o yaml', () => {
+  it('the same data as -o json', async () => {
+    const json = await run(['plan', '-f', yamlFile, '--offline', '-o', 'json']);
+    const yaml = await run(['plan', '-f', yamlFile, '--offline', '-o', 'yaml']);
+    expect(yaml.code).toBe(0);
+    expect(yaml.stdout).toMatch(/^- kind: Deployment\n {2}namespace: app\n {2}name: quiet\n/);
+    const { loadYaml } = await import('@kubernetes/client-node');
+    expect(loadYaml(yaml.stdout)).toEqual(JSON.parse(json.stdout));
   });
 });
 

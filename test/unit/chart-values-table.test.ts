@@ -103,6 +103,14 @@ describe('listValueRows and renderValuesTable', () => {
       values: { a: true },
       rows: ['| `a` | boolean | `true` | flag |'],
     },
+    {
+      name: 'a global value the chart reads is one',
+      schema: {
+        properties: { global: { type: 'object', properties: { r: leaf('string', 'registry') } } },
+      },
+      values: { global: { r: '' } },
+      rows: ['| `global.r` | string | `""` | registry |'],
+    },
   ])('$name', ({ schema, values, rows }) => {
     const table = renderValuesTable(listValueRows(schema, values));
     expect(table.split('\n').slice(2, -1)).toEqual(rows);

@@ -75,6 +75,11 @@ function headingAnchors(markdown: string): Set<string> {
   return anchors;
 }
 
+/** The project's own files on GitHub: what the chart's README links to, since it is read on its own. */
+const OWN_PREFIX = 'https://github.com/confighash/confighash/blob/main/';
+const OWN_URL = /^https:\/\/github\.com\/confighash\/confighash\/(?:blob|tree)\/main\/(.*)$/;
+const CHART_DIR = 'charts/confighash';
+
 /** What is wrong with one link of `from` (a repository path), or undefined when it is fine. */
 function linkProblem(
   from: string,
@@ -83,13 +88,19 @@ function linkProblem(
   exists: { files: ReadonlySet<string>; directories: ReadonlySet<string> },
 ): string | undefined {
   if (target === '') return 'an empty link';
-  if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) {
+  const own = OWN_URL.exec(target);
+  const inChart = from.startsWith(`${CHART_DIR}/`);
+  if (!own && (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//'))) {
     return 'leaves the repository';
   }
-  const [pathPart, anchor] = target.split('#', 2) as [string, string | undefined];
+  const [pathPart, anchor] = (own ? own[1]! : target).split('#', 2) as [string, string | undefined];
   const path = decodeURIComponent(pathPart);
-  const resolved = path === '' ? from : normalize(join(dirname(from), path)).replace(/\/$/, '');
+  const base = own ? '' : dirname(from);
+  const resolved = path === '' ? from : normalize(join(base, path)).replace(/\/$/, '');
   if (resolved.startsWith('..') || resolved.startsWith('/')) return 'leaves the repository';
+  if (inChart && !own && !resolved.startsWith(`${CHART_DIR}/`)) {
+    return `leaves the chart: read on its own (Artifact Hub, helm show readme), the chart needs ${OWN_PREFIX}${resolved}`;
+  }
   const isFile = exists.files.has(resolved);
   if (!isFile && !exists.directories.has(resolved)) return `${resolved} is not in the repository`;
   if (anchor === undefined) return undefined;
@@ -166,6 +177,14 @@ describe('the link checker', () => {
     ['README.md', 'docs/a.md#not-a-heading', 'docs/a.md has no heading #not-a-heading'],
     ['README.md', 'docs/b.md#same-2', 'docs/b.md has no heading #same-2'],
     ['README.md', 'docs#x', '#x in docs, which has no headings'],
+    ['README.md', `${OWN_PREFIX}docs/a.md#a-page`, undefined],
+    ['README.md', `${OWN_PREFIX}docs/c.md`, 'docs/c.md is not in the repository'],
+    ['README.md', 'https://github.com/other/repo/blob/main/docs/a.md', 'leaves the repository'],
+    [
+      'charts/confighash/README.md',
+      '../../docs/a.md',
+      `leaves the chart: read on its own (Artifact Hub, helm show readme), the chart needs ${OWN_PREFIX}docs/a.md`,
+    ],
   ])('%s → %s: %s', (from, target, problem) => {
     expect(problemOf(from, target)).toBe(problem);
   });

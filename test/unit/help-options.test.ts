@@ -54,7 +54,17 @@ describe('confighash COMMAND --help', () => {
       expect.arrayContaining(['filename', 'kustomize', 'client-side', 'offline']),
     );
     expect(flagsIn(printed.plan!)).not.toContain('tls-cert-file');
-    expect(flagsIn(printed.explain!)).toEqual(['namespace', 'output', 'kind', 'help']);
+    expect(flagsIn(printed.explain!)).toEqual([
+      'kubeconfig',
+      'context',
+      'namespace',
+      'output',
+      'kind',
+      'help',
+    ]);
+    expect(flagsIn(printed.plan!)).toEqual(
+      expect.arrayContaining(['kubeconfig', 'context', 'namespace', 'output']),
+    );
     expect(flagsIn(printed['dev-certs']!)).toEqual(['dir', 'host', 'help']);
   });
 

@@ -9,9 +9,9 @@ import {
   explainWorkload,
   type Plan,
   renderExplanation,
-  renderExplanationJson,
+  renderExplanationData,
   renderPlan,
-  renderPlanJson,
+  renderPlanData,
 } from '../../src/plan/index.js';
 import { HANDLED_KINDS, type JsonObject } from '../../src/workload/index.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
@@ -79,7 +79,7 @@ describe('plan output', () => {
   });
 
   it('JSON: one object per workload with exactly the §9 fields', () => {
-    const parsed = JSON.parse(renderPlanJson(PLAN)) as Record<string, unknown>[];
+    const parsed = JSON.parse(renderPlanData(PLAN, 'json')) as Record<string, unknown>[];
     expect(parsed).toHaveLength(3);
     for (const workload of parsed) {
       expect(Object.keys(workload)).toEqual([
@@ -237,7 +237,10 @@ describe('explain output', () => {
     const explanation = await explained((cluster) => {
       cluster.dryRun = answersWith(NEW);
     });
-    const parsed = JSON.parse(renderExplanationJson(explanation)) as Record<string, unknown>;
+    const parsed = JSON.parse(renderExplanationData(explanation, 'json')) as Record<
+      string,
+      unknown
+    >;
     expect(parsed).toMatchObject({
       namespaceMode: 'true',
       optedOut: false,

@@ -12,7 +12,7 @@ import {
   planChanges,
   planExitCode,
   renderPlan,
-  renderPlanJson,
+  renderPlanData,
 } from '../../src/plan/index.js';
 import {
   EVERY_KNOWN_KIND,
@@ -444,7 +444,7 @@ describe('one workload in the manifests', () => {
     expect(workload!.reasons.join('\n')).toMatch(row.reason);
     if (row.changed) expect(workload!.changedSources).toEqual(row.changed);
     expect(planExitCode(result)).toBe(row.verdict === 'no-roll' ? 0 : 1);
-    const output = renderPlan(result, { color: false }) + renderPlanJson(result);
+    const output = renderPlan(result, { color: false }) + renderPlanData(result, 'json');
     for (const value of VALUES) expect(output).not.toContain(value);
   });
 });

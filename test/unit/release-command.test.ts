@@ -10,9 +10,14 @@ import { REPO_ROOT } from '../../tools/cluster/repo.js';
 const run = promisify(execFile);
 const RELEASE = join(REPO_ROOT, 'tools/release/release.sh');
 
-async function release(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+const NPM_STEP = join(REPO_ROOT, 'tools/release/npm.sh');
+
+async function release(
+  args: string[],
+  script = RELEASE,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('bash', [RELEASE, ...args]);
+    const { stdout, stderr } = await run('bash', [script, ...args]);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
@@ -59,6 +64,16 @@ describe('npm run release: bad input', () => {
       args: ['--registry', 'ghcr.io', '--push-everything'],
       error: "unknown argument '--push-everything'",
     },
+    {
+      name: 'an npm registry that is no URL',
+      args: ['--registry', 'ghcr.io', '--npm-registry', 'registry.npmjs.org'],
+      error: "--npm-registry 'registry.npmjs.org' is not an http:// or https:// URL",
+    },
+    {
+      name: '--npm-registry without a value',
+      args: ['--registry', 'ghcr.io', '--npm-registry'],
+      error: '--npm-registry needs a value',
+    },
   ])('$name: exit 2 and one error line', async ({ args, error }) => {
     const result = await release(args);
     expect(result.code).toBe(2);
@@ -70,6 +85,31 @@ describe('npm run release: bad input', () => {
   it('--help prints the usage and exits 0', async () => {
     const result = await release(['--help']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(result.stdout).toContain('--registry HOST[:PORT] [--tag VERSION] [--plain-http]');
+    expect(result.stdout).toContain(
+      '--registry HOST[:PORT] [--tag VERSION] [--plain-http] [--npm-registry URL]',
+    );
+  });
+});
+
+describe('the npm step (tools/release/npm.sh): bad input', () => {
+  it.each([
+    { name: 'no step', args: [], error: 'say pack or publish' },
+    { name: 'pack without --out', args: ['pack', '--version', '0.1.0'], error: 'pack needs --out' },
+    {
+      name: 'publish of a tarball that does not exist',
+      args: ['publish', '/nonexistent.tgz', '--npm-registry', 'http://127.0.0.1:1/'],
+      error: 'publish needs a tarball that exists',
+    },
+    {
+      name: 'publish to no URL',
+      args: ['publish', NPM_STEP, '--npm-registry', 'ftp://registry.example'],
+      error: "--npm-registry 'ftp://registry.example' is not an http:// or https:// URL",
+    },
+  ])('$name: exit 2 and one error line', async ({ args, error }) => {
+    const result = await release(args, NPM_STEP);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(`release: ${error}`);
   });
 });

@@ -30,8 +30,11 @@ export interface ValueRow {
 export const TABLE_START = '<!-- values-table:start -->';
 export const TABLE_END = '<!-- values-table:end -->';
 
-/** Helm sets `global` for subcharts; it is no value of this chart's users. */
-const SKIPPED_ROOT_KEYS = new Set(['global']);
+/**
+ * Helm sets `global` for subcharts: only the global values this chart reads (those the
+ * schema names, e.g. global.imageRegistry) are rows; global itself is none.
+ */
+const HELM_GLOBAL = 'global';
 /** Longer defaults point at values.yaml instead: a table cell is no place for them. */
 const MAX_INLINE_DEFAULT = 60;
 
@@ -64,7 +67,7 @@ function walk(
     }
   }
   for (const [key, child] of Object.entries(properties)) {
-    if (path.length === 0 && SKIPPED_ROOT_KEYS.has(key)) continue;
+    if (path.length === 0 && key === HELM_GLOBAL && !child.properties) continue;
     const childPath = [...path, key];
     const childValue = isRecord(value) ? value[key] : undefined;
     if (child.properties) walk(child, childValue, childPath, rows, problems);

@@ -11,11 +11,24 @@ cd "$root"
 npm run build >/dev/null
 mkdir -p "$stage/confighash" "$out"
 cp -r dist package.json package-lock.json LICENSE* README.md "$stage/confighash/" 2>/dev/null || true
-(cd "$stage/confighash" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null)
+# No bin links: krew unpacks regular files and directories only, and refuses the whole
+# archive at its first symlink (node_modules/.bin/*). The launcher needs none of them.
+(cd "$stage/confighash" && npm ci --omit=dev --ignore-scripts --no-bin-links --no-audit --no-fund >/dev/null)
+links="$(find "$stage/confighash" -type l | head -3)"
+[[ -z "$links" ]] || { echo "krew archive: krew cannot unpack symlinks, and these are: $links" >&2; exit 1; }
 cat >"$stage/confighash/kubectl-confighash" <<'LAUNCHER'
 #!/bin/sh
-# kubectl confighash …: the confighash CLI (plan, explain) with the node on PATH.
-exec node "$(dirname "$0")/dist/main.js" "$@"
+# kubectl confighash …: the confighash CLI (plan, explain) with the node on PATH. krew runs
+# this through a symlink in its bin/: dist/ is beside the file the links end at.
+self="$0"
+while [ -L "$self" ]; do
+  target="$(readlink "$self")"
+  case "$target" in
+    /*) self="$target" ;;
+    *) self="$(dirname "$self")/$target" ;;
+  esac
+done
+exec node "$(dirname "$self")/dist/main.js" "$@"
 LAUNCHER
 chmod +x "$stage/confighash/kubectl-confighash"
 archive="$out/kubectl-confighash.tar.gz"

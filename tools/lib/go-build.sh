@@ -1,6 +1,6 @@
 # The one skeleton of every tools/build-*.sh (sourced, not run). A script pins its
 # versions, names its output directory (out_dir), declares its binaries (go_binary,
-# c_binary) and ends with `build_declared "$@"`; everything else is done here, the same
+# c_binary, npm_binary) and ends with `build_declared "$@"`; everything else is done here, the same
 # way for every script:
 #
 #   preamble  strict mode; TOOLS_DIR; `log` to stderr, prefixed with the script's name;
@@ -119,6 +119,14 @@ go_binary() {
   B_TAGS+=("${5:-}") B_VERSION_ARG+=("${6:---version}") B_STAMP+=("")
 }
 
+# npm_binary NAME PACKAGE_DIR BIN [VERSION_ARG] : NAME runs BIN (a path under node_modules)
+# of the npm packages that PACKAGE_DIR's package.json and package-lock.json pin, installed
+# by `npm ci` (no install scripts) into OUT_DIR/NAME.d; NAME itself is a wrapper script.
+npm_binary() {
+  B_NAME+=("$1") B_KIND+=(npm) B_DIR+=("$2") B_PKG+=("$3") B_FLAGS+=("")
+  B_TAGS+=("") B_VERSION_ARG+=("${4:---version}") B_STAMP+=("")
+}
+
 # c_binary NAME SOURCE CFLAGS : NAME is gcc's build of the one C file SOURCE.
 c_binary() {
   B_NAME+=("$1") B_KIND+=(c) B_DIR+=("$(dirname "$2")") B_PKG+=("$2") B_FLAGS+=("$3")
@@ -131,6 +139,8 @@ stamp_inputs() {
   local i=$1
   if [[ ${B_KIND[i]} == c ]]; then
     printf '%s\n' "${B_PKG[i]}"
+  elif [[ ${B_KIND[i]} == npm ]]; then
+    printf '%s\n' "${B_DIR[i]}/package.json" "${B_DIR[i]}/package-lock.json"
   else
     (cd "${B_DIR[i]}" && find . \( -name '*.go' -o -name go.mod -o -name go.sum \) -type f | LC_ALL=C sort) |
       sed "s|^\./|${B_DIR[i]}/|"
@@ -142,6 +152,9 @@ stamp_recipe() {
   local i=$1
   if [[ ${B_KIND[i]} == c ]]; then
     printf 'gcc %s\ncflags %s\n' "$(gcc -dumpfullversion 2>/dev/null || echo none)" "${B_FLAGS[i]}"
+  elif [[ ${B_KIND[i]} == npm ]]; then
+    # The Node major: a package's engines (and any native part) are chosen for it.
+    printf 'node %s\nbin %s\n' "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)" "${B_PKG[i]}"
   else
     printf 'go %s %s/%s\nenv CGO_ENABLED=%s GOFLAGS=%s\nflags %s\npackage %s\nldflags %s\ntags %s\n' \
       "$GO_VERSION" "$(uname -s)" "$(uname -m)" "$CGO_ENABLED" "$GOFLAGS" "${GO_BUILD_FLAGS[*]}" \
@@ -228,7 +241,22 @@ build_group() {
   rm -rf "$CURRENT_TMP"
   mkdir -p "$CURRENT_TMP"
   local start=$SECONDS rc=0
-  if [[ ${B_KIND[first]} == c ]]; then
+  if [[ ${B_KIND[first]} == npm ]]; then
+    local name=${B_NAME[first]}
+    log "$names: npm ci of ${B_DIR[first]#"$TOOLS_DIR"/} ..."
+    cp "${B_DIR[first]}/package.json" "${B_DIR[first]}/package-lock.json" "$CURRENT_TMP/"
+    # npm's summary to stderr: stdout is the one line of the output directory.
+    run_watched "$names" bash -c 'exec npm "$@" >&2' _ ci --prefix "$CURRENT_TMP" \
+      --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error || rc=$?
+    if ((rc == 0)); then
+      # The tree in place first: the wrapper, checked to run before it is installed, names it.
+      rm -rf "$OUT_DIR/$name.d"
+      mkdir -p "$OUT_DIR/$name.d"
+      mv "$CURRENT_TMP/node_modules" "$CURRENT_TMP/package.json" "$CURRENT_TMP/package-lock.json" "$OUT_DIR/$name.d/"
+      printf '#!/bin/sh\nexec node %q "$@"\n' "$OUT_DIR/$name.d/node_modules/${B_PKG[first]}" >"$CURRENT_TMP/$name"
+      chmod 0755 "$CURRENT_TMP/$name"
+    fi
+  elif [[ ${B_KIND[first]} == c ]]; then
     command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH (needed to build ${B_NAME[first]})"
     log "$names: building ${B_PKG[first]#"$TOOLS_DIR"/} ..."
     # shellcheck disable=SC2086 # CFLAGS are words

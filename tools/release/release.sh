@@ -4,15 +4,20 @@
 #                                                    and linux/arm64 (tools/image/build.sh)
 #   oci://HOST/confighash/charts/confighash VERSION  the chart, its values.yaml pinning that
 #                                                    index's digest (image.digest)
-#   build/release/VERSION/                           the CLI's npm tarball (npm pack), the krew
-#                                                    archive (tools/krew/archive.sh) and the
-#                                                    krew manifest with its sha256
+#   build/release/VERSION/                           the CLI's npm tarball (tools/release/npm.sh),
+#                                                    the krew archive (tools/krew/archive.sh)
+#                                                    and the krew manifest with its sha256
+#   confighash@VERSION on --npm-registry URL         that tarball, published last (an npm
+#                                                    version can never be published again)
 # and prints each artefact's reference and digest, one `KIND: REF DIGEST` line each.
 #
 # Each push is of bytes built before it, and a failed step stops the release with its
 # error; a registry is never left with a chart whose image digest it does not hold.
 #
 # usage: npm run release -- --registry HOST[:PORT] [--tag VERSION] [--plain-http]
+#                             [--npm-registry URL]
+#   --npm-registry  also publish the CLI there (https://registry.npmjs.org/ for npm's own);
+#                 its token from NPM_TOKEN, else npm's own login (tools/release/npm.sh)
 #   --tag         default: package.json's version; a SemVer without build metadata (an OCI
 #                 tag cannot hold '+')
 #   --plain-http  talk HTTP, not HTTPS; the default for a loopback registry (localhost,
@@ -29,7 +34,7 @@ die() {
   echo "release: $*" >&2
   exit 2
 }
-usage="usage: npm run release -- --registry HOST[:PORT] [--tag VERSION] [--plain-http]"
+usage="usage: npm run release -- --registry HOST[:PORT] [--tag VERSION] [--plain-http] [--npm-registry URL]"
 
 # A registry host as an image reference takes it: a DNS name or IPv4 address, or an IPv6
 # address in brackets, and an optional port.
@@ -50,31 +55,23 @@ is_loopback() {
   [[ "$host" == localhost || "$host" == "[::1]" || "$host" =~ ^127\.[0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
-# npm_pack VERSION OUT: `npm pack` of package.json's files (dist/, built before) as
-# VERSION, from a copy, so that package.json is never edited. Prints the tarball's path.
-npm_pack() {
-  local stage
-  stage="$(mktemp -d)"
-  cp package.json "$stage/"
-  cp -R dist "$stage/dist"
-  cp README.md LICENSE* CHANGELOG* "$stage/" 2>/dev/null || true
-  (cd "$stage" && npm pkg set version="$1" && npm pack --ignore-scripts --pack-destination "$2" >/dev/null)
-  rm -rf "$stage"
-  [[ -f "$2/confighash-$1.tgz" ]] || die "npm pack wrote no $2/confighash-$1.tgz"
-  echo "$2/confighash-$1.tgz"
-}
-
 registry=""
 version=""
 plain_http=""
+npm_registry=""
 while (($# > 0)); do
   case "$1" in
-    --registry | --tag)
+    --registry | --tag | --npm-registry)
       (($# >= 2)) || die "$1 needs a value; $usage"
-      if [[ "$1" == --registry ]]; then registry="$2"; else version="$2"; fi
+      case "$1" in
+        --registry) registry="$2" ;;
+        --tag) version="$2" ;;
+        --npm-registry) npm_registry="$2" ;;
+      esac
       shift 2
       ;;
     --registry=*) registry="${1#*=}" && shift ;;
+    --npm-registry=*) npm_registry="${1#*=}" && shift ;;
     --tag=*) version="${1#*=}" && shift ;;
     --plain-http) plain_http=1 && shift ;;
     -h | --help) echo "$usage" && exit 0 ;;
@@ -88,6 +85,8 @@ version="${version:-$(node -p 'require("./package.json").version')}"
 valid_version "$version" ||
   die "--tag '$version' is not a version: MAJOR.MINOR.PATCH with an optional -PRERELEASE (no leading v, no +BUILD)"
 if [[ -z "$plain_http" ]] && is_loopback "$registry"; then plain_http=1; fi
+[[ -z "$npm_registry" || "$npm_registry" =~ ^https?://[^/[:space:]]+(/[^[:space:]]*)?$ ]] ||
+  die "--npm-registry '$npm_registry' is not an http:// or https:// URL"
 
 image_repository="$registry/confighash/confighash"
 chart_repository="oci://$registry/confighash/charts"
@@ -109,7 +108,9 @@ helm="$(bash tools/build-helm.sh)/helm4"
 log "CLI: krew archive (builds dist/), npm tarball"
 mapfile -t krew < <(bash tools/krew/archive.sh "$out")
 krew_archive="${krew[0]}" krew_sha256="${krew[1]}"
-npm_tarball="$(npm_pack "$version" "$out")"
+npm_line="$(bash tools/release/npm.sh pack --out "$out" --version "$version")"
+npm_tarball="$(sed -n 's/^npm: \(.*\) sha256:.*/\1/p' <<<"$npm_line")"
+[[ -f "$npm_tarball" ]] || die "tools/release/npm.sh printed no tarball: $npm_line"
 python3 tools/release/krew-manifest.py .krew.yaml "v$version" "$krew_sha256" >"$out/confighash.yaml"
 
 log "image: build (linux/amd64, linux/arm64)"
@@ -135,6 +136,12 @@ pushed="$("$helm" push "$chart_tarball" "$chart_repository" "${helm_flags[@]}" 2
 chart_digest="$(sed -n 's/^Digest: //p' <<<"$pushed")"
 [[ "$chart_digest" == sha256:* ]] || die "helm push printed no digest: $pushed"
 
+npm_published=""
+if [[ -n "$npm_registry" ]]; then
+  log "CLI: publish $npm_tarball to $npm_registry"
+  npm_published="$(bash tools/release/npm.sh publish "$npm_tarball" --npm-registry "$npm_registry")"
+fi
+
 sha() { echo "sha256:$(sha256sum "$1" | cut -d' ' -f1)"; }
 {
   echo "image: $image_repository:$version $image_digest"
@@ -142,4 +149,5 @@ sha() { echo "sha256:$(sha256sum "$1" | cut -d' ' -f1)"; }
   echo "npm: $npm_tarball $(sha "$npm_tarball")"
   echo "krew: $krew_archive sha256:$krew_sha256"
   echo "krew-manifest: $out/confighash.yaml $(sha "$out/confighash.yaml")"
+  if [[ -n "$npm_published" ]]; then echo "$npm_published"; fi
 } | tee "$out/artefacts.txt"

@@ -39,29 +39,42 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/*
+The ServiceAccounts' names (serviceAccount.name, follow.serviceAccount.name), the one
+owner of each: the pods run as it, every binding names it, and the fences match its
+username, so a renamed (or pre-created) ServiceAccount is still bound and still fenced.
+*/}}
+{{- define "confighash.serviceAccountName" -}}
+{{- .Values.serviceAccount.name | default (include "confighash.name" .) -}}
+{{- end -}}
+
+{{- define "confighash.follow.serviceAccountName" -}}
+{{- .Values.follow.serviceAccount.name | default (include "confighash.follow.name" .) -}}
+{{- end -}}
+
 {{- define "confighash.follow.serviceAccountSubject" -}}
 - kind: ServiceAccount
-  name: {{ include "confighash.follow.name" . }}
+  name: {{ include "confighash.follow.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
 {{/* The follower's ServiceAccount as a request's userInfo names it: what its fence matches. */}}
 {{- define "confighash.follow.serviceAccountUsername" -}}
-system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.follow.name" . }}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.follow.serviceAccountName" . }}
 {{- end -}}
 
 {{- define "confighash.serviceAccountSubject" -}}
 - kind: ServiceAccount
-  name: {{ include "confighash.name" . }}
+  name: {{ include "confighash.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
 {{/*
 The serving ServiceAccount as the apiserver names it in a request's userInfo: what the
-self-managed fence (webhook-fence-self-managed.yaml) matches. Its one owner in the chart.
+fences (webhook-fence-self-managed.yaml, secret-fence.yaml) match. Its one owner in the chart.
 */}}
 {{- define "confighash.serviceAccountUsername" -}}
-system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.name" . }}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "confighash.serviceAccountName" . }}
 {{- end -}}
 
 {{/*
@@ -81,13 +94,30 @@ Deployment's selector (and the Service's). */}}
 {{- with .Values.podLabels }}{{ toYaml . }}{{ end -}}
 {{- end }}
 
-{{/* repository@digest when a digest is pinned (a released chart), else repository:tag. */}}
+{{/* repository@digest when a digest is pinned (a released chart), else repository:tag;
+global.imageRegistry, when set, replaces the repository's registry: its first path segment when
+that names a host (a dot, a port or localhost, as Docker tells), else it is put in front. */}}
 {{- define "confighash.image" -}}
-{{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
-{{- else -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $repository := .Values.image.repository -}}
+{{- with (.Values.global).imageRegistry -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (regexReplaceAll "^([^/]*[.:][^/]*|localhost)/" $repository "") -}}
 {{- end -}}
+{{- if .Values.image.digest -}}
+{{ $repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ $repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/* The port the webhook listens on (webhook.port): the container's, the Service's targetPort. */}}
+{{- define "confighash.port" -}}
+{{- .Values.webhook.port | int -}}
+{{- end -}}
+
+{{/* A probe: the chart's defaults merged under probes.<name> (what you set wins). */}}
+{{- define "confighash.probe" -}}
+{{- $probe := mergeOverwrite (deepCopy .defaults) (index .root.Values.probes .name) -}}
+{{- toYaml $probe -}}
 {{- end -}}
 
 {{/* The serving certificate comes from a mounted Secret (certManager, existingSecret). */}}
@@ -152,4 +182,21 @@ bound per namespace then), then follow.extraArgs. */}}
 {{- end -}}
 {{- $all := concat $args .Values.follow.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
+{{- end }}
+
+{{/* Both PodDisruptionBudgets' budget: maxUnavailable when set, else minAvailable; never both
+(the apiserver refuses a PodDisruptionBudget with both). */}}
+{{- define "confighash.disruptionBudget" -}}
+{{- $budget := .Values.podDisruptionBudget -}}
+{{- $max := not (kindIs "invalid" $budget.maxUnavailable) -}}
+{{- $min := not (kindIs "invalid" $budget.minAvailable) -}}
+{{- if and $max $min -}}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (the other null)" -}}
+{{- else if $max -}}
+maxUnavailable: {{ $budget.maxUnavailable }}
+{{- else if $min -}}
+minAvailable: {{ $budget.minAvailable }}
+{{- else -}}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable" -}}
+{{- end -}}
 {{- end }}
