@@ -131,7 +131,7 @@ describe('the citation readers', () => {
   it.each([
     ['a bare number', 'docs/design.md §4', [{ section: 4 }]],
     ['a name in quotes', 'design.md §7 "Kinds"', [{ section: 7, name: 'Kinds' }]],
-    ['a name after a comma', '(§7, "The fence")', [{ section: 7, name: 'The fence' }]],
+    ['a name after a comma', '(§7, "Kinds")', [{ section: 7, name: 'Kinds' }]],
     ['a name in parentheses', '§10 ("Trust boundary")', [{ section: 10, name: 'Trust boundary' }]],
     ['a list', '§3 and §10', [{ section: 3 }, { section: 10 }]],
   ])('%s', (_name, text, expected) => {
