@@ -13,7 +13,8 @@ import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
 import { e2eFile, namespace, waitUntil, workload, yamlDocuments } from '../support/e2e.js';
 
 let certManager: CertManager;
-const file = e2eFile(LOCAL_FOLLOW_ARGS, {
+const file = e2eFile([], {
+  follow: LOCAL_FOLLOW_ARGS,
   async setup({ e2e }) {
     certManager = await startCertManager({
       kubeconfig: e2e.controlPlane.kubeconfig,

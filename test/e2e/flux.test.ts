@@ -30,7 +30,8 @@ import { fluxReconcile } from '../support/flux.js';
 let repos: string;
 let counter = 0;
 // Follow mode on, for the follow namespaces (a true namespace is admission only either way).
-const file = e2eFile(LOCAL_FOLLOW_ARGS, {
+const file = e2eFile([], {
+  follow: LOCAL_FOLLOW_ARGS,
   async setup() {
     repos = await mkdtemp(join(tmpdir(), 'confighash-flux-'));
   },

@@ -17,7 +17,10 @@ const RELEASE = 'shop';
 const FOLLOW_SETTLE_MS = 6_000;
 const helm = helmOrSkip('Helm GitOps e2e');
 
-const file = e2eFile([...LOCAL_FOLLOW_ARGS, '--follow-min-interval=1s'], { skip: !helm });
+const file = e2eFile([], {
+  follow: [...LOCAL_FOLLOW_ARGS, '--follow-min-interval=1s'],
+  skip: !helm,
+});
 
 type Mode = 'true' | 'follow';
 

@@ -58,14 +58,18 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
   };
 }
 
-/** The registered webhook runs admission only unless `webhookArgs` say otherwise. */
-export async function startE2eCluster(webhookArgs: readonly string[] = []): Promise<E2eCluster> {
+/** The registered webhook with `webhookArgs`; with `followArgs`, `confighash follow` beside it. */
+export async function startE2eCluster(
+  webhookArgs: readonly string[] = [],
+  followArgs?: readonly string[],
+): Promise<E2eCluster> {
   const log = verboseLog();
   const shared = await useSharedControlPlane();
   return withRegisteredWebhook(shared, shared.kubectl, {
     dir: shared.dir,
     kubeconfig: shared.controlPlane.kubeconfig,
     extraArgs: webhookArgs,
+    ...(followArgs ? { followArgs } : {}),
     log,
   });
 }
@@ -85,6 +89,8 @@ export interface E2eFileOptions {
   readonly skip?: boolean;
   /** The setup hook's timeout, where the suite's hookTimeout is not the one wanted. */
   readonly timeoutMs?: number;
+  /** `confighash follow`'s arguments: follow mode runs beside the webhook (none without them). */
+  readonly follow?: readonly string[];
 }
 
 /**
@@ -110,7 +116,7 @@ export function e2eFile(
   }
   beforeAll(async () => {
     if (options.skip) return;
-    const e2e = await startE2eCluster(webhookArgs);
+    const e2e = await startE2eCluster(webhookArgs, options.follow);
     started = { e2e, api: cluster(e2e) };
     await options.setup?.(file);
   }, options.timeoutMs);

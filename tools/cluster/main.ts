@@ -22,14 +22,14 @@ export interface LocalCluster {
   stop(): Promise<void>;
 }
 
-/** Follow mode on, with a short debounce so that a person watching sees it act. */
-export const LOCAL_FOLLOW_ARGS = ['--follow', '--lease-namespace=default', '--follow-debounce=2s'];
+/** `confighash follow`'s, with a short debounce so that a person watching sees it act. */
+export const LOCAL_FOLLOW_ARGS = ['--lease-namespace=default', '--follow-debounce=2s'];
 
-/** A control plane with the webhook from this source registered against it. */
-export async function startLocalCluster(
-  log?: (line: string) => void,
-  webhookArgs: readonly string[] = LOCAL_FOLLOW_ARGS,
-): Promise<LocalCluster> {
+/**
+ * A control plane with the webhook from this source registered against it, and
+ * `confighash follow` beside it.
+ */
+export async function startLocalCluster(log?: (line: string) => void): Promise<LocalCluster> {
   const controlPlane = await startControlPlane({ log });
   const host = {
     controlPlane,
@@ -40,7 +40,7 @@ export async function startLocalCluster(
   return withRegisteredWebhook(host, kubectlFor(controlPlane.kubeconfig), {
     dir: controlPlane.dir,
     kubeconfig: controlPlane.kubeconfig,
-    extraArgs: webhookArgs,
+    followArgs: LOCAL_FOLLOW_ARGS,
     log,
   });
 }

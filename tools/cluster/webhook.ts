@@ -153,29 +153,43 @@ export async function startLocalFollower(
 
 /**
  * The webhook from this source beside `host` (a control plane, or a test file's share of one),
- * registered against it: `stop()` stops the webhook, then the host. When starting or
- * registering fails, the webhook and the host are stopped before the error is thrown.
+ * registered against it, and with `followArgs` a `confighash follow` beside it with the same
+ * hash key: `stop()` stops them, then the host. When starting or registering fails, what
+ * started and the host are stopped before the error is thrown.
  */
 export async function withRegisteredWebhook<Host extends { stop(): Promise<void> }>(
   host: Host,
   kubectl: Kubectl,
-  options: WebhookOptions,
+  options: WebhookOptions & { readonly followArgs?: readonly string[] },
 ): Promise<Host & { readonly webhook: LocalWebhook }> {
   let webhook: LocalWebhook | undefined;
+  let follower: LocalFollower | undefined;
+  const stopStarted = async () => {
+    await follower?.stop();
+    await webhook?.stop();
+  };
   try {
     webhook = await startLocalWebhook(options);
     await registerLocalWebhook(kubectl, webhook);
+    if (options.followArgs) {
+      follower = await startLocalFollower({
+        dir: options.dir,
+        kubeconfig: options.kubeconfig,
+        webhook,
+        extraArgs: options.followArgs,
+        ...(options.log ? { log: options.log } : {}),
+      });
+    }
   } catch (error) {
-    await webhook?.stop();
+    await stopStarted();
     await host.stop();
     throw error;
   }
-  const started = webhook;
   return {
     ...host,
-    webhook: started,
+    webhook,
     async stop() {
-      await started.stop();
+      await stopStarted();
       await host.stop();
     },
   };
