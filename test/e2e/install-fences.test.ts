@@ -302,7 +302,7 @@ describe.each(VARIANTS)('$name', (variant) => {
   });
 
   describe.each(accounts)('as %s', (account) => {
-    it.each(MINTING)('refuses %s', async (_what, secret) => {
+    it.concurrent.each(MINTING)('refuses %s', async (_what, secret) => {
       expectAnswer(await dryRun(account, ['create', '-f', '-'], secret), false, SECRET_FENCE);
     });
 
@@ -325,7 +325,7 @@ describe.each(VARIANTS)('$name', (variant) => {
 
   if (variant.follow)
     describe('the follower’s writes', () => {
-      it.each(titled(TOUCHES))('%s', async (_title, args, allowed) => {
+      it.concurrent.each(titled(TOUCHES))('%s', async (_title, args, allowed) => {
         expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
       });
 
@@ -361,7 +361,8 @@ describe.each(VARIANTS)('$name', (variant) => {
     });
 
   // The break-test of this variant: without the bindings, RBAC alone lets the same writes
-  // through. Run last: the bindings are put back by the next variant's apply.
+  // through. Not concurrent, and last: the rows above are dry runs that may run side by side,
+  // and the bindings are put back by the next variant's apply.
   it('without its bindings, the same writes go through (RBAC alone allows them)', async () => {
     const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
     await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...bindings));
@@ -474,7 +475,7 @@ describe('the sample policy of docs/security.md: who may opt a namespace in', ()
     await shared.k(['delete', 'clusterrolebinding,clusterrole', 'fence-namespace-patcher']);
   });
 
-  it.each(
+  it.concurrent.each(
     titled([
       ['opting a namespace in', OPT_IN, false],
       [
