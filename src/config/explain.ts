@@ -6,11 +6,9 @@ import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js'
 import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
 import {
   type ClusterSelection,
-  isOutputFormat,
   KUBECTL_OPTIONS,
   type OutputFormat,
-  parseClusterSelection,
-  parseOutput,
+  parseKubectlChoices,
 } from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
@@ -42,18 +40,15 @@ export function parseExplainConfig(argv: readonly string[]): ParseResult<Explain
     const names = kinds.map((known) => known.shortNames[0] ?? known.resource).join(', ');
     return fail(`'${match[1]}' is not a kind confighash handles (${names})`);
   }
-  const output = parseOutput(values.get('output'));
-  if (!isOutputFormat(output)) return fail(output);
-  const cluster = parseClusterSelection(values.get);
-  if (typeof cluster === 'string') return fail(cluster);
+  const choices = parseKubectlChoices(values.get);
+  if (typeof choices === 'string') return fail(choices);
   return {
     ok: true,
     config: Object.freeze({
       kind,
       name: match[2]!,
       namespace: values.get('namespace'),
-      cluster,
-      output,
+      ...choices,
       kinds,
     }),
   };

@@ -45,17 +45,34 @@ export const KUBECTL_OPTIONS: readonly OptionSpec[] = [
   OUTPUT_OPTION,
 ];
 
-export function parseOutput(value: string | undefined): OutputFormat | string {
+function parseOutput(value: string | undefined): OutputFormat | string {
   if (value === undefined) return 'text';
   return value === 'json' || value === 'yaml' ? value : `-o must be json or yaml, got '${value}'`;
 }
 
-export function isOutputFormat(value: string): value is OutputFormat {
+function isOutputFormat(value: string): value is OutputFormat {
   return value === 'text' || value === 'json' || value === 'yaml';
 }
 
+/** What plan and explain take as kubectl does: the output format and the cluster selection. */
+export interface KubectlChoices {
+  readonly output: OutputFormat;
+  readonly cluster: ClusterSelection;
+}
+
+/** -o, --kubeconfig and --context from the parsed flags; a string is the one-line mistake. */
+export function parseKubectlChoices(
+  get: (flag: string) => string | undefined,
+): KubectlChoices | string {
+  const output = parseOutput(get('output'));
+  if (!isOutputFormat(output)) return output;
+  const cluster = parseClusterSelection(get);
+  if (typeof cluster === 'string') return cluster;
+  return { output, cluster };
+}
+
 /** The selection from the parsed flags; an empty flag value is a mistake, as in kubectl. */
-export function parseClusterSelection(
+function parseClusterSelection(
   get: (flag: string) => string | undefined,
 ): ClusterSelection | string {
   const kubeconfig = get('kubeconfig');

@@ -7,11 +7,9 @@ import type { WorkloadKind } from '../workload/index.js';
 import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
 import {
   type ClusterSelection,
-  isOutputFormat,
   KUBECTL_OPTIONS,
   type OutputFormat,
-  parseClusterSelection,
-  parseOutput,
+  parseKubectlChoices,
 } from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
@@ -62,10 +60,8 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   }
   if (files.some((path) => path === '')) return fail('-f needs a file name, or - for stdin');
   if (files.filter((path) => path === '-').length > 1) return fail('-f - can be given once');
-  const output = parseOutput(get('output'));
-  if (!isOutputFormat(output)) return fail(output);
-  const cluster = parseClusterSelection(get);
-  if (typeof cluster === 'string') return fail(cluster);
+  const choices = parseKubectlChoices(get);
+  if (typeof choices === 'string') return fail(choices);
   const kinds = parseCliKinds(all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
   const input: ManifestInput =
@@ -75,8 +71,7 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
     config: Object.freeze({
       input,
       namespace: get('namespace'),
-      cluster,
-      output,
+      ...choices,
       clientSide: get('client-side') === 'true',
       offline: get('offline') === 'true',
       kinds,
