@@ -18,6 +18,7 @@ import {
   waitUntilReady,
 } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { builtToolOrSkip } from '../support/built-tool.js';
 import { configMap, e2eFile, namespace, workload, yamlDocuments } from '../support/e2e.js';
 
 const exec = promisify(execFile);
@@ -29,22 +30,7 @@ const VERSION = (
 /** The one package the registry serves itself; everything else it proxies from npm's. */
 const PACKAGE = 'confighash';
 
-function findVerdaccio(): string | undefined {
-  try {
-    const dir = execFileSync('bash', [join(REPO_ROOT, 'tools/build-verdaccio.sh'), '--find'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-    return join(dir, 'verdaccio');
-  } catch {
-    if (process.env.CI === 'true') {
-      throw new Error('npm release: Verdaccio is not installed (tools/build-verdaccio.sh)');
-    }
-    console.warn('npm release SKIPPED: run `bash tools/build-verdaccio.sh` (10 s once)');
-    return undefined;
-  }
-}
-const verdaccio = findVerdaccio();
+const verdaccio = builtToolOrSkip('npm release', 'build-verdaccio.sh', 'verdaccio');
 
 let dir: string;
 let registry: ManagedProcess | undefined;

@@ -5,30 +5,18 @@
 // finds the plugin through krew's bin/ symlink. Skipped, saying so, when krew is not built
 // (a failure with CI=true).
 
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { builtToolOrSkip } from '../support/built-tool.js';
 
 const exec = promisify(execFile);
 
-function findKrew(): string | undefined {
-  try {
-    const dir = execFileSync('bash', [join(REPO_ROOT, 'tools/build-krew.sh'), '--find'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-    return join(dir, 'krew');
-  } catch {
-    if (process.env.CI === 'true') throw new Error('krew install: krew is not built');
-    console.warn('krew install SKIPPED: run `bash tools/build-krew.sh` (under a minute once)');
-    return undefined;
-  }
-}
-const krew = findKrew();
+const krew = builtToolOrSkip('krew install', 'build-krew.sh', 'krew');
 
 let dir: string;
 let archive: string;
