@@ -3,11 +3,11 @@
 // peak (the process and its children, what the container's limit sees, sampled
 // every 10 ms) from before the burst until every answer is in, against the
 // chart's container memory limit (charts/confighash/values.yaml). Each body comes from
-// a loopback address of its own, so that the bound per address (src/server/app.ts)
+// a loopback address of its own, so that the bound per address (src/server/limits.ts)
 // refuses none of them: what is measured is a burst the large share lets through.
 
 import https from 'node:https';
-import { MAX_BODY_BYTES } from '../../src/server/app.js';
+import { MAX_BODY_BYTES } from '../../src/server/limits.js';
 import { residentMb, sampleTreePeak } from './children.js';
 import { type Context, log, NAMESPACE, STANDARD_SOURCES } from './context.js';
 import type { Scenario, Target } from './report.js';

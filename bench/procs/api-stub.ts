@@ -65,7 +65,7 @@ server.on('connection', () => {
 });
 
 /**
- * The namespace check's requests (src/kube/namespaces.ts): a list of the one
+ * The namespace check's requests (src/kube/namespace-api.ts): a list of the one
  * opted-in namespace, a watch that stays open and silent, a GET of it.
  */
 function isNamespacePath(url: string): boolean {

@@ -91,7 +91,7 @@ function confighashApp(source: LookupSource): FastifyInstance {
     mutator: createMutator({
       configSource: source,
       hashKey: Buffer.alloc(32, 7),
-      // The namespace check as a synced watch that says opted in: no GET (src/namespaces.ts).
+      // The namespace check as a synced watch that says opted in: no GET (src/admission/namespace-check.ts).
       namespaces: { check: async () => ({ status: 'opted-in' }) },
     }),
     metrics: createAdmissionMetrics(),

@@ -1,6 +1,25 @@
-export { DEFAULT_TIMEOUT_MS, lookupBudgetMs, parseGoDuration } from './deadline.js';
+export { decideAnnotations, limitWarnings, MAX_WARNING_LENGTH } from './decide.js';
 export { type DecodeResult, decodeAdmissionReview } from './decode.js';
+export { createMutator, type MutatorDependencies } from './mutate.js';
+export {
+  MAX_NAMESPACE_READS,
+  type NamespaceCheck,
+  type NamespaceCheckOptions,
+  type NamespaceVerdict,
+  type NamespaceWatch,
+  startNamespaceCheck,
+} from './namespace-check.js';
+export type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
 export { allowed, patched } from './response.js';
+export type {
+  LookupRecord,
+  MutationResult,
+  Mutator,
+  Outcome,
+  SkipCode,
+} from './result.js';
+export { DEFAULT_TIMEOUT_MS, lookupBudgetMs, parseGoDuration } from './review-timeout.js';
+export { type Skip, selectTarget, type Target } from './target.js';
 export type {
   AdmissionRequest,
   AdmissionResponse,
@@ -8,4 +27,3 @@ export type {
   GroupVersionKind,
   Operation,
 } from './types.js';
-export { isOwnWarning, PREVIOUS_KEY_WARNING, warning } from './warning.js';

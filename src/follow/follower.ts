@@ -8,11 +8,17 @@
 // with no LIST. The resync is level-based against the index: it asks for an
 // evaluation of every workload whose sources moved since this leader last evaluated
 // it, or that it never evaluated — everything once after taking the lead, nothing
-// when nothing changed. The parts: watch-loop.ts (the watches), reference-index.ts
+// when nothing changed. The parts: runtime's listAndWatch (the watches), reference-index.ts
 // (whom), touch-queue.ts (when), touch.ts (one touch). This file only composes them.
 
-import type { Evaluator } from '../evaluate.js';
-import { formatSource, sourceOfResource } from '../sources.js';
+import type { Evaluator } from '../evaluate/index.js';
+import {
+  type ListWatchResource,
+  listAndWatch,
+  Slots,
+  type WatchRestart,
+} from '../runtime/index.js';
+import { formatSource, sourceOfResource } from '../sources/index.js';
 import { ALWAYS_EXCLUDED, HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
@@ -28,7 +34,6 @@ import { ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
 import { createToucher, RETRY_MS } from './touch.js';
 import { type SourceChange, TouchQueue } from './touch-queue.js';
-import { ListSlots, type ListWatch, listAndWatch, watchNamespaces } from './watch-loop.js';
 import { workloadKey } from './workload-ref.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
@@ -75,15 +80,9 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
   const follower = new Follower(deps, signal);
   deps.logger.info({ ...deps.options }, 'follow: started');
   const resync = setInterval(() => follower.resync(), deps.options.resyncMs);
-  void watchNamespaces(
-    deps,
-    {
-      onListed: (namespaces) => follower.followOnly(namespaces),
-      onEvent: (event) =>
-        event.type === 'DELETED'
-          ? follower.unfollow(event.namespace.name)
-          : follower.follow(event.namespace),
-    },
+  void listAndWatch(
+    follower.followNamespaces(),
+    { onRestart: restartReporter(deps, {}, 'follow: namespace watch failed; retrying') },
     signal,
   );
   await new Promise<void>((resolve) => {
@@ -93,6 +92,26 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
   clearInterval(resync);
   follower.stop();
   deps.logger.info({}, 'follow: stopped');
+}
+
+/** Counts each watch restart; says why one failed. */
+function restartReporter(
+  { metrics, logger }: Pick<FollowerDependencies, 'metrics' | 'logger'>,
+  what: Readonly<Record<string, string>>,
+  message: string,
+): (reason: WatchRestart, error?: Error) => void {
+  return (reason, error) => {
+    metrics.watchRestart(reason);
+    if (error) logger.warn({ ...what, err: error.message }, message);
+  };
+}
+
+/** Lists in flight at once (docs/design.md §6): a start or a relist of many resources queues. */
+export const LIST_SLOTS = 4;
+
+/** One resource, as the follower lists and watches it, and the log fields naming it. */
+interface FollowedResource extends ListWatchResource {
+  readonly what: Readonly<Record<string, string>>;
 }
 
 const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
@@ -115,7 +134,7 @@ class Follower {
   readonly #queue: TouchQueue;
   readonly #index = new ReferenceIndex();
   readonly #namespaces = new Map<string, Followed>();
-  readonly #slots = new ListSlots();
+  readonly #listSlots = new Slots(LIST_SLOTS);
   readonly #kinds: readonly WorkloadKind[];
   readonly #excluded: ReadonlySet<string>;
   /**
@@ -151,6 +170,27 @@ class Follower {
     this.#queue.onDue(async (due) => {
       if (this.#namespaces.has(due.ref.namespace)) await touch(due);
     });
+  }
+
+  /** The follow namespaces, as a resource of the list-watch loop. */
+  followNamespaces(): ListWatchResource {
+    const { api } = this.deps;
+    return {
+      list: async (signal) => {
+        const listed = await api.listFollowNamespaces(signal);
+        this.followOnly(listed.namespaces);
+        return listed.resourceVersion;
+      },
+      watch: (resourceVersion, signal) =>
+        api.watchFollowNamespaces(
+          resourceVersion,
+          (event) =>
+            event.type === 'DELETED'
+              ? this.unfollow(event.namespace.name)
+              : this.follow(event.namespace),
+          signal,
+        ),
+    };
   }
 
   /** The listed namespaces are exactly the followed ones. */
@@ -216,7 +256,7 @@ class Follower {
         if (first) this.#unlisted--;
         first = false;
       };
-      const counted: ListWatch = {
+      const counted: ListWatchResource = {
         ...resource,
         list: async (listSignal) => {
           try {
@@ -228,12 +268,17 @@ class Follower {
         },
       };
       // A CRD installed after the start is noticed within a retry, not a resync period.
-      const options = { watch, absentRetryMs: this.deps.options.retryMs };
-      void listAndWatch(this.deps, this.#slots, counted, options, signal).finally(listed);
+      const options = {
+        watch,
+        absentRetryMs: this.deps.options.retryMs,
+        listSlots: this.#listSlots,
+        onRestart: restartReporter(this.deps, resource.what, 'follow: watch failed; retrying'),
+      };
+      void listAndWatch(counted, options, signal).finally(listed);
     }
   }
 
-  #config(namespace: WatchNamespace, resource: ConfigResource): ListWatch {
+  #config(namespace: WatchNamespace, resource: ConfigResource): FollowedResource {
     const { api } = this.deps;
     return {
       what: { resource, ...(namespace === undefined ? {} : { namespace }) },
@@ -266,7 +311,7 @@ class Follower {
     };
   }
 
-  #workloads(namespace: WatchNamespace, kind: WorkloadKind): ListWatch {
+  #workloads(namespace: WatchNamespace, kind: WorkloadKind): FollowedResource {
     const { api } = this.deps;
     return {
       what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },

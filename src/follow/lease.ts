@@ -7,7 +7,7 @@
 // tried again, so one dead connection does not cost the lease.
 
 import { setMaxListeners } from 'node:events';
-import { type Clock, systemClock, withDeadline } from './deadline.js';
+import { type Clock, sleep, systemClock, withDeadline } from '../runtime/index.js';
 import { type LeaseRecord, type LeaseStore, microTime } from './ports.js';
 
 export interface ElectionTiming {
@@ -98,7 +98,7 @@ export async function runLeaderElection(
       if (!signal.aborted) callbacks.onError?.(error);
     }
     election.checkRenewDeadline();
-    await clock.sleep(timing.retryPeriodMs, signal);
+    await sleep(timing.retryPeriodMs, signal, clock);
   }
   await election.release();
 }

@@ -1,7 +1,7 @@
 // Follow-mode metrics, registered on the application's registry.
 
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { countPreviousKeyHashes } from '../previous-key-metric.js';
+import { countPreviousKeyHashes } from '../runtime/index.js';
 
 export interface FollowMetrics {
   touched(kind: string): void;

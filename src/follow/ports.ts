@@ -3,7 +3,8 @@
 // LeaseStore (adapter: src/kube/lease-store.ts); and microTime, the text of the
 // times a Lease and an Event carry, which both the election and the adapters write.
 
-import type { SourceResource } from '../sources.js';
+import type { WatchEnd } from '../runtime/index.js';
+import type { SourceResource } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 
 export type ConfigResource = SourceResource;
@@ -41,28 +42,6 @@ export interface WorkloadWatchEvent {
  * or one namespace (installs that grant RBAC per namespace).
  */
 export type WatchNamespace = string | undefined;
-
-/** How a watch ended; `expired` means the resourceVersion was too old (410) and a relist is needed. */
-export interface WatchEnd {
-  readonly resourceVersion: string;
-  readonly expired: boolean;
-  /** Ended by us: neither event nor bookmark for FollowTimeouts.watchSilenceMs. */
-  readonly silent?: boolean;
-}
-
-/**
- * How long the adapters wait on the API for the follower (docs/design.md §6): a request that
- * never answers — a dead keep-alive socket, a stalled apiserver — must cost one attempt,
- * never the touch queue or a watch. Injectable, so that tests need not wait minutes.
- */
-export interface FollowTimeouts {
-  /** Every request (GET, LIST, PATCH, Event POST, Lease), and a watch until its stream starts. */
-  readonly requestMs: number;
-  /** A watch (bookmarks on) with neither event nor bookmark for this long is restarted. */
-  readonly watchSilenceMs: number;
-}
-
-export const FOLLOW_TIMEOUTS: FollowTimeouts = { requestMs: 10_000, watchSilenceMs: 5 * 60_000 };
 
 export interface FollowApi {
   /** Namespaces labelled `confighash.dev/enabled=follow`. */

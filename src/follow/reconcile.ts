@@ -2,7 +2,7 @@
 // write now (the same evaluator admission uses): touch it, or leave it. The
 // webhook stays the single judge of what the new annotations are.
 
-import { type Evaluation, isCurrentHash } from '../evaluate.js';
+import { type Evaluation, isCurrentHash } from '../evaluate/index.js';
 import { ADOPTED_HASH, annotationsAt, ENABLED, HASH, type Workload } from '../workload/index.js';
 
 export type ReconcileDecision =

@@ -2,7 +2,7 @@
 // watched object with the same discovery code as admission, and nothing more is
 // kept of it — its ref, the sources it reads, the hash it carries.
 
-import { formatSource } from '../sources.js';
+import { formatSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,

@@ -4,10 +4,10 @@
 // what is due, one at a time. A touch waits for its token before it reads
 // anything, so that waiting never makes it read twice.
 
+import { sleep } from '../runtime/index.js';
 import type { FollowMetrics } from './metrics.js';
 import { TokenBucket } from './rate-limit.js';
 import { TouchSchedule } from './schedule.js';
-import { sleep } from './sleep.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
 /** What happened to a source (`configmap/NAME`) while a touch waited. */

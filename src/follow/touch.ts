@@ -5,16 +5,16 @@
 // record an Event. Waiting for a token never repeats a read. Failures put the
 // touch back.
 
-import { warning } from '../admission/index.js';
-import type { Evaluation, Evaluator } from '../evaluate.js';
+import type { Evaluation, Evaluator } from '../evaluate/index.js';
+import { withDeadline } from '../runtime/index.js';
 import {
   isObject,
   ROLLOUT_WINDOW,
   readWorkload,
   rolloutNotice,
   type Workload,
+  warning,
 } from '../workload/index.js';
-import { withDeadline } from './deadline.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';

@@ -1,8 +1,7 @@
 // Whether a touch may run now under a rollout window (docs/design.md §6). Pure:
 // the window text and the time in, open or held (until when, and why) out.
 
-import { warning } from '../admission/index.js';
-import { isWindowOpen, nextWindowOpening, parseRolloutWindow } from '../workload/index.js';
+import { isWindowOpen, nextWindowOpening, parseRolloutWindow, warning } from '../workload/index.js';
 
 export type WindowGate =
   | { readonly open: true }

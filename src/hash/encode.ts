@@ -4,7 +4,7 @@
 // passed through without a copy. Nothing is concatenated into one buffer.
 
 import { createHmac } from 'node:crypto';
-import { compareBytewise, compareSources, type KeySelection } from '../sources.js';
+import { compareBytewise, compareSources, type KeySelection } from '../sources/index.js';
 import { ENCODING_HEADER, type NamespaceKey } from './keys.js';
 import type { EncodedValue, HashInput, SourceContent } from './types.js';
 

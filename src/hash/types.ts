@@ -1,7 +1,7 @@
 // The inputs of the hash (docs/design.md §3): a source's content once fetched.
-// What a source is and which of its keys count is src/sources.ts.
+// What a source is and which of its keys count is src/sources/.
 
-import type { KeySelection, SourceKind } from '../sources.js';
+import type { KeySelection, SourceKind } from '../sources/index.js';
 
 /**
  * A key's value as the API returns it, left in its wire form so that hashing

@@ -2,9 +2,9 @@
 // the connection's keep-alive agent. 404 means absent; anything else that is
 // not a 200 is a failure with a short reason for the warning.
 
-import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate/ports.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
-import type { SourceKind } from '../sources.js';
+import type { SourceKind } from '../sources/index.js';
 import { isObject } from '../workload/index.js';
 import { exchange, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';

@@ -6,7 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
-import { SOURCE_RESOURCE, type SourceKind } from '../sources.js';
+import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
 

@@ -2,28 +2,25 @@
 // ConfigMaps and Secrets, cluster-wide or of one namespace — the `{}` touch and
 // Events, through a keep-alive connection of their own (long-lived watch
 // streams must not take the sockets admission lookups need). Every request is
-// bounded (FollowTimeouts.requestMs); a watch is bounded until its stream starts,
+// bounded (ApiTimeouts.requestMs); a watch is bounded until its stream starts,
 // and then by its silence: bookmarks are on, so a healthy watch is never silent
 // for long, and one that is has lost its connection without a word.
 
 import { hostname } from 'node:os';
-import { withDeadline } from '../follow/deadline.js';
 import {
   type ConfigEvent,
   type ConfigObject,
   type ConfigResource,
-  FOLLOW_TIMEOUTS,
   type FollowApi,
-  type FollowTimeouts,
   microTime,
   type NamespaceEvent,
   type NamespaceInfo,
   type TouchOutcome,
-  type WatchEnd,
   type WatchNamespace,
   type WorkloadEvent,
   type WorkloadWatchEvent,
 } from '../follow/ports.js';
+import { API_TIMEOUTS, type ApiTimeouts, type WatchEnd, withDeadline } from '../runtime/index.js';
 import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
   type ApiRequest,
@@ -55,7 +52,7 @@ interface Namespace {
 
 export function createFollowApi(
   connection: ApiConnection,
-  timeouts: FollowTimeouts = FOLLOW_TIMEOUTS,
+  timeouts: ApiTimeouts = API_TIMEOUTS,
 ): FollowApi {
   return new ApiFollowApi(connection, timeouts);
 }
@@ -65,10 +62,10 @@ const NAMESPACES = `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`;
 class ApiFollowApi implements FollowApi {
   constructor(
     private readonly connection: ApiConnection,
-    private readonly timeouts: FollowTimeouts,
+    private readonly timeouts: ApiTimeouts,
   ) {}
 
-  /** One request, given up after FollowTimeouts.requestMs. */
+  /** One request, given up after ApiTimeouts.requestMs. */
   #request<T>(request: ApiRequest & { signal: AbortSignal }): Promise<T> {
     return withDeadline(request.signal, this.timeouts.requestMs, (signal) =>
       requestJson<T>(this.connection, { ...request, signal }),

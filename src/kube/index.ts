@@ -14,7 +14,7 @@ export {
 } from './credentials.js';
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
-export { createNamespaceApi } from './namespaces.js';
+export { createNamespaceApi } from './namespace-api.js';
 export { checkReachable, createExplainCluster } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
 export { createCaBundleTarget } from './webhook-configuration.js';

@@ -1,15 +1,9 @@
 // LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
-// Each request is bounded by FollowTimeouts.requestMs besides the election's own
+// Each request is bounded by ApiTimeouts.requestMs besides the election's own
 // budget per step (src/follow/lease.ts), so that no caller can forget a bound.
 
-import { withDeadline } from '../follow/deadline.js';
-import {
-  FOLLOW_TIMEOUTS,
-  type FollowTimeouts,
-  type LeaseRecord,
-  type LeaseStore,
-  type StoredLease,
-} from '../follow/ports.js';
+import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/ports.js';
+import { API_TIMEOUTS, type ApiTimeouts, withDeadline } from '../runtime/index.js';
 import { type ApiRequest, isStatus, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -22,7 +16,7 @@ export function createLeaseStore(
   connection: ApiConnection,
   namespace: string,
   name: string,
-  { requestMs }: Pick<FollowTimeouts, 'requestMs'> = FOLLOW_TIMEOUTS,
+  { requestMs }: Pick<ApiTimeouts, 'requestMs'> = API_TIMEOUTS,
 ): LeaseStore {
   const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const item = `${collection}/${encodeURIComponent(name)}`;

@@ -3,7 +3,7 @@
 // merge patch that asks the webhook itself, and confighash's Events on a workload.
 
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from '../plan/ports.js';
-import type { SourceKind } from '../sources.js';
+import type { SourceKind } from '../sources/index.js';
 import {
   annotationsAt,
   isObject,

@@ -3,7 +3,7 @@
 // window, and a silent stream — a connection lost without a word — ends. A 410 ends it
 // as expired. Follow mode's watches and the webhook's namespace watch share it.
 
-import type { FollowTimeouts, WatchEnd } from '../follow/ports.js';
+import type { ApiTimeouts, WatchEnd } from '../runtime/index.js';
 import { ApiError, isStatus, streamWatch, type WatchEvent } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -16,11 +16,11 @@ const WATCH_TIMEOUT_SECONDS = 300;
 /**
  * Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as
  * expired. Until the stream starts it is bounded like any request; then every event or
- * bookmark gives it another FollowTimeouts.watchSilenceMs, and silence ends it (`silent`).
+ * bookmark gives it another ApiTimeouts.watchSilenceMs, and silence ends it (`silent`).
  */
 export async function watchFrom(
   connection: ApiConnection,
-  timeouts: FollowTimeouts,
+  timeouts: ApiTimeouts,
   path: string,
   resourceVersion: string,
   accept: string,

@@ -7,7 +7,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { FollowCommandConfig, FollowConfig } from '../config/index.js';
-import { createEvaluator } from '../evaluate.js';
+import { createEvaluator } from '../evaluate/index.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
 import {
   type ClusterCredentials,

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../config/index.js';
 import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
+import { withDeadline } from '../runtime/deadline.js';
 import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
 
 const CLI_TIMEOUT_MS = 60_000;
@@ -27,11 +28,13 @@ export async function plan(argv: readonly string[]): Promise<number> {
   try {
     if (connection) await checkReachable(connection);
     const cluster = connection && createExplainCluster(connection);
-    const result = await planChanges(
-      parsed.manifests,
-      cluster,
-      { clientSide: config.clientSide, kinds: config.kinds },
-      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    const result = await withDeadline(undefined, CLI_TIMEOUT_MS, (signal) =>
+      planChanges(
+        parsed.manifests,
+        cluster,
+        { clientSide: config.clientSide, kinds: config.kinds },
+        signal,
+      ),
     );
     if (config.output !== 'text') {
       process.stdout.write(renderPlanData(result, config.output));
@@ -56,12 +59,14 @@ export async function explain(argv: readonly string[]): Promise<number> {
   const connection = connectToCluster(credentials);
   try {
     await checkReachable(connection);
-    const result = await explainWorkload(
-      createExplainCluster(connection),
-      config.kind,
-      namespace,
-      config.name,
-      AbortSignal.timeout(CLI_TIMEOUT_MS),
+    const result = await withDeadline(undefined, CLI_TIMEOUT_MS, (signal) =>
+      explainWorkload(
+        createExplainCluster(connection),
+        config.kind,
+        namespace,
+        config.name,
+        signal,
+      ),
     );
     if (!result.ok) throw new UsageError(result.error);
     process.stdout.write(

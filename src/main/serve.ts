@@ -5,6 +5,8 @@ import type { Server } from 'node:https';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { createMutator } from '../admission/mutate.js';
+import { type NamespaceWatch, startNamespaceCheck } from '../admission/namespace-check.js';
 import type { ServeConfig } from '../config/index.js';
 import {
   type ApiConnection,
@@ -13,8 +15,6 @@ import {
   createApiConfigSource,
   createNamespaceApi,
 } from '../kube/index.js';
-import { createMutator } from '../mutate.js';
-import { type NamespaceWatch, startNamespaceCheck } from '../namespaces.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';

@@ -4,7 +4,7 @@
 // never leave this module: only key names do.
 
 import type { EncodedValue, SourceContent } from '../hash/index.js';
-import { compareBytewise, type KeySelection } from '../sources.js';
+import { compareBytewise, type KeySelection } from '../sources/index.js';
 
 export interface SourceChange {
   /** The object exists on one side only (created by the manifests). */

@@ -1,8 +1,8 @@
 // What one plan run reads once and shares: namespace modes and live sources, each
 // read at most once however many workloads need it.
 
-import type { LookupResult } from '../evaluate.js';
-import type { NamedSource } from '../sources.js';
+import type { LookupResult } from '../evaluate/index.js';
+import type { NamedSource } from '../sources/index.js';
 import {
   type JsonObject,
   type NamespaceMode,

@@ -1,7 +1,12 @@
 // How plan and explain name things for people: `deployment/web`, a selection as
 // `all keys` or `keys a, b`, a list of key names. Names only, never values.
 
-import { compareBytewise, formatSource, type KeySelection, type SourceRef } from '../sources.js';
+import {
+  compareBytewise,
+  formatSource,
+  type KeySelection,
+  type SourceRef,
+} from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 
 /**

@@ -4,7 +4,7 @@
 // itself, through a server-side dry-run of an empty merge patch, never from a
 // second opinion computed here.
 
-import { formatSource, type SourceRef } from '../sources.js';
+import { formatSource, type SourceRef } from '../sources/index.js';
 import {
   ENABLED,
   EXCLUDE,

@@ -5,7 +5,7 @@
 
 import { loadAllYaml } from '@kubernetes/client-node';
 import { contentOfConfigMap, contentOfSecret, type SourceContent } from '../hash/index.js';
-import { formatSource, type NamedSource, type SourceKind } from '../sources.js';
+import { formatSource, type NamedSource, type SourceKind } from '../sources/index.js';
 import {
   EVERY_KNOWN_KIND,
   findWorkloadKind,

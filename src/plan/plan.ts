@@ -4,7 +4,7 @@
 // as the webhook decides which sources and keys count (source-changes.ts); whether
 // the write reaches the pods is write-path.ts's.
 
-import { formatSource } from '../sources.js';
+import { formatSource } from '../sources/index.js';
 import {
   ENABLED,
   findSources,

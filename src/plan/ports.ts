@@ -2,8 +2,8 @@
 // kubeconfig and permissions, so a read that fails is a value with a reason
 // (shown as `unknown` or `unreadable`), never an exception.
 
-import type { ConfigSource } from '../evaluate.js';
-import type { SourceKind } from '../sources.js';
+import type { ConfigSource } from '../evaluate/ports.js';
+import type { SourceKind } from '../sources/index.js';
 import type { JsonObject, WorkloadKind } from '../workload/index.js';
 
 export type Read<T> =

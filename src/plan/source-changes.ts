@@ -1,7 +1,7 @@
 // What the manifests change in a workload's sources: the webhook's own discovery,
 // the selected content compared live now against as the manifests leave it.
 
-import { formatSource, type SourceRef } from '../sources.js';
+import { formatSource, type SourceRef } from '../sources/index.js';
 import { EXCLUDE, findSources, LIVE_RELOAD, type Workload } from '../workload/index.js';
 import { changesHash, compareContent, type SourceChange } from './compare.js';
 import type { Context } from './context.js';

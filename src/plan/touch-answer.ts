@@ -3,11 +3,12 @@
 // changes (a rollout), whether that hash was made with a previous hash key, and
 // whether the webhook answered at all.
 
-import { isOwnWarning, PREVIOUS_KEY_WARNING } from '../admission/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
   HASH,
+  isOwnWarning,
+  PREVIOUS_KEY_WARNING,
   readWorkload,
   type Workload,
 } from '../workload/index.js';

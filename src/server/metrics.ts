@@ -2,8 +2,8 @@
 // global one, so that tests and several apps in one process do not collide.
 
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { countPreviousKeyHashes } from '../previous-key-metric.js';
-import type { LookupRecord, Outcome, SkipCode } from '../review.js';
+import type { LookupRecord, Outcome, SkipCode } from '../admission/result.js';
+import { countPreviousKeyHashes } from '../runtime/index.js';
 
 export type RequestOutcome = Outcome | 'invalid' | 'error';
 

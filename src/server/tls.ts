@@ -23,7 +23,7 @@ export interface TlsMaterial {
   readonly clientCa?: Buffer;
 }
 
-export const MIN_TLS_VERSION = 'TLSv1.2';
+const MIN_TLS_VERSION = 'TLSv1.2';
 
 /** Reads and validates the files; throws with a message naming the file when one is unusable. */
 export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
@@ -47,7 +47,11 @@ export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
 }
 
 /** What a server's secure context is made of: the pair, TLS ≥ 1.2, and the client CA if any. */
-function secureContextOptions(material: TlsMaterial): SecureContextOptions {
+export function secureContextOptions(material: {
+  readonly cert: Buffer | string;
+  readonly key: Buffer | string;
+  readonly clientCa?: Buffer | string;
+}): SecureContextOptions {
   return {
     cert: material.cert,
     key: material.key,

@@ -1,4 +1,5 @@
 export * from './annotations.js';
+export { findSources, type SourceDiscovery } from './find-sources.js';
 export {
   EVERY_KNOWN_KIND,
   findWorkloadKind,
@@ -36,5 +37,5 @@ export {
   parseRolloutWindow,
   type RolloutWindow,
 } from './rollout-window.js';
-export { findSources, type SourceDiscovery } from './sources.js';
 export { deepEqual, templatesEqualIgnoringOurs } from './template.js';
+export { isOwnWarning, PREVIOUS_KEY_WARNING, warning } from './warning.js';

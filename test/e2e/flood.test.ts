@@ -13,7 +13,7 @@ import {
   REQUEST_ARRIVAL_MS,
   SMALL_BODY_BYTES,
   SMALL_BODY_BYTES_IN_FLIGHT,
-} from '../../src/server/app.js';
+} from '../../src/server/limits.js';
 import { HASH } from '../../src/workload/annotations.js';
 import { configMap, e2eFile, namespace, secret, workload, yamlDocuments } from '../support/e2e.js';
 import { floodRounds, startFlood } from '../support/flood.js';

@@ -3,11 +3,10 @@
 // over HTTP, and every bad input.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PREVIOUS_KEY_WARNING } from '../../src/admission/index.js';
+import { createMutator } from '../../src/admission/mutate.js';
+import type { Mutator } from '../../src/admission/result.js';
 import { createApiConfigSource } from '../../src/kube/index.js';
-import { createMutator } from '../../src/mutate.js';
-import type { Mutator } from '../../src/review.js';
-import { HASH, SOURCES } from '../../src/workload/index.js';
+import { HASH, PREVIOUS_KEY_WARNING, SOURCES } from '../../src/workload/index.js';
 import { HASH_KEY, putStandardSources, startTestApp, type TestApp } from '../support/app.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';

@@ -16,7 +16,7 @@ import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
-import { MAX_LOOKUPS_PER_EVALUATION, MAX_SOURCES } from '../../src/evaluate.js';
+import { MAX_LOOKUPS_PER_EVALUATION, MAX_SOURCES } from '../../src/evaluate/index.js';
 import {
   LARGE_BODY_BYTES_IN_FLIGHT,
   LARGE_BODY_BYTES_PER_ADDRESS,
@@ -25,7 +25,7 @@ import {
   SMALL_BODY_BYTES,
   SMALL_BODY_BYTES_IN_FLIGHT,
   SMALL_BODY_BYTES_PER_ADDRESS,
-} from '../../src/server/app.js';
+} from '../../src/server/limits.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { floodRounds, loopbackAddress, startFlood } from '../support/flood.js';
 import { admissionReview, workload } from '../support/workloads.js';

@@ -10,7 +10,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEvaluator } from '../../src/evaluate.js';
+import { createMutator } from '../../src/admission/mutate.js';
+import { createEvaluator } from '../../src/evaluate/index.js';
 import {
   DEFAULT_FOLLOW_OPTIONS,
   DEFAULT_TIMING,
@@ -19,19 +20,14 @@ import {
   type LeaseStore,
   startFollowMode,
 } from '../../src/follow/index.js';
-import {
-  FOLLOW_TIMEOUTS,
-  type FollowTimeouts,
-  type StoredLease,
-  type WorkloadEvent,
-} from '../../src/follow/ports.js';
+import type { StoredLease, WorkloadEvent } from '../../src/follow/ports.js';
 import {
   type ApiConnection,
   connectToCluster,
   createFollowApi,
   createLeaseStore,
 } from '../../src/kube/index.js';
-import { createMutator } from '../../src/mutate.js';
+import { API_TIMEOUTS, type ApiTimeouts } from '../../src/runtime/index.js';
 import { HANDLED_KINDS, type WorkloadKind } from '../../src/workload/index.js';
 import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
@@ -40,7 +36,7 @@ import { MemorySource } from '../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { NAMESPACE, workload } from '../support/workloads.js';
 
-const TIMEOUTS: FollowTimeouts = { requestMs: 300, watchSilenceMs: 400 };
+const TIMEOUTS: ApiTimeouts = { requestMs: 300, watchSilenceMs: 400 };
 const DEPLOYMENT = HANDLED_KINDS.find((kind) => kind.kind === 'Deployment')!;
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -79,7 +75,7 @@ afterAll(async () => {
 const signal = () => new AbortController().signal;
 
 it('the defaults are docs/design.md §6’s: 10 s per request, 5 min of watch silence', () => {
-  expect(FOLLOW_TIMEOUTS).toEqual({ requestMs: 10_000, watchSilenceMs: 300_000 });
+  expect(API_TIMEOUTS).toEqual({ requestMs: 10_000, watchSilenceMs: 300_000 });
   expect(DEFAULT_TIMING).toEqual({
     leaseDurationMs: 15_000,
     renewDeadlineMs: 10_000,

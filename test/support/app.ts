@@ -3,10 +3,10 @@
 
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { createMutator } from '../../src/admission/mutate.js';
+import type { Mutator } from '../../src/admission/result.js';
 import { createApiConfigSource } from '../../src/kube/api-config-source.js';
 import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
-import { createMutator } from '../../src/mutate.js';
-import type { Mutator } from '../../src/review.js';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';

@@ -155,7 +155,7 @@ function answer(store: Store, request: http.IncomingMessage, response: http.Serv
 }
 
 /**
- * The namespace check of `confighash serve` (src/kube/namespaces.ts): the list
+ * The namespace check of `confighash serve` (src/kube/namespace-api.ts): the list
  * of labelled namespaces, a watch held open and silent, a GET of one. False
  * when the URL is a ConfigMap or Secret path instead.
  */

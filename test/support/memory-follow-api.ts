@@ -5,6 +5,7 @@
 // touch runs the real admission use case on the stored workload: the webhook as the
 // single judge, as in a cluster. Records every request, touches and Events.
 
+import type { Mutator } from '../../src/admission/index.js';
 import type {
   ConfigEvent,
   ConfigObject,
@@ -13,12 +14,11 @@ import type {
   NamespaceEvent,
   NamespaceInfo,
   TouchOutcome,
-  WatchEnd,
   WatchNamespace,
   WorkloadEvent,
   WorkloadWatchEvent,
 } from '../../src/follow/ports.js';
-import type { Mutator } from '../../src/review.js';
+import type { WatchEnd } from '../../src/runtime/index.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
 import { applyPatch } from './json-patch.js';
 

@@ -9,7 +9,7 @@ import type {
   NamespaceMetadata,
   Read,
 } from '../../src/plan/index.js';
-import type { SourceKind } from '../../src/sources.js';
+import type { SourceKind } from '../../src/sources/index.js';
 import type { JsonObject, WorkloadKind } from '../../src/workload/index.js';
 import { MemorySource } from './memory-source.js';
 

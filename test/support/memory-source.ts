@@ -1,14 +1,14 @@
 // An in-memory ConfigSource for unit tests of the core. Integration tests use
 // the real API adapter against a real HTTP server instead.
 
-import type { ConfigSource, LookupFailure, LookupResult } from '../../src/evaluate.js';
+import type { ConfigSource, LookupFailure, LookupResult } from '../../src/evaluate/index.js';
 import {
   computeHash,
   contentOfConfigMap,
   contentOfSecret,
   deriveNamespaceKey,
 } from '../../src/hash/index.js';
-import type { SourceKind } from '../../src/sources.js';
+import type { SourceKind } from '../../src/sources/index.js';
 import { findSources, type Workload } from '../../src/workload/index.js';
 
 interface Entry {

@@ -4,16 +4,16 @@
 // in flight are bounded per review and per process.
 
 import { describe, expect, it } from 'vitest';
-import type { ConfigSource, LookupResult } from '../../src/evaluate.js';
+import { createMutator } from '../../src/admission/mutate.js';
+import type { NamespaceCheck, NamespaceVerdict } from '../../src/admission/namespace-check.js';
+import type { ConfigSource, LookupResult } from '../../src/evaluate/index.js';
 import {
   createEvaluator,
   MAX_LOOKUPS_IN_FLIGHT,
   MAX_LOOKUPS_PER_EVALUATION,
   MAX_SOURCES,
-} from '../../src/evaluate.js';
-import { createMutator } from '../../src/mutate.js';
-import type { NamespaceCheck, NamespaceVerdict } from '../../src/namespaces.js';
-import { Slots } from '../../src/slots.js';
+} from '../../src/evaluate/index.js';
+import { Slots } from '../../src/runtime/index.js';
 import { HASH } from '../../src/workload/index.js';
 import { MemorySource } from '../support/memory-source.js';
 import { admissionRequest, workload } from '../support/workloads.js';

@@ -1,4 +1,4 @@
-// "The hash now" (src/evaluate.ts): one answer per workload, lookups in
+// "The hash now" (src/evaluate/): one answer per workload, lookups in
 // parallel, a memo that answers for sources it has already hashed, and the one
 // definition of a current hash (the current key's digest, or a previous key's).
 
@@ -10,7 +10,7 @@ import {
   type Evaluation,
   isCurrentHash,
   type LookupResult,
-} from '../../src/evaluate.js';
+} from '../../src/evaluate/index.js';
 import { HashMemo, hashKeyId } from '../../src/hash/index.js';
 import { HANDLED_KINDS, readWorkload } from '../../src/workload/index.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';

@@ -22,7 +22,7 @@ import {
   formatSourceList,
   type KeySelection,
   type SourceKind,
-} from '../../src/sources.js';
+} from '../../src/sources/index.js';
 import { findSources } from '../../src/workload/index.js';
 import { named } from '../support/named.js';
 

@@ -4,8 +4,8 @@
 // left alone with a warning.
 
 import { describe, expect, it } from 'vitest';
+import { createMutator } from '../../src/admission/mutate.js';
 import { parseServeConfig } from '../../src/config/index.js';
-import { createMutator } from '../../src/mutate.js';
 import {
   findWorkloadKindByName,
   HANDLED_KINDS,

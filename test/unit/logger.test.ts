@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { reviewLogLevel } from '../../src/server/app.js';
 import { createLogger, REDACTED_PATHS } from '../../src/server/logger.js';
+import { reviewLogLevel } from '../../src/server/review-route.js';
 
 function capture() {
   const lines: string[] = [];

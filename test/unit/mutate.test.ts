@@ -2,13 +2,14 @@
 // in-memory ConfigSource; the same rows run over HTTP in test/integration.
 
 import { describe, expect, it } from 'vitest';
-import { type AdmissionRequest, PREVIOUS_KEY_WARNING } from '../../src/admission/index.js';
-import { createMutator } from '../../src/mutate.js';
-import type { MutationResult } from '../../src/review.js';
+import type { AdmissionRequest } from '../../src/admission/index.js';
+import { createMutator } from '../../src/admission/mutate.js';
+import type { MutationResult } from '../../src/admission/result.js';
 import {
   ADOPTED_HASH,
   HANDLED_KINDS,
   HASH,
+  PREVIOUS_KEY_WARNING,
   readWorkload,
   SOURCES,
 } from '../../src/workload/index.js';

@@ -4,7 +4,7 @@
 
 import { dumpYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { createMutator } from '../../src/mutate.js';
+import { createMutator } from '../../src/admission/mutate.js';
 import {
   explainWorkload,
   type Manifests,

@@ -10,7 +10,7 @@ import {
   deriveNamespaceKey,
   type SourceContent,
 } from '../../src/hash/index.js';
-import { formatSourceList } from '../../src/sources.js';
+import { formatSourceList } from '../../src/sources/index.js';
 import { EXCLUDE, findSources, HASH, INCLUDE, SOURCES } from '../../src/workload/index.js';
 
 const RUNS = { numRuns: 200 };

@@ -3,7 +3,7 @@
 // Warned in admission only when the hash changes; plan and explain read the same notice.
 
 import { describe, expect, it } from 'vitest';
-import { createMutator } from '../../src/mutate.js';
+import { createMutator } from '../../src/admission/mutate.js';
 import {
   findWorkloadKind,
   type JsonObject,

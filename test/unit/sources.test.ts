@@ -2,7 +2,7 @@
 // pod spec names a ConfigMap or Secret, plus the include/exclude annotations.
 
 import { describe, expect, it } from 'vitest';
-import { compareSources, parseSourceList, type SourceKind } from '../../src/sources.js';
+import { compareSources, parseSourceList, type SourceKind } from '../../src/sources/index.js';
 import { EXCLUDE, findSources, INCLUDE, LIVE_RELOAD } from '../../src/workload/index.js';
 import { named } from '../support/named.js';
 

@@ -7,11 +7,11 @@
 // and 410 relists, opt-in and absent kinds — and what it tells people (Events, metrics).
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEvaluator } from '../../../src/evaluate.js';
+import { createMutator } from '../../../src/admission/mutate.js';
+import { createEvaluator } from '../../../src/evaluate/index.js';
 import { runFollower } from '../../../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
-import { createMutator } from '../../../src/mutate.js';
 import { HANDLED_KINDS, KNOWN_KINDS, type WorkloadKind } from '../../../src/workload/index.js';
 import { MemoryFollowApi } from '../../support/memory-follow-api.js';
 import { MemorySource } from '../../support/memory-source.js';

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { Evaluation } from '../../../src/evaluate.js';
+import type { Evaluation } from '../../../src/evaluate/index.js';
 import { decideReconcile } from '../../../src/follow/reconcile.js';
-import type { SourceRef } from '../../../src/sources.js';
+import type { SourceRef } from '../../../src/sources/index.js';
 import { HANDLED_KINDS, readWorkload } from '../../../src/workload/index.js';
 import { workload } from '../../support/workloads.js';
 

@@ -4,47 +4,11 @@
 // sources are absent). Admission and follow mode both take this answer as it
 // is; neither works out again what failed, nor whether a hash they find is current.
 
-import {
-  computeHash,
-  type HashInput,
-  HashMemo,
-  NamespaceKeys,
-  type SourceContent,
-} from './hash/index.js';
-import { Slots } from './slots.js';
-import { formatSourceList, type SourceKind, type SourceRef } from './sources.js';
-import { findSources, type Workload } from './workload/index.js';
-
-// --- the port ---------------------------------------------------------------------
-
-export type LookupFailure =
-  | 'timeout'
-  | 'forbidden'
-  | 'unauthorized'
-  | 'server-error'
-  | 'network'
-  | 'bad-response';
-
-export type LookupResult =
-  | {
-      readonly status: 'found';
-      readonly uid: string;
-      readonly resourceVersion: string;
-      readonly content: SourceContent;
-    }
-  | { readonly status: 'absent' }
-  | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };
-
-/** Reads ConfigMaps and Secrets. Outcomes a user sees are values, never exceptions. */
-export interface ConfigSource {
-  /** Reads one object live; resolves (never rejects) once `signal` aborts. */
-  get(
-    kind: SourceKind,
-    namespace: string,
-    name: string,
-    signal: AbortSignal,
-  ): Promise<LookupResult>;
-}
+import { computeHash, type HashInput, HashMemo, NamespaceKeys } from '../hash/index.js';
+import { Slots } from '../runtime/index.js';
+import { formatSourceList, type SourceRef } from '../sources/index.js';
+import { findSources, type Workload } from '../workload/index.js';
+import type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 
 // --- the answer -------------------------------------------------------------------
 

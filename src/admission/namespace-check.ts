@@ -4,11 +4,11 @@
 // lookup. A metadata-only watch keeps the opted-in namespaces (0 GETs per
 // review once synced); when it says "not opted in", or has not synced, one
 // live GET decides, so a namespace labelled a moment ago is never missed.
-// The watch and the GET are a port (NamespaceApi; adapter src/kube/namespaces.ts).
+// The watch and the GET are a port (NamespaceApi; adapter src/kube/namespace-api.ts).
 
-import { setTimeout as delay } from 'node:timers/promises';
-import { Slots } from './slots.js';
-import { ALWAYS_EXCLUDED, namespaceModeOf } from './workload/index.js';
+import { type ListWatchResource, listAndWatch, Slots, withDeadline } from '../runtime/index.js';
+import { ALWAYS_EXCLUDED, namespaceModeOf } from '../workload/index.js';
+import type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
 
 // --- the port the mutator is given ---------------------------------------------------
 
@@ -22,50 +22,12 @@ export interface NamespaceCheck {
   check(namespace: string, signal: AbortSignal): Promise<NamespaceVerdict>;
 }
 
-// --- the port it reads through ------------------------------------------------------
-
-export interface NamespaceLabels {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
-
-export type NamespaceRead =
-  | { readonly status: 'found'; readonly namespace: NamespaceLabels }
-  | { readonly status: 'absent' }
-  | { readonly status: 'failed'; readonly detail: string };
-
-export interface NamespaceWatchEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly namespace: NamespaceLabels;
-}
-
-/** Metadata only (PartialObjectMetadata): names and labels, nothing else of a namespace. */
-export interface NamespaceApi {
-  /** The opted-in namespaces (a label selector may leave the rest out), and where to watch from. */
-  listOptedIn(
-    signal: AbortSignal,
-  ): Promise<{ namespaces: NamespaceLabels[]; resourceVersion: string }>;
-  /**
-   * Watches from `resourceVersion` until the server ends the watch or `signal`
-   * aborts. A namespace that stops matching arrives as DELETED. `expired`: 410, relist.
-   */
-  watchOptedIn(
-    resourceVersion: string,
-    onEvent: (event: NamespaceWatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<{ resourceVersion: string; expired: boolean }>;
-  /** One live GET; resolves (never rejects), `failed` once `signal` aborts. */
-  get(name: string, signal: AbortSignal): Promise<NamespaceRead>;
-}
-
 // --- the check -----------------------------------------------------------------------
 
 /** Live namespace reads in flight at once: a flood of forged reviews costs at most this many GETs at a time. */
 export const MAX_NAMESPACE_READS = 8;
 /** A shared live read gives up after this; each caller gives up at its own deadline first. */
 const READ_TIMEOUT_MS = 5_000;
-const INITIAL_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 30_000;
 
 export interface NamespaceCheckOptions {
   readonly api: NamespaceApi;
@@ -89,8 +51,13 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
   const excluded = new Set<string>([...ALWAYS_EXCLUDED, ...options.excluded]);
   const view = new OptedInView();
   const stopping = new AbortController();
-  const watching = keepWatching(options, view, stopping.signal);
-  const reads = new FreshReads(options.api);
+  const { api, onWatchError = () => {} } = options;
+  const watching = listAndWatch(
+    optedInNamespaces(api, view),
+    { onRestart: (_reason, error) => error && onWatchError(error) },
+    stopping.signal,
+  );
+  const reads = new FreshReads(api);
   return {
     get synced() {
       return view.synced;
@@ -147,34 +114,20 @@ function isOptedIn(namespace: NamespaceLabels): boolean {
 }
 
 /**
- * List, then watch and resume from the last resourceVersion; relist on 410 or
- * after an error (backing off). A view kept through an outage may be stale by
- * as long as it lasts: a namespace un-labelled meanwhile still counts as opted in.
+ * The opted-in namespaces as a resource of the list-watch loop. A view kept through an
+ * outage may be stale by as long as it lasts: a namespace un-labelled meanwhile still
+ * counts as opted in.
  */
-async function keepWatching(
-  { api, onWatchError = () => {} }: NamespaceCheckOptions,
-  view: OptedInView,
-  signal: AbortSignal,
-): Promise<void> {
-  let backoff = INITIAL_BACKOFF_MS;
-  while (!signal.aborted) {
-    try {
+function optedInNamespaces(api: NamespaceApi, view: OptedInView): ListWatchResource {
+  return {
+    async list(signal) {
       const listed = await api.listOptedIn(signal);
       view.replace(listed.namespaces);
-      let resourceVersion = listed.resourceVersion;
-      for (;;) {
-        const end = await api.watchOptedIn(resourceVersion, (event) => view.apply(event), signal);
-        backoff = INITIAL_BACKOFF_MS;
-        if (signal.aborted || end.expired) break;
-        resourceVersion = end.resourceVersion;
-      }
-    } catch (error) {
-      if (signal.aborted) return;
-      onWatchError(error as Error);
-      await delay(backoff, undefined, { signal }).catch(() => {});
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-    }
-  }
+      return listed.resourceVersion;
+    },
+    watch: (resourceVersion, signal) =>
+      api.watchOptedIn(resourceVersion, (event) => view.apply(event), signal),
+  };
 }
 
 interface PendingReads {
@@ -231,15 +184,16 @@ class FreshReads {
     return running;
   }
 
-  async #get(name: string, entry: PendingReads): Promise<NamespaceRead> {
-    const timeout = AbortSignal.timeout(READ_TIMEOUT_MS);
-    if (!(await this.#slots.take(timeout))) return { status: 'failed', detail: 'timed out' };
-    try {
-      entry.sent = true;
-      return await this.api.get(name, timeout);
-    } finally {
-      this.#slots.release();
-    }
+  #get(name: string, entry: PendingReads): Promise<NamespaceRead> {
+    return withDeadline(undefined, READ_TIMEOUT_MS, async (signal) => {
+      if (!(await this.#slots.take(signal))) return { status: 'failed', detail: 'timed out' };
+      try {
+        entry.sent = true;
+        return await this.api.get(name, signal);
+      } finally {
+        this.#slots.release();
+      }
+    });
   }
 }
 

@@ -1,10 +1,10 @@
-// withDeadline (src/follow/deadline.ts): every follow request's bound. It must abort on the
+// withDeadline (src/runtime/deadline.ts): the one deadline of reviews and follow requests. It must abort on the
 // caller's signal or at its deadline, and once the work settles it must leave nothing
 // on the caller's long-lived signal — the leak it replaces was exactly that.
 
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { withDeadline } from '../../../src/follow/deadline.js';
+import { withDeadline } from '../../src/runtime/index.js';
 
 /** Work that ends only when its signal aborts, with the signal's reason. */
 function untilAborted(signal: AbortSignal): Promise<never> {

@@ -1,7 +1,12 @@
 // Reference discovery (docs/design.md §3 "Sources" and "Selected keys"): which
 // ConfigMaps and Secrets a pod template reads, and which of their keys.
 
-import { type KeySelection, parseSourceList, type SourceKind, type SourceRef } from '../sources.js';
+import {
+  type KeySelection,
+  parseSourceList,
+  type SourceKind,
+  type SourceRef,
+} from '../sources/index.js';
 import { EXCLUDE, INCLUDE, LIVE_RELOAD } from './annotations.js';
 import { isObject, type JsonObject } from './object.js';
 

@@ -1,156 +1,33 @@
-// The admission use case (docs/design.md §4): select the workload a request writes,
-// ask the evaluator for the hash now, and decide the annotations — a minimal
-// patch with warnings. Knows nothing of HTTP; follow mode never imports it.
+// What a review writes (docs/design.md §4), given the hash now: the annotations as a
+// minimal patch, with the warnings people read in kubectl's output. Pure.
 
-import { type AdmissionRequest, PREVIOUS_KEY_WARNING, warning } from './admission/index.js';
 import {
   type CurrentHash,
-  createEvaluator,
   type Digests,
   type Evaluation,
-  type EvaluatorDependencies,
   isCurrentHash,
   MAX_SOURCES,
-} from './evaluate.js';
-import type { NamespaceCheck } from './namespaces.js';
-import { buildAnnotationPatch } from './patch/index.js';
-import type { LookupRecord, MutationResult, Mutator, Outcome, SkipCode } from './review.js';
-import { describeSource } from './sources.js';
+} from '../evaluate/index.js';
+import { buildAnnotationPatch } from '../patch/index.js';
+import { describeSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
-  ENABLED,
-  findWorkloadKind,
   HASH,
-  isObject,
-  objectAt,
+  PREVIOUS_KEY_WARNING,
   parseRolloutWindow,
   ROLLOUT_WINDOW,
-  readWorkload,
   rolloutNotice,
   SOURCES,
   templatesEqualIgnoringOurs,
   type Workload,
-  type WorkloadKind,
-} from './workload/index.js';
+  warning,
+} from '../workload/index.js';
+import type { LookupRecord, MutationResult, Outcome } from './result.js';
+import type { Target } from './target.js';
 
 export const MAX_WARNING_LENGTH = 120;
 const MAX_WARNINGS = 10;
-
-export interface MutatorDependencies extends EvaluatorDependencies {
-  /** The kinds handled (default: the apps/v1 ones; `--kind` adds more). */
-  readonly kinds?: readonly WorkloadKind[];
-  /** Whether the request's namespace is opted in, as confighash itself sees it (docs/design.md §4, §10). */
-  readonly namespaces: NamespaceCheck;
-}
-
-export function createMutator({
-  kinds,
-  namespaces,
-  ...dependencies
-}: MutatorDependencies): Mutator {
-  const evaluate = createEvaluator(dependencies);
-  return {
-    async review(request, signal) {
-      const target = selectTarget(request, kinds);
-      if ('skipReason' in target) return skipped(target.skipReason, target.warning);
-      // Before any lookup: a review POSTed straight to the port learns nothing of a namespace not opted in.
-      const verdict = await namespaces.check(target.namespace, signal);
-      if (verdict.status === 'not-opted-in') {
-        return skipped(
-          `namespace ${target.namespace} is not opted in (${verdict.why})`,
-          undefined,
-          'namespace-not-opted-in',
-        );
-      }
-      if (verdict.status === 'unknown') {
-        return decideAnnotations(target, namespaceUnreadable(target, verdict.detail));
-      }
-      const evaluation = await evaluate(target.workload, target.namespace, signal);
-      return decideAnnotations(target, evaluation);
-    },
-  };
-}
-
-/**
- * The namespace could not be read: like a failed lookup, keep oldObject's
- * values, and read nothing (a forged review must not get lookups by making
- * the namespace read fail; a real one loses nothing it had).
- */
-function namespaceUnreadable(target: Target, detail: string): Evaluation {
-  const consequence = target.isUpdate ? 'kept the previous hash' : 'no hash written';
-  return {
-    status: 'unreadable',
-    failures: [],
-    missingRequired: [],
-    lookups: [],
-    problems: [`could not read namespace ${target.namespace} (${detail}); ${consequence}`],
-  };
-}
-
-// --- which requests are ours -------------------------------------------------
-
-export interface Target {
-  readonly workload: Workload;
-  readonly namespace: string;
-  readonly isUpdate: boolean;
-  /** oldObject's parts, for an UPDATE that carries one. */
-  readonly old: Workload | undefined;
-}
-
-export type Skip = { readonly skipReason: string; readonly warning?: string };
-
-export function selectTarget(
-  request: AdmissionRequest,
-  kinds?: readonly WorkloadKind[],
-): Target | Skip {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') {
-    return { skipReason: `operation ${request.operation}` };
-  }
-  if (request.subResource) return { skipReason: `subresource ${request.subResource}` };
-  const kind = findWorkloadKind(request.kind, kinds);
-  if (!kind) {
-    const { group, version, kind: name } = request.kind;
-    return { skipReason: `kind ${group || 'core'}/${version} ${name} is not handled` };
-  }
-  const object = request.object;
-  if (!isObject(object)) return { skipReason: 'request has no object' };
-  const workload = readWorkload(object, kind);
-  if (workload.annotations[ENABLED] === 'false') {
-    return { skipReason: `opted out by ${ENABLED}: "false"` };
-  }
-  const elsewhere = templateElsewhere(workload);
-  if (elsewhere) return elsewhere;
-  if (!workload.template) return { skipReason: 'object has no pod template' };
-  const namespace = request.namespace ?? objectNamespace(object);
-  if (!namespace) return { skipReason: 'request has no namespace' };
-  const isUpdate = request.operation === 'UPDATE';
-  const old =
-    isUpdate && isObject(request.oldObject) ? readWorkload(request.oldObject, kind) : undefined;
-  return { workload, namespace, isUpdate, old };
-}
-
-/** A Rollout with `workloadRef` takes its pods from a Deployment: hashing that is the Deployment's write. */
-function templateElsewhere(workload: Workload): Skip | undefined {
-  const field = workload.kind.templateElsewhere;
-  if (!field || objectAt(workload.object, field) === undefined) return undefined;
-  const path = field.slice(1).join('.');
-  return {
-    skipReason: `${path}: the pod template is in another object`,
-    warning: warning(
-      `${workload.kind.kind} with ${path} left alone; its pod template is not in it`,
-    ),
-  };
-}
-
-function objectNamespace(object: unknown): string | undefined {
-  const metadata = isObject(object) ? object.metadata : undefined;
-  return isObject(metadata) && typeof metadata.namespace === 'string'
-    ? metadata.namespace
-    : undefined;
-}
-
-// --- what to write --------------------------------------------------------------
 
 interface Annotations {
   readonly hash: string | undefined;
@@ -325,20 +202,4 @@ export function limitWarnings(warnings: readonly string[]): string[] {
   if (shortened.length <= MAX_WARNINGS) return shortened;
   const rest = shortened.length - (MAX_WARNINGS - 1);
   return [...shortened.slice(0, MAX_WARNINGS - 1), warning(`and ${rest} more problems`)];
-}
-
-function skipped(
-  skipReason: string,
-  warning: string | undefined,
-  skipCode: SkipCode = 'not-handled',
-): MutationResult {
-  return {
-    outcome: 'skipped',
-    patch: [],
-    warnings: warning ? [warning] : [],
-    lookups: [],
-    hashChanged: false,
-    skipReason,
-    skipCode,
-  };
 }

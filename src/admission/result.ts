@@ -2,10 +2,10 @@
 // between the use case (mutate.ts builds it) and the HTTP edge (server/ turns it
 // into a response, a log line and metrics). Types only.
 
-import type { AdmissionRequest } from './admission/index.js';
-import type { LookupFailure } from './evaluate.js';
-import type { JsonPatchOperation } from './patch/index.js';
-import type { SourceKind } from './sources.js';
+import type { LookupFailure } from '../evaluate/index.js';
+import type { JsonPatchOperation } from '../patch/index.js';
+import type { SourceKind } from '../sources/index.js';
+import type { AdmissionRequest } from './types.js';
 
 export type Outcome =
   /** The patch writes a new hash or sources into the template. */

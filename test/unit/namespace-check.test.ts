@@ -1,4 +1,4 @@
-// The namespace check (src/namespaces.ts) against an in-memory NamespaceApi: what
+// The namespace check (src/admission/namespace-check.ts) against an in-memory NamespaceApi: what
 // the watch says, when a live GET decides, how many GETs a flood costs, and
 // that a namespace labelled a moment ago is never missed.
 
@@ -11,7 +11,7 @@ import {
   type NamespaceWatch,
   type NamespaceWatchEvent,
   startNamespaceCheck,
-} from '../../src/namespaces.js';
+} from '../../src/admission/index.js';
 
 const NEVER = new AbortController().signal;
 const LABEL = 'confighash.dev/enabled';

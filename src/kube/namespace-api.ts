@@ -1,11 +1,11 @@
-// NamespaceApi over the API server (src/namespaces.ts): metadata-only
+// NamespaceApi over the API server (src/admission/namespace-check.ts): metadata-only
 // (PartialObjectMetadata) list and watch of the opted-in namespaces, and one
 // live GET of a namespace. The watch takes a connection of its own (a
 // long-lived stream must not hold a socket lookups need); the GETs go through
 // the lookups' keep-alive connection.
 
-import { FOLLOW_TIMEOUTS, type FollowTimeouts } from '../follow/ports.js';
-import type { NamespaceApi, NamespaceLabels, NamespaceRead } from '../namespaces.js';
+import type { NamespaceApi, NamespaceLabels, NamespaceRead } from '../admission/ports.js';
+import { API_TIMEOUTS, type ApiTimeouts } from '../runtime/index.js';
 import { OPTED_IN_NAMESPACE_SELECTOR } from '../workload/index.js';
 import {
   exchange,
@@ -27,7 +27,7 @@ interface NamespaceMetadata {
 export function createNamespaceApi(
   watchConnection: ApiConnection,
   getConnection: ApiConnection,
-  timeouts: FollowTimeouts = FOLLOW_TIMEOUTS,
+  timeouts: ApiTimeouts = API_TIMEOUTS,
 ): NamespaceApi {
   return {
     async listOptedIn(signal) {

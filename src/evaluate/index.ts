@@ -1,0 +1,15 @@
+export {
+  type CurrentHash,
+  createEvaluator,
+  type Digests,
+  type Evaluation,
+  type Evaluator,
+  type EvaluatorDependencies,
+  type FailedLookup,
+  isCurrentHash,
+  MAX_LOOKUPS_IN_FLIGHT,
+  MAX_LOOKUPS_PER_EVALUATION,
+  MAX_SOURCES,
+  type SourceLookup,
+} from './evaluate.js';
+export type { ConfigSource, LookupFailure, LookupResult } from './ports.js';

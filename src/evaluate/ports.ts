@@ -1,0 +1,35 @@
+// The port "the hash now" reads through (adapter: src/kube/api-config-source.ts; in
+// memory: test/support/memory-source.ts): one live read of a ConfigMap or Secret, whose
+// outcomes are values.
+
+import type { SourceContent } from '../hash/index.js';
+import type { SourceKind } from '../sources/index.js';
+
+export type LookupFailure =
+  | 'timeout'
+  | 'forbidden'
+  | 'unauthorized'
+  | 'server-error'
+  | 'network'
+  | 'bad-response';
+
+export type LookupResult =
+  | {
+      readonly status: 'found';
+      readonly uid: string;
+      readonly resourceVersion: string;
+      readonly content: SourceContent;
+    }
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };
+
+/** Reads ConfigMaps and Secrets. Outcomes a user sees are values, never exceptions. */
+export interface ConfigSource {
+  /** Reads one object live; resolves (never rejects) once `signal` aborts. */
+  get(
+    kind: SourceKind,
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<LookupResult>;
+}

@@ -1,0 +1,33 @@
+// Time, injectable: what every timer of both processes runs on (the review deadline, the
+// follow requests' deadlines, the election, the watch loop's backoff, the touch queue), so
+// that tests can drive them with a clock of their own.
+
+export interface Clock {
+  now(): number;
+  /** Calls `fire` once after `ms`, unless the returned function is called first. */
+  setTimer(ms: number, fire: () => void): () => void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fire) {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no listener behind. */
+export function sleep(ms: number, signal: AbortSignal, clock: Clock = systemClock): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = () => {
+      cancel();
+      resolve();
+    };
+    const cancel = clock.setTimer(ms, () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,12 @@
+export { API_TIMEOUTS, type ApiTimeouts } from './api-timeouts.js';
+export { type Clock, sleep, systemClock } from './clock.js';
+export { withDeadline } from './deadline.js';
+export {
+  type ListWatchOptions,
+  type ListWatchResource,
+  listAndWatch,
+  type WatchEnd,
+  type WatchRestart,
+} from './list-watch.js';
+export { countPreviousKeyHashes, type HashComponent } from './previous-key-metric.js';
+export { Slots } from './slots.js';
