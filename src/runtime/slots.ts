@@ -1,53 +1,63 @@
-// A counting semaphore whose waiters give up when their signal aborts: the
-// bounds of docs/design.md §4 (lookups in flight per process, namespace reads) are
-// slots. A wait for a slot counts against the caller's own deadline.
+// The one semaphore: a pool of slots that callers take some of and give back, whose
+// waiters give up when their signal aborts. The bounds of docs/design.md §4 are slots —
+// lookups in flight per process, live namespace reads, body bytes read at once (a body
+// takes as many slots as it has bytes) — and so are follow mode's lists in flight. A wait
+// counts against the caller's own deadline.
 
 export class Slots {
   #free: number;
   /** Waiters in arrival order (a Set keeps insertion order and deletes in O(1)). */
-  readonly #waiting = new Set<(granted: boolean) => void>();
+  readonly #waiting = new Set<{ readonly count: number; grant(): void }>();
 
   constructor(readonly size: number) {
     this.#free = size;
   }
 
-  /** Takes a slot if one is free now; the caller then owes a release(). */
-  tryTake(): boolean {
-    if (this.#free === 0) return false;
-    this.#free--;
+  /** Slots taken now and not yet released. */
+  get inUse(): number {
+    return this.size - this.#free;
+  }
+
+  /** Takes `count` slots if they are free now; never waits. The caller then owes a release. */
+  tryTake(count = 1): boolean {
+    if (count > this.#free) return false;
+    this.#free -= count;
     return true;
   }
 
-  /** Takes a slot, waiting for one: true once taken (owe a release()), false if `signal` aborts first. */
-  take(signal: AbortSignal): Promise<boolean> {
-    if (this.tryTake()) return Promise.resolve(true);
-    if (signal.aborted) return Promise.resolve(false);
+  /**
+   * Takes `count` slots (at most `size`): true once taken, at once or later (owe a
+   * release), false if `signal` aborts first. Waiters are served in arrival order, each as
+   * soon as its count fits: a small ask passes a large one that waits.
+   */
+  take(signal: AbortSignal, count = 1): boolean | Promise<boolean> {
+    if (this.tryTake(count)) return true;
+    if (signal.aborted) return false;
     return new Promise((resolve) => {
+      const waiter = {
+        count,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(true);
+        },
+      };
       const onAbort = () => {
-        this.#waiting.delete(grant);
+        this.#waiting.delete(waiter);
         resolve(false);
       };
-      const grant = (granted: boolean) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(granted);
-      };
-      this.#waiting.add(grant);
+      this.#waiting.add(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  /** Gives a slot back: to the longest waiter, else to the pool. */
-  release(): void {
-    for (const grant of this.#waiting) {
-      this.#waiting.delete(grant);
-      grant(true);
-      return;
+  /** Gives `count` slots back, to the waiters that now fit, in arrival order. */
+  release(count = 1): void {
+    this.#free += count;
+    for (const waiter of this.#waiting) {
+      if (this.#free === 0) return;
+      if (!this.tryTake(waiter.count)) continue;
+      this.#waiting.delete(waiter);
+      waiter.grant();
     }
-    this.#free++;
-  }
-
-  /** Slots taken now (for tests and metrics). */
-  get inUse(): number {
-    return this.size - this.#free;
   }
 }

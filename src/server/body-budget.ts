@@ -10,59 +10,9 @@
 // the size of every review the apiserver sends but the rarest, have a share of
 // their own that no large body can take, and a large one is refused at once
 // rather than queued when it can never fit, or when its address already holds
-// its bound.
+// its bound. Each share, and each address's bound in it, is a pool of Slots, one a byte.
 
-/** A pool of bytes: taken at once when they fit, else waited for until released or given up. */
-export class ByteBudget {
-  #free: number;
-  readonly #waiting = new Set<{ readonly bytes: number; grant(): void }>();
-
-  constructor(readonly size: number) {
-    this.#free = size;
-  }
-
-  /** Bytes taken and not yet released. */
-  get taken(): number {
-    return this.size - this.#free;
-  }
-
-  /** Takes `bytes` if they fit now; never waits. */
-  tryTake(bytes: number): boolean {
-    if (bytes > this.#free) return false;
-    this.#free -= bytes;
-    return true;
-  }
-
-  /** Takes `bytes` (at most `size`): true once taken (owe a release), false if `signal` aborts first. */
-  take(bytes: number, signal: AbortSignal): boolean | Promise<boolean> {
-    if (this.tryTake(bytes)) return true;
-    if (signal.aborted) return false;
-    return new Promise((resolve) => {
-      const waiter = {
-        bytes,
-        grant: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(true);
-        },
-      };
-      const onAbort = () => {
-        this.#waiting.delete(waiter);
-        resolve(false);
-      };
-      this.#waiting.add(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  release(bytes: number): void {
-    this.#free += bytes;
-    for (const waiter of this.#waiting) {
-      if (!this.tryTake(waiter.bytes)) continue;
-      this.#waiting.delete(waiter);
-      waiter.grant();
-    }
-  }
-}
+import { Slots } from '../runtime/index.js';
 
 export interface BodyBudgetSizes {
   /** A body of at most this many bytes is small: it takes only from the small share. */
@@ -89,27 +39,27 @@ export interface Ticket {
 }
 
 /**
- * The bytes each client address holds or waits for in one share, bounded: one ByteBudget
+ * The bytes each client address holds or waits for in one share, bounded: one pool of Slots
  * per address that holds any (dropped when it holds nothing, so addresses cost nothing idle).
  */
 class AddressBounds {
-  readonly #addresses = new Map<string, ByteBudget>();
+  readonly #addresses = new Map<string, Slots>();
 
   constructor(readonly perAddress: number) {}
 
   /** Takes `bytes` for `address` now: the function that gives them back, or undefined. */
   tryTake(address: string, bytes: number): (() => void) | undefined {
-    const own = this.#addresses.get(address) ?? new ByteBudget(this.perAddress);
+    const own = this.#addresses.get(address) ?? new Slots(this.perAddress);
     if (!own.tryTake(bytes)) return undefined;
     this.#addresses.set(address, own);
     return () => {
       own.release(bytes);
-      if (own.taken === 0) this.#addresses.delete(address);
+      if (own.inUse === 0) this.#addresses.delete(address);
     };
   }
 
   heldBy(address: string): number {
-    return this.#addresses.get(address)?.taken ?? 0;
+    return this.#addresses.get(address)?.inUse ?? 0;
   }
 
   get size(): number {
@@ -119,7 +69,7 @@ class AddressBounds {
 
 interface Lane {
   readonly name: 'small' | 'large';
-  readonly share: ByteBudget;
+  readonly share: Slots;
   readonly bounds: AddressBounds;
 }
 
@@ -161,12 +111,12 @@ export class BodyBudgets {
 }
 
 function lane(name: Lane['name'], shareBytes: number, perAddress: number): Lane {
-  return { name, share: new ByteBudget(shareBytes), bounds: new AddressBounds(perAddress) };
+  return { name, share: new Slots(shareBytes), bounds: new AddressBounds(perAddress) };
 }
 
 /** Waits in `share`; `leave` runs once, when the place is given up or released. */
-function placeIn(share: ByteBudget, bytes: number, signal: AbortSignal, leave: () => void): Ticket {
-  const granted = share.take(bytes, signal);
+function placeIn(share: Slots, bytes: number, signal: AbortSignal, leave: () => void): Ticket {
+  const granted = share.take(signal, bytes);
   if (granted === false) leave();
   else if (granted !== true) void granted.then((ok) => ok || leave());
   return {

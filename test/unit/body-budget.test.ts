@@ -2,44 +2,40 @@
 // reviews are never held behind large ones, and what is refused at once.
 
 import { describe, expect, it } from 'vitest';
-import {
-  BodyBudgets,
-  ByteBudget,
-  type Refusal,
-  type Ticket,
-} from '../../src/server/body-budget.js';
+import { Slots } from '../../src/runtime/index.js';
+import { BodyBudgets, type Refusal, type Ticket } from '../../src/server/body-budget.js';
 
 const NEVER = new AbortController().signal;
 
-describe('ByteBudget', () => {
+describe('Slots, a byte each (the budget of each share)', () => {
   it('lets bodies in while they fit, and the next one when bytes come back', async () => {
-    const budget = new ByteBudget(10);
-    expect(budget.take(7, NEVER)).toBe(true);
-    const waiting = budget.take(7, NEVER);
+    const budget = new Slots(10);
+    expect(budget.take(NEVER, 7)).toBe(true);
+    const waiting = budget.take(NEVER, 7);
     expect(waiting).toBeInstanceOf(Promise);
     budget.release(7);
     expect(await waiting).toBe(true);
   });
 
   it('a small body passes a large one that waits', async () => {
-    const budget = new ByteBudget(10);
-    expect(budget.take(7, NEVER)).toBe(true);
-    const large = budget.take(7, NEVER);
-    expect(budget.take(2, NEVER)).toBe(true);
+    const budget = new Slots(10);
+    expect(budget.take(NEVER, 7)).toBe(true);
+    const large = budget.take(NEVER, 7);
+    expect(budget.take(NEVER, 2)).toBe(true);
     budget.release(2);
     budget.release(7);
     expect(await large).toBe(true);
   });
 
   it('a waiter whose signal aborts gets false and takes nothing', async () => {
-    const budget = new ByteBudget(10);
-    expect(budget.take(7, NEVER)).toBe(true);
+    const budget = new Slots(10);
+    expect(budget.take(NEVER, 7)).toBe(true);
     const gaveUp = new AbortController();
-    const waiting = budget.take(7, gaveUp.signal);
+    const waiting = budget.take(gaveUp.signal, 7);
     gaveUp.abort();
     expect(await waiting).toBe(false);
     budget.release(7);
-    expect(budget.take(10, NEVER)).toBe(true);
+    expect(budget.take(NEVER, 10)).toBe(true);
   });
 
   it.each([
@@ -47,9 +43,9 @@ describe('ByteBudget', () => {
     ['refuses what does not fit, taking nothing', [7, 4], 3, [true, false]],
     ['takes up to the last byte', [7, 3], 0, [true, true]],
   ])('tryTake %s, never waiting', (_, asks, free, expected) => {
-    const budget = new ByteBudget(10);
+    const budget = new Slots(10);
     expect(asks.map((bytes) => budget.tryTake(bytes))).toEqual(expected);
-    expect(budget.size - budget.taken).toBe(free);
+    expect(budget.size - budget.inUse).toBe(free);
   });
 });
 
