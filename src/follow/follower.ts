@@ -13,9 +13,12 @@
 
 import type { Evaluator } from '../evaluate/index.js';
 import {
+  type Clock,
+  every,
   type ListWatchResource,
   listAndWatch,
   Slots,
+  systemClock,
   type WatchRestart,
 } from '../runtime/index.js';
 import { formatSource, sourceOfResource } from '../sources/index.js';
@@ -33,7 +36,7 @@ import type {
 import { ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
 import { createToucher, RETRY_MS } from './touch.js';
-import { type SourceChange, TouchQueue } from './touch-queue.js';
+import { type SourceChange, TouchQueue, type TouchResult } from './touch-queue.js';
 import { workloadKey } from './workload-ref.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
@@ -73,13 +76,20 @@ export interface FollowerDependencies {
   readonly kinds?: readonly WorkloadKind[];
   /** Besides ALWAYS_EXCLUDED: never followed, whatever their label (the webhook never hashes there). */
   readonly excludedNamespaces?: readonly string[];
+  /** Every timer of follow mode runs on it (default: the system's). */
+  readonly clock?: Clock;
 }
+
+/** A touch due in a namespace no longer followed: nothing to do. */
+const NOT_FOLLOWED: TouchResult = { status: 'done' };
 
 /** Runs until `signal` aborts (leadership lost or shutdown); then stops at once. */
 export async function runFollower(deps: FollowerDependencies, signal: AbortSignal): Promise<void> {
   const follower = new Follower(deps, signal);
   deps.logger.info({ ...deps.options }, 'follow: started');
-  const resync = setInterval(() => follower.resync(), deps.options.resyncMs);
+  const stopResync = every(deps.clock ?? systemClock, deps.options.resyncMs, () =>
+    follower.resync(),
+  );
   void listAndWatch(
     follower.followNamespaces(),
     { onRestart: restartReporter(deps, {}, 'follow: namespace watch failed; retrying') },
@@ -89,7 +99,7 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  clearInterval(resync);
+  stopResync();
   follower.stop();
   deps.logger.info({}, 'follow: stopped');
 }
@@ -151,25 +161,29 @@ class Follower {
   ) {
     this.#kinds = deps.kinds ?? HANDLED_KINDS;
     this.#excluded = new Set([...ALWAYS_EXCLUDED, ...(deps.excludedNamespaces ?? [])]);
-    this.#queue = new TouchQueue(deps.options, deps.metrics);
+    const clock = deps.clock ?? systemClock;
+    this.#queue = new TouchQueue(deps.options, deps.metrics, clock);
     const touch = createToucher({
       ...deps,
-      queue: this.#queue,
-      namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
-      onRead: (ref, object) => {
-        const references = readReferences(object, ref.kind);
-        if (!references || !this.#namespaces.has(ref.namespace)) return;
-        this.#index.putWorkload(references);
-        this.#index.evaluated(ref);
+      pacing: this.#queue.pacing,
+      index: {
+        read: (ref, object) => {
+          const references = readReferences(object, ref.kind);
+          if (!references || !this.#namespaces.has(ref.namespace)) return;
+          this.#index.putWorkload(references);
+          this.#index.evaluated(ref);
+        },
+        gone: (ref) => this.#index.deleteWorkload(ref),
       },
-      onGone: (ref) => this.#index.deleteWorkload(ref),
+      namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
       holdRetryMs: deps.options.resyncMs,
       retryMs: deps.options.retryMs,
+      clock,
       signal,
     });
-    this.#queue.onDue(async (due) => {
-      if (this.#namespaces.has(due.ref.namespace)) await touch(due);
-    });
+    this.#queue.onDue((due) =>
+      this.#namespaces.has(due.ref.namespace) ? touch(due) : Promise.resolve(NOT_FOLLOWED),
+    );
   }
 
   /** The follow namespaces, as a resource of the list-watch loop. */

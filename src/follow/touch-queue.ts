@@ -1,12 +1,12 @@
 // When touches run: the schedule (debounce, minimum interval per workload,
 // maximum delay), the resync's evaluations (a plain queue, after every touch that
-// is due), the two token buckets (touches; evaluations), and one timer that runs
-// what is due, one at a time. A touch waits for its token before it reads
-// anything, so that waiting never makes it read twice.
+// is due), and one timer that runs what is due, one at a time. How fast they may
+// go is pacing.ts; what one touch does is touch.ts, whose answer this applies: a
+// touch that must wait or failed is put back here, and nowhere else.
 
-import { sleep } from '../runtime/index.js';
+import type { Clock } from '../runtime/index.js';
 import type { FollowMetrics } from './metrics.js';
-import { TokenBucket } from './rate-limit.js';
+import { Pacing, type PacingOptions } from './pacing.js';
 import { TouchSchedule } from './schedule.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
@@ -21,9 +21,6 @@ export interface QueuedTouch {
   /** Each changed source and what happened to it; empty when only a resync asked (an evaluation). */
   readonly changes: ReadonlyMap<string, SourceChange>;
 }
-
-/** Which token bucket: touches (the global rate limit) or the resync's evaluations. */
-export type TokenKind = 'touch' | 'evaluate';
 
 /**
  * Adds `change` of `source` to what is known: a source created in the same
@@ -45,20 +42,25 @@ interface Pending {
   readonly changes: Map<string, SourceChange>;
 }
 
-export interface TouchQueueOptions {
+export interface TouchQueueOptions extends PacingOptions {
   readonly debounceMs: number;
   readonly minIntervalMs: number;
-  readonly ratePerSecond: number;
-  readonly burst: number;
-  /** Evaluations a resync may start per second (`--follow-evaluate-rate`). */
-  readonly evaluatePerSecond: number;
 }
 
-export type RunTouch = (touch: QueuedTouch) => Promise<void>;
+/** Why a touch waits: the labels of confighash_follow_deferred_total. */
+export type DeferReason = Parameters<FollowMetrics['deferred']>[0];
+
+/** What one touch came to: the queue records a touch, or puts it back to run `at`. */
+export type TouchResult =
+  | { readonly status: 'done' | 'touched' }
+  | { readonly status: 'retry'; readonly at: number; readonly reason: DeferReason };
+
+export type RunTouch = (touch: QueuedTouch) => Promise<TouchResult>;
 
 export class TouchQueue {
   readonly #schedule: TouchSchedule;
-  readonly #buckets: Readonly<Record<TokenKind, TokenBucket>>;
+  /** How fast touches may go; the touch itself waits on it. */
+  readonly pacing: Pacing;
   /** The workload and its changes, of every pending key. */
   readonly #pending = new Map<string, Pending>();
   /** Keys the schedule found due, in order, not yet run. */
@@ -66,29 +68,22 @@ export class TouchQueue {
   /** The resync's evaluations, in the order asked: run after every due touch. */
   readonly #evaluations = new Map<string, WorkloadRef>();
   #running: string | undefined;
-  #run: RunTouch = async () => {};
-  #timer: NodeJS.Timeout | undefined;
+  #run: RunTouch = async () => ({ status: 'done' });
+  #cancelTimer: () => void = () => {};
   #processing = false;
   #stopped = false;
 
   constructor(
     private readonly options: TouchQueueOptions,
     private readonly metrics: Pick<FollowMetrics, 'deferred' | 'pending'>,
+    private readonly clock: Clock,
   ) {
     this.#schedule = new TouchSchedule({
       debounceMs: options.debounceMs,
       minIntervalMs: options.minIntervalMs,
       maxDelayMs: Math.max(6 * options.debounceMs, 60_000),
     });
-    const now = Date.now();
-    this.#buckets = {
-      touch: new TokenBucket(options.ratePerSecond, options.burst, now),
-      evaluate: new TokenBucket(
-        options.evaluatePerSecond,
-        Math.max(1, Math.ceil(options.evaluatePerSecond)),
-        now,
-      ),
-    };
+    this.pacing = new Pacing(options, this.#schedule, metrics, clock);
   }
 
   /** What runs each due touch (set once, before the first request). */
@@ -109,7 +104,7 @@ export class TouchQueue {
       this.#arm();
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     if (this.#schedule.earliestAllowed(key) > now + this.options.debounceMs) {
       this.metrics.deferred('min-interval');
     }
@@ -125,8 +120,8 @@ export class TouchQueue {
     return this.#pending.has(key) || this.#running === key;
   }
 
-  /** Puts a touch back, to run at `at` (rate limited, outside its window, or failed). */
-  defer(touch: QueuedTouch, at: number): void {
+  /** Puts a touch back, to run at `at` (held by the minimum interval or its window, or failed). */
+  #defer(touch: QueuedTouch, at: number): void {
     const key = workloadKey(touch.ref);
     this.#schedule.defer({ key, reasons: [...touch.changes.keys()] }, at);
     const pending = this.#pendingFor(key, touch.ref);
@@ -134,34 +129,9 @@ export class TouchQueue {
     this.#arm();
   }
 
-  /**
-   * Waits for a token of `kind`'s bucket (counting a wait for a touch token as rate
-   * limited); false when `signal` aborted first.
-   */
-  async waitToken(kind: TokenKind, signal: AbortSignal): Promise<boolean> {
-    for (let counted = false; !signal.aborted; ) {
-      const token = this.#buckets[kind].take(Date.now());
-      if (token.ok) return true;
-      if (kind === 'touch' && !counted) this.metrics.deferred('rate-limit');
-      counted = true;
-      await sleep(token.waitMs, signal);
-    }
-    return false;
-  }
-
-  /** When the minimum interval lets `ref` be touched again (0: now). */
-  earliestTouch(ref: WorkloadRef): number {
-    return this.#schedule.earliestAllowed(workloadKey(ref));
-  }
-
-  /** `ref` was touched now: its next touch waits for the minimum interval. */
-  touched(ref: WorkloadRef): void {
-    this.#schedule.touched(workloadKey(ref), Date.now());
-  }
-
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer();
     this.#schedule.clear();
     this.#pending.clear();
     this.#evaluations.clear();
@@ -180,10 +150,11 @@ export class TouchQueue {
 
   #arm(): void {
     if (this.#stopped || this.#processing) return;
-    clearTimeout(this.#timer);
-    const next = this.#evaluations.size > 0 ? Date.now() : this.#schedule.nextDueAt();
+    this.#cancelTimer();
+    const now = this.clock.now();
+    const next = this.#evaluations.size > 0 ? now : this.#schedule.nextDueAt();
     if (next === undefined) return;
-    this.#timer = setTimeout(() => void this.#processDue(), Math.max(0, next - Date.now()));
+    this.#cancelTimer = this.clock.setTimer(Math.max(0, next - now), () => void this.#processDue());
   }
 
   /** Runs what is due, one at a time, until nothing is. */
@@ -194,7 +165,7 @@ export class TouchQueue {
       for (let touch = this.#next(); touch && !this.#stopped; touch = this.#next()) {
         this.#running = workloadKey(touch.ref);
         try {
-          await this.#run(touch);
+          this.#apply(touch, await this.#run(touch));
         } finally {
           this.#running = undefined;
         }
@@ -206,12 +177,18 @@ export class TouchQueue {
     }
   }
 
+  #apply(touch: QueuedTouch, result: TouchResult): void {
+    if (result.status !== 'retry') return;
+    this.metrics.deferred(result.reason);
+    this.#defer(touch, result.at);
+  }
+
   /**
    * The next touch to run: a due one first, else an evaluation. A due touch keeps its
    * pending changes until it runs, so a change meanwhile joins it instead of running again.
    */
   #next(): QueuedTouch | undefined {
-    for (const { key } of this.#schedule.takeDue(Date.now())) this.#ready.push(key);
+    for (const { key } of this.#schedule.takeDue(this.clock.now())) this.#ready.push(key);
     for (let key = this.#ready.shift(); key !== undefined; key = this.#ready.shift()) {
       const pending = this.#pending.get(key);
       if (!pending) continue; // Already run, with the change that asked again.

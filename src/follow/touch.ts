@@ -1,12 +1,12 @@
-// One due touch (docs/design.md §6): take its token first (a touch asked by a source
-// change takes a touch token; a resync's evaluation an evaluation token, and a
-// touch token only once it must roll), read the workload, hold it outside its
-// rollout window, evaluate the hash now, decide, send the empty merge patch and
-// record an Event. Waiting for a token never repeats a read. Failures put the
-// touch back.
+// One due touch (docs/design.md §6), top to bottom: take its token (a touch asked by a
+// source change takes a touch token; a resync's evaluation an evaluation token, and a
+// touch token only once it must roll), read the workload, hold it outside its rollout
+// window, evaluate the hash now, decide, send the empty merge patch and record an Event.
+// Waiting for a token never repeats a read. What it came to is the answer, which the
+// queue applies: a touch that must wait or failed is put back there.
 
 import type { Evaluation, Evaluator } from '../evaluate/index.js';
-import { withDeadline } from '../runtime/index.js';
+import { type Clock, withDeadline } from '../runtime/index.js';
 import {
   isObject,
   ROLLOUT_WINDOW,
@@ -18,9 +18,10 @@ import {
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
+import type { Pacing } from './pacing.js';
 import type { FollowApi, WorkloadEvent } from './ports.js';
 import { decideReconcile, type ReconcileDecision } from './reconcile.js';
-import type { QueuedTouch, SourceChange, TouchQueue } from './touch-queue.js';
+import type { QueuedTouch, SourceChange, TouchResult } from './touch-queue.js';
 import { gateWindow, type WindowGate } from './window-gate.js';
 import { refFields, type WorkloadRef, workloadKey } from './workload-ref.js';
 
@@ -29,93 +30,202 @@ export const RETRY_MS = 15_000;
 const LOOKUP_TIMEOUT_MS = 10_000;
 const MAX_NOTE_LENGTH = 1024;
 
+const DONE: TouchResult = { status: 'done' };
+const TOUCHED: TouchResult = { status: 'touched' };
+
+/** What a touch tells the reference index: the workload as just read, or that it is gone. */
+export interface IndexUpdates {
+  /** The index corrects the workload's entry and notes the evaluation. */
+  read(ref: WorkloadRef, object: Record<string, unknown>): void;
+  gone(ref: WorkloadRef): void;
+}
+
 export interface TouchDependencies {
   readonly api: FollowApi;
   readonly evaluate: Evaluator;
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
-  readonly queue: Pick<TouchQueue, 'defer' | 'touched' | 'waitToken' | 'earliestTouch'>;
-  /** The workload as just read: the reference index corrects its entry and notes the evaluation. */
-  onRead(ref: WorkloadRef, object: Record<string, unknown>): void;
-  /** The workload no longer exists. */
-  onGone(ref: WorkloadRef): void;
+  readonly pacing: Pick<Pacing, 'waitToken' | 'earliestTouch' | 'touched'>;
+  readonly index: IndexUpdates;
   /** The follow namespace's annotations (its rollout window), as last seen. */
   namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
   /** How long to hold a change when no window opening can be computed. */
   readonly holdRetryMs: number;
   /** How long after a failure a touch is tried again. */
   readonly retryMs: number;
+  readonly clock: Clock;
   readonly signal: AbortSignal;
 }
 
 /** Returns the function that runs one due touch; it never throws. */
-export function createToucher(deps: TouchDependencies): (touch: QueuedTouch) => Promise<void> {
-  const { metrics, logger, queue, signal } = deps;
-  const holds = new HoldAnnouncements(deps);
-  return async (touch) => {
-    try {
-      await touchOnce(deps, holds, touch);
-    } catch (error) {
-      if (signal.aborted) return;
-      metrics.reconcileError();
-      metrics.deferred('error');
-      logger.warn(
-        { ...fields(touch), err: (error as Error).message },
-        'follow: reconcile failed; will retry',
-      );
-      queue.defer(touch, Date.now() + deps.retryMs);
-    }
-  };
+export function createToucher(
+  deps: TouchDependencies,
+): (touch: QueuedTouch) => Promise<TouchResult> {
+  const announcements = new Announcements(deps);
+  return (touch) =>
+    touchOnce(deps, announcements, touch).catch((error: Error) => failed(deps, touch, error));
 }
 
 async function touchOnce(
   deps: TouchDependencies,
-  holds: HoldAnnouncements,
+  said: Announcements,
   touch: QueuedTouch,
-): Promise<void> {
-  const { api, queue, metrics, signal } = deps;
+): Promise<TouchResult> {
+  const { api, pacing, clock, signal } = deps;
   const { ref } = touch;
   const asked = touch.changes.size > 0;
-  if (!(await queue.waitToken(asked ? 'touch' : 'evaluate', signal))) return;
+  if (!(await pacing.waitToken(asked ? 'touch' : 'evaluate', signal))) return DONE;
   const object = await api.getWorkload(ref.namespace, ref.kind, ref.name, signal);
-  if (!isObject(object)) return deps.onGone(ref); // Gone since: nothing to roll.
-  deps.onRead(ref, object);
+  if (!isObject(object)) {
+    deps.index.gone(ref); // Gone since: nothing to roll.
+    return DONE;
+  }
+  deps.index.read(ref, object);
   const workload = readWorkload(object, ref.kind);
-  const windowText =
-    workload.annotations[ROLLOUT_WINDOW] ??
-    deps.namespaceAnnotations(ref.namespace)[ROLLOUT_WINDOW];
-  const gate = gateWindow(windowText, new Date(), deps.holdRetryMs);
-  if (!gate.open) return holds.hold(touch, workload, gate);
-  const evaluation = await withDeadline(signal, LOOKUP_TIMEOUT_MS, (lookupSignal) =>
-    deps.evaluate(workload, ref.namespace, lookupSignal),
+  const window = windowOf(workload, deps.namespaceAnnotations(ref.namespace));
+  const gate = gateWindow(window, new Date(clock.now()), deps.holdRetryMs);
+  if (!gate.open) return said.held(touch, workload, gate);
+  const evaluation = await withDeadline(
+    signal,
+    LOOKUP_TIMEOUT_MS,
+    (lookupSignal) => deps.evaluate(workload, ref.namespace, lookupSignal),
+    clock,
   );
   const decision = decideReconcile(workload, evaluation);
   if (!decision.touch) return leave(deps, touch, decision);
   if (!asked) {
     // An evaluation that must roll: the minimum interval and the touch rate hold it too.
-    const earliest = queue.earliestTouch(ref);
-    if (earliest > Date.now()) {
-      metrics.deferred('min-interval');
-      queue.defer(touch, earliest);
-      return;
-    }
-    if (!(await queue.waitToken('touch', signal))) return;
+    const earliest = pacing.earliestTouch(ref);
+    if (earliest > clock.now()) return { status: 'retry', at: earliest, reason: 'min-interval' };
+    if (!(await pacing.waitToken('touch', signal))) return DONE;
   }
   const outcome = await api.touch(ref.namespace, ref.kind, ref.name, signal);
-  if (outcome.status === 'denied') return denied(deps, holds, touch, workload, outcome.reason);
-  queue.touched(ref);
-  holds.forget(ref);
-  metrics.touched(ref.kind.kind);
-  deps.logger.info({ ...fields(touch), why: decision.why }, 'follow: touched');
-  const events = [
-    touchEvent(touch, workload, decision, evaluation),
-    ...rolloutEvent(touch, workload, decision),
-  ];
-  for (const event of events) {
-    await api
-      .recordEvent(event, signal)
+  if (outcome.status === 'denied') return said.denied(touch, workload, outcome.reason);
+  pacing.touched(ref);
+  await said.touched(touch, workload, decision, evaluation);
+  return TOUCHED;
+}
+
+/** The workload's rollout window, else its namespace's. */
+function windowOf(
+  workload: Workload,
+  namespaceAnnotations: Readonly<Record<string, string>>,
+): string | undefined {
+  return workload.annotations[ROLLOUT_WINDOW] ?? namespaceAnnotations[ROLLOUT_WINDOW];
+}
+
+/** A read, a lookup or the patch failed (a request timed out, say): tried again later. */
+function failed(deps: TouchDependencies, touch: QueuedTouch, error: Error): TouchResult {
+  if (deps.signal.aborted) return DONE;
+  deps.metrics.reconcileError();
+  deps.logger.warn(
+    { ...fields(touch), err: error.message },
+    'follow: reconcile failed; will retry',
+  );
+  return retryLater(deps, 'error');
+}
+
+function retryLater(deps: TouchDependencies, reason: 'error' | 'denied'): TouchResult {
+  return { status: 'retry', at: deps.clock.now() + deps.retryMs, reason };
+}
+
+/** No touch: nothing to roll, or the sources cannot be read now (then retry). */
+function leave(
+  deps: TouchDependencies,
+  touch: QueuedTouch,
+  decision: ReconcileDecision,
+): TouchResult {
+  if (decision.why === 'up-to-date-previous-key') deps.metrics.previousKeyHash();
+  if (decision.why !== 'lookup-failed') {
+    deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
+    return DONE;
+  }
+  deps.metrics.reconcileError();
+  deps.logger.warn(
+    { ...fields(touch), why: decision.why },
+    'follow: cannot read the sources; will retry',
+  );
+  return retryLater(deps, 'error');
+}
+
+/**
+ * What a touch tells people on the workload: a touch (and a rollout notice), a hold
+ * outside its window, a refusal. A hold or a refusal is said once per workload and note.
+ */
+class Announcements {
+  /** The note last announced for each held or refused workload. */
+  readonly #announced = new Map<string, string>();
+
+  constructor(private readonly deps: TouchDependencies) {}
+
+  async touched(
+    touch: QueuedTouch,
+    workload: Workload,
+    decision: Extract<ReconcileDecision, { touch: true }>,
+    evaluation: Evaluation,
+  ): Promise<void> {
+    const { metrics, logger } = this.deps;
+    this.#announced.delete(workloadKey(touch.ref)); // The next hold is news again.
+    metrics.touched(touch.ref.kind.kind);
+    logger.info({ ...fields(touch), why: decision.why }, 'follow: touched');
+    const events = [
+      touchEvent(touch, workload, decision, evaluation),
+      ...rolloutEvent(touch, workload, decision),
+    ];
+    for (const event of events) await this.#record(touch, event);
+  }
+
+  held(
+    touch: QueuedTouch,
+    workload: Workload,
+    gate: Extract<WindowGate, { open: false }>,
+  ): TouchResult {
+    const { logger, api, signal } = this.deps;
+    const result: TouchResult = { status: 'retry', at: gate.until.getTime(), reason: 'window' };
+    if (!this.#isNews(touch.ref, gate.note)) return result;
+    logger.info({ ...fields(touch), until: gate.until.toISOString() }, 'follow: touch deferred');
+    const reason = gate.valid ? EVENT_REASON.deferred : EVENT_REASON.invalidWindow;
+    const type = gate.valid ? 'Normal' : 'Warning';
+    const event = workloadEvent(touch.ref, workload, type, reason, EVENT_ACTION.defer, gate.note);
+    void api.recordEvent(event, signal).catch(() => {});
+    return result;
+  }
+
+  /**
+   * The cluster refused the touch: nothing rolled. Said on the workload once (an Event,
+   * which `confighash explain` shows), counted, and tried again: whatever refused may be fixed.
+   */
+  async denied(touch: QueuedTouch, workload: Workload, reason: string): Promise<TouchResult> {
+    const { metrics, logger } = this.deps;
+    metrics.touchDenied(touch.ref.kind.kind);
+    logger.warn({ ...fields(touch), err: reason }, 'follow: touch denied; will retry');
+    const result = retryLater(this.deps, 'denied');
+    const note = warning(`touch denied, the workload did not roll: ${reason}`);
+    if (!this.#isNews(touch.ref, note)) return result;
+    const { denied } = EVENT_REASON;
+    await this.#record(
+      touch,
+      workloadEvent(touch.ref, workload, 'Warning', denied, EVENT_ACTION.touch, note),
+    );
+    return result;
+  }
+
+  /** True the first time `note` is said of `ref` since another note or a touch. */
+  #isNews(ref: WorkloadRef, note: string): boolean {
+    const key = workloadKey(ref);
+    if (this.#announced.get(key) === note) return false;
+    this.#announced.set(key, note);
+    return true;
+  }
+
+  async #record(touch: QueuedTouch, event: WorkloadEvent): Promise<void> {
+    await this.deps.api
+      .recordEvent(event, this.deps.signal)
       .catch((error: Error) =>
-        deps.logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
+        this.deps.logger.warn(
+          { ...fields(touch), err: error.message },
+          'follow: event not recorded',
+        ),
       );
   }
 }
@@ -132,94 +242,6 @@ function rolloutEvent(
   const reason = notice.effect === 'outage' ? EVENT_REASON.outage : EVENT_REASON.held;
   const note = warning(notice.text);
   return [workloadEvent(touch.ref, workload, 'Warning', reason, EVENT_ACTION.touch, note)];
-}
-
-/**
- * The cluster refused the touch: nothing rolled. Said on the workload once (an Event, which
- * `confighash explain` shows), counted, and tried again: whatever refused may be fixed.
- */
-async function denied(
-  deps: TouchDependencies,
-  holds: HoldAnnouncements,
-  touch: QueuedTouch,
-  workload: Workload,
-  reason: string,
-): Promise<void> {
-  const { metrics, logger, queue, api, signal } = deps;
-  metrics.touchDenied(touch.ref.kind.kind);
-  metrics.deferred('denied');
-  logger.warn({ ...fields(touch), err: reason }, 'follow: touch denied; will retry');
-  queue.defer(touch, Date.now() + deps.retryMs);
-  const note = warning(`touch denied, the workload did not roll: ${reason}`);
-  if (!holds.isNews(touch.ref, note)) return;
-  const event = workloadEvent(
-    touch.ref,
-    workload,
-    'Warning',
-    EVENT_REASON.denied,
-    EVENT_ACTION.touch,
-    note,
-  );
-  await api
-    .recordEvent(event, signal)
-    .catch((error: Error) =>
-      logger.warn({ ...fields(touch), err: error.message }, 'follow: event not recorded'),
-    );
-}
-
-/** No touch: nothing to roll, or the sources cannot be read now (then retry). */
-function leave(deps: TouchDependencies, touch: QueuedTouch, decision: ReconcileDecision): void {
-  if (decision.why === 'up-to-date-previous-key') deps.metrics.previousKeyHash();
-  if (decision.why !== 'lookup-failed') {
-    deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
-    return;
-  }
-  deps.metrics.reconcileError();
-  deps.metrics.deferred('error');
-  deps.logger.warn(
-    { ...fields(touch), why: decision.why },
-    'follow: cannot read the sources; will retry',
-  );
-  deps.queue.defer(touch, Date.now() + deps.retryMs);
-}
-
-/** Holds a touch outside its window, or one refused; says so once per workload and note. */
-class HoldAnnouncements {
-  /** The note last announced for each held workload. */
-  readonly #announced = new Map<string, string>();
-
-  constructor(private readonly deps: TouchDependencies) {}
-
-  hold(touch: QueuedTouch, workload: Workload, gate: Extract<WindowGate, { open: false }>): void {
-    const { metrics, queue, logger, api, signal } = this.deps;
-    metrics.deferred('window');
-    queue.defer(touch, gate.until.getTime());
-    if (!this.isNews(touch.ref, gate.note)) return;
-    logger.info({ ...fields(touch), until: gate.until.toISOString() }, 'follow: touch deferred');
-    const reason = gate.valid ? EVENT_REASON.deferred : EVENT_REASON.invalidWindow;
-    const event = workloadEvent(
-      touch.ref,
-      workload,
-      gate.valid ? 'Normal' : 'Warning',
-      reason,
-      EVENT_ACTION.defer,
-      gate.note,
-    );
-    void api.recordEvent(event, signal).catch(() => {});
-  }
-
-  /** True the first time `note` is said of `ref` since another note or a touch. */
-  isNews(ref: WorkloadRef, note: string): boolean {
-    const key = workloadKey(ref);
-    if (this.#announced.get(key) === note) return false;
-    this.#announced.set(key, note);
-    return true;
-  }
-
-  /** After a touch, the next hold of `ref` is news again. */
-  forget(ref: WorkloadRef): void {
-    this.#announced.delete(workloadKey(ref));
-  }
 }
 
 function touchEvent(

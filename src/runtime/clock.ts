@@ -31,3 +31,13 @@ export function sleep(ms: number, signal: AbortSignal, clock: Clock = systemCloc
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Calls `tick` every `ms` until the returned function is called. */
+export function every(clock: Clock, ms: number, tick: () => void): () => void {
+  const fire = () => {
+    cancel = clock.setTimer(ms, fire);
+    tick();
+  };
+  let cancel = clock.setTimer(ms, fire);
+  return () => cancel();
+}

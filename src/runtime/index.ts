@@ -1,5 +1,5 @@
 export { API_TIMEOUTS, type ApiTimeouts } from './api-timeouts.js';
-export { type Clock, sleep, systemClock } from './clock.js';
+export { type Clock, every, sleep, systemClock } from './clock.js';
 export { withDeadline } from './deadline.js';
 export {
   type ListWatchOptions,
