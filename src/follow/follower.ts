@@ -21,23 +21,15 @@ import {
   systemClock,
   type WatchRestart,
 } from '../runtime/index.js';
-import { formatSource, sourceOfResource } from '../sources/index.js';
 import { ALWAYS_EXCLUDED, HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
-import type {
-  ConfigEvent,
-  ConfigResource,
-  FollowApi,
-  NamespaceInfo,
-  WatchNamespace,
-  WorkloadWatchEvent,
-} from './ports.js';
+import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';
 import { ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
+import { configResource, type ResourceContext, workloadResource } from './resources.js';
 import { createToucher, RETRY_MS } from './touch.js';
-import { type SourceChange, TouchQueue, type TouchResult } from './touch-queue.js';
-import { workloadKey } from './workload-ref.js';
+import { TouchQueue, type TouchResult } from './touch-queue.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
 export type WatchScope = 'cluster' | 'namespace';
@@ -119,22 +111,6 @@ function restartReporter(
 /** Lists in flight at once (docs/design.md §6): a start or a relist of many resources queues. */
 export const LIST_SLOTS = 4;
 
-/** One resource, as the follower lists and watches it, and the log fields naming it. */
-interface FollowedResource extends ListWatchResource {
-  readonly what: Readonly<Record<string, string>>;
-}
-
-const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
-  ADDED: 'created',
-  MODIFIED: 'changed',
-  DELETED: 'deleted',
-};
-
-const SOURCE_PREFIX: Readonly<Record<ConfigResource, string>> = {
-  configmaps: 'configmap/',
-  secrets: 'secret/',
-};
-
 interface Followed {
   info: NamespaceInfo;
   readonly stop: AbortController;
@@ -154,6 +130,7 @@ class Follower {
    */
   #unlisted = 0;
   #clusterWatching = false;
+  readonly #resources: ResourceContext;
 
   constructor(
     private readonly deps: FollowerDependencies,
@@ -181,6 +158,20 @@ class Follower {
       clock,
       signal,
     });
+    this.#resources = {
+      api: deps.api,
+      index: this.#index,
+      isFollowed: (namespace) => this.#namespaces.has(namespace),
+      onSourceChange: (source, change, readers) => {
+        for (const ref of readers) {
+          deps.logger.debug(
+            { namespace: ref.namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
+            'follow: change seen',
+          );
+          this.#queue.request(ref, { source, change });
+        }
+      },
+    };
     this.#queue.onDue((due) =>
       this.#namespaces.has(due.ref.namespace) ? touch(due) : Promise.resolve(NOT_FOLLOWED),
     );
@@ -260,8 +251,10 @@ class Follower {
   /** Lists (and with `watch`, watches) every resource in `namespace` (undefined: all of them). */
   #watch(namespace: WatchNamespace, watch: boolean, signal: AbortSignal): void {
     const resources = [
-      ...(['configmaps', 'secrets'] as const).map((resource) => this.#config(namespace, resource)),
-      ...this.#kinds.map((kind) => this.#workloads(namespace, kind)),
+      ...(['configmaps', 'secrets'] as const).map((resource) =>
+        configResource(this.#resources, namespace, resource),
+      ),
+      ...this.#kinds.map((kind) => workloadResource(this.#resources, namespace, kind)),
     ];
     for (const resource of resources) {
       this.#unlisted++;
@@ -290,96 +283,5 @@ class Follower {
       };
       void listAndWatch(counted, options, signal).finally(listed);
     }
-  }
-
-  #config(namespace: WatchNamespace, resource: ConfigResource): FollowedResource {
-    const { api } = this.deps;
-    return {
-      what: { resource, ...(namespace === undefined ? {} : { namespace }) },
-      list: async (signal) => {
-        const listed = new Set<string>();
-        const version = await api.listConfig(
-          namespace,
-          resource,
-          (objects) => {
-            for (const object of objects) {
-              if (!this.#namespaces.has(object.namespace)) continue;
-              const source = formatSource(sourceOfResource(resource, object.name));
-              this.#index.setSource(object.namespace, source, object.resourceVersion);
-              listed.add(`${object.namespace}/${source}`);
-            }
-          },
-          signal,
-        );
-        this.#index.retainSources(namespace, SOURCE_PREFIX[resource], listed);
-        return version;
-      },
-      watch: (version, signal) =>
-        api.watchConfig(
-          namespace,
-          resource,
-          version,
-          (event) => this.#onConfig(resource, event),
-          signal,
-        ),
-    };
-  }
-
-  #workloads(namespace: WatchNamespace, kind: WorkloadKind): FollowedResource {
-    const { api } = this.deps;
-    return {
-      what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },
-      list: async (signal) => {
-        const listed = new Set<string>();
-        const version = await api.listWorkloads(
-          namespace,
-          kind,
-          (objects) => {
-            for (const object of objects) {
-              const references = readReferences(object, kind);
-              if (!references || !this.#namespaces.has(references.ref.namespace)) continue;
-              this.#index.putWorkload(references);
-              listed.add(workloadKey(references.ref));
-            }
-          },
-          signal,
-        );
-        if (version !== undefined) this.#index.retainWorkloads(namespace, kind, listed);
-        return version;
-      },
-      watch: (version, signal) =>
-        api.watchWorkloads(
-          namespace,
-          kind,
-          version,
-          (event) => this.#onWorkload(kind, event),
-          signal,
-        ),
-    };
-  }
-
-  /** A source event: the index says who reads it; those get touch requests. */
-  #onConfig(resource: ConfigResource, { type, object }: ConfigEvent): void {
-    if (!this.#namespaces.has(object.namespace)) return;
-    const source = formatSource(sourceOfResource(resource, object.name));
-    const version = type === 'DELETED' ? undefined : object.resourceVersion;
-    for (const ref of this.#index.setSource(object.namespace, source, version)) {
-      this.deps.logger.debug(
-        { namespace: ref.namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
-        'follow: change seen',
-      );
-      this.#queue.request(ref, { source, change: CHANGE[type] });
-    }
-  }
-
-  /**
-   * A workload event sets its entry (the webhook hashed the write that made it, so it
-   * asks for nothing: a touch's own patch comes back here and stops).
-   */
-  #onWorkload(kind: WorkloadKind, { type, object }: WorkloadWatchEvent): void {
-    const references = readReferences(object, kind);
-    if (!references || !this.#namespaces.has(references.ref.namespace)) return;
-    if (type === 'DELETED') this.#index.deleteWorkload(references.ref);
-    else this.#index.putWorkload(references);
   }
 }

@@ -1,0 +1,145 @@
+// What the follower lists and watches, as resources of the list-watch loop: ConfigMaps
+// and Secrets (metadata only: names and versions) and each workload kind, cluster-wide
+// or in one namespace. What they show goes into the reference index; a source's change
+// is handed on with the workloads that read it. Objects of namespaces not followed are
+// dropped here.
+
+import type { ListWatchResource } from '../runtime/index.js';
+import { formatSource, sourceOfResource } from '../sources/index.js';
+import type { WorkloadKind } from '../workload/index.js';
+import type {
+  ConfigEvent,
+  ConfigResource,
+  FollowApi,
+  WatchNamespace,
+  WorkloadWatchEvent,
+} from './ports.js';
+import type { ReferenceIndex } from './reference-index.js';
+import { readReferences } from './references.js';
+import type { SourceChange } from './touch-queue.js';
+import { type WorkloadRef, workloadKey } from './workload-ref.js';
+
+/** One resource, as the follower lists and watches it, and the log fields naming it. */
+export interface FollowedResource extends ListWatchResource {
+  readonly what: Readonly<Record<string, string>>;
+}
+
+export interface ResourceContext {
+  readonly api: FollowApi;
+  readonly index: ReferenceIndex;
+  isFollowed(namespace: string): boolean;
+  /** `source` (`configmap/NAME`) of `namespace` changed; `readers` are the workloads that read it. */
+  onSourceChange(source: string, change: SourceChange, readers: readonly WorkloadRef[]): void;
+}
+
+const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
+  ADDED: 'created',
+  MODIFIED: 'changed',
+  DELETED: 'deleted',
+};
+
+const SOURCE_PREFIX: Readonly<Record<ConfigResource, string>> = {
+  configmaps: 'configmap/',
+  secrets: 'secret/',
+};
+
+export function configResource(
+  context: ResourceContext,
+  namespace: WatchNamespace,
+  resource: ConfigResource,
+): FollowedResource {
+  const { api, index } = context;
+  return {
+    what: { resource, ...(namespace === undefined ? {} : { namespace }) },
+    list: async (signal) => {
+      const listed = new Set<string>();
+      const version = await api.listConfig(
+        namespace,
+        resource,
+        (objects) => {
+          for (const object of objects) {
+            if (!context.isFollowed(object.namespace)) continue;
+            const source = formatSource(sourceOfResource(resource, object.name));
+            index.setSource(object.namespace, source, object.resourceVersion);
+            listed.add(`${object.namespace}/${source}`);
+          }
+        },
+        signal,
+      );
+      index.retainSources(namespace, SOURCE_PREFIX[resource], listed);
+      return version;
+    },
+    watch: (version, signal) =>
+      api.watchConfig(
+        namespace,
+        resource,
+        version,
+        (event) => onConfig(context, resource, event),
+        signal,
+      ),
+  };
+}
+
+export function workloadResource(
+  context: ResourceContext,
+  namespace: WatchNamespace,
+  kind: WorkloadKind,
+): FollowedResource {
+  const { api, index } = context;
+  return {
+    what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },
+    list: async (signal) => {
+      const listed = new Set<string>();
+      const version = await api.listWorkloads(
+        namespace,
+        kind,
+        (objects) => {
+          for (const object of objects) {
+            const references = readReferences(object, kind);
+            if (!references || !context.isFollowed(references.ref.namespace)) continue;
+            index.putWorkload(references);
+            listed.add(workloadKey(references.ref));
+          }
+        },
+        signal,
+      );
+      if (version !== undefined) index.retainWorkloads(namespace, kind, listed);
+      return version;
+    },
+    watch: (version, signal) =>
+      api.watchWorkloads(
+        namespace,
+        kind,
+        version,
+        (event) => onWorkload(context, kind, event),
+        signal,
+      ),
+  };
+}
+
+/** A source event: the index says who reads it; those are handed on. */
+function onConfig(
+  { index, isFollowed, onSourceChange }: ResourceContext,
+  resource: ConfigResource,
+  { type, object }: ConfigEvent,
+): void {
+  if (!isFollowed(object.namespace)) return;
+  const source = formatSource(sourceOfResource(resource, object.name));
+  const version = type === 'DELETED' ? undefined : object.resourceVersion;
+  onSourceChange(source, CHANGE[type], index.setSource(object.namespace, source, version));
+}
+
+/**
+ * A workload event sets its entry (the webhook hashed the write that made it, so it
+ * asks for nothing: a touch's own patch comes back here and stops).
+ */
+function onWorkload(
+  { index, isFollowed }: ResourceContext,
+  kind: WorkloadKind,
+  { type, object }: WorkloadWatchEvent,
+): void {
+  const references = readReferences(object, kind);
+  if (!references || !isFollowed(references.ref.namespace)) return;
+  if (type === 'DELETED') index.deleteWorkload(references.ref);
+  else index.putWorkload(references);
+}
