@@ -247,8 +247,8 @@ type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Set<http.ClientRequest> };
  * its GETs: one abort listener per signal, not one per request (http.request's
  * `signal` option adds and removes an EventTarget listener for every request).
  * The set rides on the signal rather than in a WeakMap, and the listener is
- * added without options (the signal aborts once): ~3 µs a review less, measured
- * alone (BENCHMARKS.md).
+ * added without options (the signal aborts once): cheaper per review, as measured
+ * in BENCHMARKS.md.
  */
 function abortWith(signal: TrackedSignal, outgoing: http.ClientRequest): void {
   if (signal.aborted) {

@@ -3,8 +3,8 @@
 // account, --context; client
 // certificates, tokens, token files, exec plugins, OIDC) — resolved in a
 // short-lived child process. client-node's generated API is loaded by KubeConfig
-// itself and costs ≈ 70 MB of heap; in a child it never enters the serving
-// process (a worker thread measured 15 MB of it left behind after exit, BENCHMARKS.md).
+// itself and costs tens of MB of heap; in a child it never enters the serving
+// process (a worker thread leaves part of it behind after exit: BENCHMARKS.md has the figures).
 // client-node stays the one thing that reads kubeconfigs and credentials.
 
 import { execFile } from 'node:child_process';

@@ -1,6 +1,6 @@
 // How many body bytes may be read and parsed at once (docs/design.md §4 "Bounds").
 // A 7 MiB review costs a few times its size while it is parsed and reviewed
-// (bench scenario 9: 32 at once peaked at 573 MiB, over the chart's 256Mi), so a
+// (bench scenario 9, BENCHMARKS.md: a burst of them unbudgeted goes over the chart's 256Mi), so a
 // burst of them waits for budget before its body is read: the bytes stay in the
 // client's socket meanwhile. A request is let in whenever its bytes fit, not in
 // arrival order; a large one that waits past the arrival limit is cut off (408).

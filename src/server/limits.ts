@@ -56,8 +56,7 @@ export const REQUEST_ARRIVAL_MS = 10_000;
  * Node checks those timeouts on a timer (30 s by default, so a 10 s limit
  * would fire at 10–40 s). Checked this often, with the limits two checks below
  * REQUEST_ARRIVAL_MS, a slow client is cut off within it whatever the timer's
- * phase (measured: 9.6 s on Node 20.20 and 24.22; with 0.5 s checks and a 9.5 s
- * limit one run of 24.22 cut at 10.04 s). An idle keep-alive connection is not
+ * phase (the cut-off times measured are in BENCHMARKS.md). An idle keep-alive connection is not
  * a request: keepAliveTimeout governs it.
  */
 export const TIMEOUT_CHECK_INTERVAL_MS = 250;
