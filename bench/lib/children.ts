@@ -89,68 +89,14 @@ export interface WebhookOptions {
 /** `confighash serve` from the compiled source, as in production, at log level info. */
 export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
   const connectionsFile = join(options.dir, `${options.name}.connections.json`);
-  const logFile = join(options.dir, `${options.name}.log`);
-  // Its log lines go straight to a file (through the shell's redirection, then
-  // exec): piped through this process, they would cost this process CPU on the
-  // same two cores during every measurement.
-  const process_ = startProcess(
-    options.name,
-    'bash',
-    [
-      '-c',
-      'log=$1; shift; exec "$@" >>"$log" 2>&1',
-      'confighash',
-      logFile,
-      process.execPath,
-      ...(options.profileDir
-        ? [
-            '--cpu-prof',
-            `--cpu-prof-dir=${options.profileDir}`,
-            `--cpu-prof-name=${options.name}.cpuprofile`,
-          ]
-        : []),
-      // Extra Node flags for the webhook only (e.g. --trace-gc, heap sizes), for experiments.
-      ...(process.env.CONFIGHASH_BENCH_WEBHOOK_FLAGS?.split(' ').filter(Boolean) ?? []),
-      '--import',
-      join(BUILD_DIR, 'bench/procs/count-connections.js'),
-      options.mainJs ?? join(BUILD_DIR, 'src/main.js'),
-      'serve',
-      '--host=127.0.0.1',
-      `--port=${options.port}`,
-      `--tls-cert-file=${join(options.dir, 'tls.crt')}`,
-      `--tls-key-file=${join(options.dir, 'tls.key')}`,
-      `--hash-key-file=${options.hashKeyFile}`,
-    ],
-    `${logFile}.start`,
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        KUBECONFIG: options.kubeconfig,
-        CONFIGHASH_LOG_LEVEL: 'info',
-        CONFIGHASH_BENCH_CONNECTIONS_FILE: connectionsFile,
-      },
-    },
-  );
+  const process_ = spawnServe(options, connectionsFile);
   const startup = sampleTreePeak(process_.child.pid ?? -1);
   const get = (path: string) =>
     httpRequest(`https://127.0.0.1:${options.port}${path}`, {
       ca: options.certs.ca,
       timeoutMs: 5_000,
     });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (process_.child.exitCode !== null) {
-      throw new Error(`${options.name} exited while starting; see ${process_.logFile}`);
-    }
-    const ready = await get('/readyz').then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`${options.name} not ready after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitReady(options.name, process_, get);
   const startupPeakMb = startup.stop();
   return {
     url: `https://127.0.0.1:${options.port}/mutate`,
@@ -167,6 +113,86 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     },
     stop: () => process_.stop(20_000),
   };
+}
+
+function spawnServe(options: WebhookOptions, connectionsFile: string): ManagedProcess {
+  const logFile = join(options.dir, `${options.name}.log`);
+  // Its log lines go straight to a file (through the shell's redirection, then
+  // exec): piped through this process, they would cost this process CPU on the
+  // same two cores during every measurement.
+  return startProcess(
+    options.name,
+    'bash',
+    [
+      '-c',
+      'log=$1; shift; exec "$@" >>"$log" 2>&1',
+      'confighash',
+      logFile,
+      process.execPath,
+      ...nodeFlags(options),
+      ...serveArgs(options),
+    ],
+    `${logFile}.start`,
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        KUBECONFIG: options.kubeconfig,
+        CONFIGHASH_LOG_LEVEL: 'info',
+        CONFIGHASH_BENCH_CONNECTIONS_FILE: connectionsFile,
+      },
+    },
+  );
+}
+
+/** The profiler when asked for, any experiment's flags, and the preload that counts connections. */
+function nodeFlags(options: WebhookOptions): string[] {
+  return [
+    ...(options.profileDir
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${options.profileDir}`,
+          `--cpu-prof-name=${options.name}.cpuprofile`,
+        ]
+      : []),
+    // Extra Node flags for the webhook only (e.g. --trace-gc, heap sizes), for experiments.
+    ...(process.env.CONFIGHASH_BENCH_WEBHOOK_FLAGS?.split(' ').filter(Boolean) ?? []),
+    '--import',
+    join(BUILD_DIR, 'bench/procs/count-connections.js'),
+  ];
+}
+
+function serveArgs(options: WebhookOptions): string[] {
+  return [
+    options.mainJs ?? join(BUILD_DIR, 'src/main.js'),
+    'serve',
+    '--host=127.0.0.1',
+    `--port=${options.port}`,
+    `--tls-cert-file=${join(options.dir, 'tls.crt')}`,
+    `--tls-key-file=${join(options.dir, 'tls.key')}`,
+    `--hash-key-file=${options.hashKeyFile}`,
+  ];
+}
+
+/** Polls /readyz every 100 ms, for 30 s at most; fails at once if the process exits. */
+async function waitReady(
+  name: string,
+  process_: ManagedProcess,
+  get: (path: string) => Promise<{ readonly status: number }>,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (process_.child.exitCode !== null) {
+      throw new Error(`${name} exited while starting; see ${process_.logFile}`);
+    }
+    const ready = await get('/readyz').then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`${name} not ready after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function parseCounters(text: string): Record<string, number> {

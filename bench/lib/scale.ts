@@ -7,9 +7,13 @@
 // registered, so that every write of a workload — a touch, a Reloader rollout, a
 // create — is hashed, as in a real install.
 
-import { LOOPBACK, startControlPlane } from '../../tools/cluster/control-plane.js';
+import {
+  type ControlPlane,
+  LOOPBACK,
+  startControlPlane,
+} from '../../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import { residentMb } from './children.js';
+import { residentMb, type Webhook } from './children.js';
 import { type ApiClient, connectApi, forEachBounded, webhookRegistration } from './cluster.js';
 import { type Context, log } from './context.js';
 import { buildReloader } from './peers.js';
@@ -89,71 +93,14 @@ interface ScaleRun {
 export async function scaleScenario(context: Context, sizes: readonly number[]): Promise<Scenario> {
   const started = Date.now();
   const reloader = await reloaderBinary();
-  const evaluateRate = (await followerHasFlag('follow-evaluate-rate')) ? 100 : undefined;
-  const plan: ScalePlan = {
-    sizes,
-    fanout: 200,
-    latencyChanges: 8,
-    follower: { resyncS: 60, ...(evaluateRate === undefined ? {} : { evaluateRate }) },
-    idleS: 30,
-  };
-  log('scale: starting the local control plane (objects only)');
-  const controlPlane = await startControlPlane({
-    log: (line) => log(`  ${line}`),
-    // The controllers write a ReplicaSet and a status per Deployment: at the client's
-    // default 20 requests/s, 10,000 Deployments would take the controller-manager 17 min.
-    site: {
-      ...LOOPBACK,
-      controllerManagerFlags: [
-        ...LOOPBACK.controllerManagerFlags,
-        '--kube-api-qps=200',
-        '--kube-api-burst=400',
-      ],
-    },
-  });
+  const plan = await scalePlan(sizes);
+  const controlPlane = await startObjectsControlPlane();
   let api: ApiClient | undefined;
   try {
     api = await connectApi(controlPlane.kubeconfig);
-    const webhook = await startConfighash(context, 'confighash-scale', controlPlane.kubeconfig);
-    await strictKubectl(kubectlFor(controlPlane.kubeconfig))(
-      ['apply', '--server-side', '-f', '-'],
-      await webhookRegistration(webhook.url, context.certs.ca),
-    );
-    let round = 0;
-    const run: ScaleRun = {
-      plan,
-      site: { api, log, nextRound: () => ++round },
-      tools: {
-        work: context.work,
-        kubeconfig: controlPlane.kubeconfig,
-        hashKeyFile: context.hashKeyFile,
-      },
-      reloader,
-    };
-    const rows: ScaleRow[] = [];
-    let created = 0;
-    await createFanout(run);
-    for (const size of sizes) {
-      const sizeStarted = Date.now();
-      log(`scale: ${size} follow namespaces: creating ${size - created} more`);
-      const createS = await createNamespaces(run, created, size);
-      created = size;
-      await waitClusterSettled(run, size * WORKLOADS_PER_NAMESPACE + plan.fanout);
-      const confighash = await measureConfighash(run, size);
-      const reloaderFigures = reloader ? await measureReloader(run, size, reloader) : undefined;
-      rows.push({
-        namespaces: size,
-        workloads: size * WORKLOADS_PER_NAMESPACE,
-        sources: size * namespaceSources().length,
-        createS,
-        confighash,
-        ...(reloaderFigures ? { reloader: reloaderFigures } : {}),
-        serveMb: round1(await residentMb(webhook.pid)),
-        wallS: Math.round((Date.now() - sizeStarted) / 1000),
-      });
-      // The figures so far, in the log too: a later size that fails loses none of them.
-      log(`scale: ${size} namespaces: ${JSON.stringify(rows[rows.length - 1])}`);
-    }
+    const webhook = await registeredWebhook(context, controlPlane.kubeconfig);
+    const run = scaleRun(context, { plan, api, kubeconfig: controlPlane.kubeconfig, reloader });
+    const rows = await measureSizes(run, webhook);
     const fresh = await freshServeReplica(context, run, controlPlane.kubeconfig);
     return scaleScenarioOf({
       rows,
@@ -168,6 +115,106 @@ export async function scaleScenario(context: Context, sizes: readonly number[]):
     for (const webhook of context.webhooks.splice(0)) await webhook.stop();
     await controlPlane.stop();
   }
+}
+
+/** --follow-evaluate-rate=100 only where this build's follower takes it (it is being rewritten). */
+async function scalePlan(sizes: readonly number[]): Promise<ScalePlan> {
+  const evaluateRate = (await followerHasFlag('follow-evaluate-rate')) ? 100 : undefined;
+  return {
+    sizes,
+    fanout: 200,
+    latencyChanges: 8,
+    follower: { resyncS: 60, ...(evaluateRate === undefined ? {} : { evaluateRate }) },
+    idleS: 30,
+  };
+}
+
+async function startObjectsControlPlane(): Promise<ControlPlane> {
+  log('scale: starting the local control plane (objects only)');
+  return startControlPlane({
+    log: (line) => log(`  ${line}`),
+    // The controllers write a ReplicaSet and a status per Deployment: at the client's
+    // default 20 requests/s, 10,000 Deployments would take the controller-manager 17 min.
+    site: {
+      ...LOOPBACK,
+      controllerManagerFlags: [
+        ...LOOPBACK.controllerManagerFlags,
+        '--kube-api-qps=200',
+        '--kube-api-burst=400',
+      ],
+    },
+  });
+}
+
+/** `confighash serve`, registered for the cluster's writes: every workload write is hashed. */
+async function registeredWebhook(context: Context, kubeconfig: string): Promise<Webhook> {
+  const webhook = await startConfighash(context, 'confighash-scale', kubeconfig);
+  await strictKubectl(kubectlFor(kubeconfig))(
+    ['apply', '--server-side', '-f', '-'],
+    await webhookRegistration(webhook.url, context.certs.ca),
+  );
+  return webhook;
+}
+
+function scaleRun(
+  context: Context,
+  cluster: {
+    readonly plan: ScalePlan;
+    readonly api: ApiClient;
+    readonly kubeconfig: string;
+    readonly reloader: string | undefined;
+  },
+): ScaleRun {
+  let round = 0;
+  return {
+    plan: cluster.plan,
+    site: { api: cluster.api, log, nextRound: () => ++round },
+    tools: {
+      work: context.work,
+      kubeconfig: cluster.kubeconfig,
+      hashKeyFile: context.hashKeyFile,
+    },
+    reloader: cluster.reloader,
+  };
+}
+
+/** Each size in turn on the one growing cluster, after the fan-out workloads. */
+async function measureSizes(run: ScaleRun, webhook: Webhook): Promise<ScaleRow[]> {
+  const rows: ScaleRow[] = [];
+  let created = 0;
+  await createFanout(run);
+  for (const size of run.plan.sizes) {
+    rows.push(await measureSize(run, webhook, created, size));
+    created = size;
+    // The figures so far, in the log too: a later size that fails loses none of them.
+    log(`scale: ${size} namespaces: ${JSON.stringify(rows[rows.length - 1])}`);
+  }
+  return rows;
+}
+
+/** Grows the cluster from `created` to `size` namespaces, then measures each tool on it. */
+async function measureSize(
+  run: ScaleRun,
+  webhook: Webhook,
+  created: number,
+  size: number,
+): Promise<ScaleRow> {
+  const sizeStarted = Date.now();
+  log(`scale: ${size} follow namespaces: creating ${size - created} more`);
+  const createS = await createNamespaces(run, created, size);
+  await waitClusterSettled(run, size * WORKLOADS_PER_NAMESPACE + run.plan.fanout);
+  const confighash = await measureConfighash(run, size);
+  const reloaderFigures = run.reloader ? await measureReloader(run, size, run.reloader) : undefined;
+  return {
+    namespaces: size,
+    workloads: size * WORKLOADS_PER_NAMESPACE,
+    sources: size * namespaceSources().length,
+    createS,
+    confighash,
+    ...(reloaderFigures ? { reloader: reloaderFigures } : {}),
+    serveMb: round1(await residentMb(webhook.pid)),
+    wallS: Math.round((Date.now() - sizeStarted) / 1000),
+  };
 }
 
 async function reloaderBinary(): Promise<string | undefined> {
