@@ -1,5 +1,5 @@
 // The inputs of the hash (docs/design.md §3): a source's content once fetched.
-// What a source is and which of its keys count is src/sources/.
+// What a source is and which of its keys count is src/sources/vocabulary.ts.
 
 import type { KeySelection, SourceKind } from '../sources/index.js';
 
