@@ -16,6 +16,8 @@ export const EVENT_REASON = {
   outage: 'RolloutOutage',
   /** A touch the cluster refused (RBAC, or the follower's fence): the workload did not roll. */
   denied: 'TouchDenied',
+  /** A canary failed: the rest of that change's fan-out is held (on the source and the canary). */
+  halted: 'FanoutHalted',
 } as const;
 
-export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer' } as const;
+export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer', fanout: 'FanOut' } as const;

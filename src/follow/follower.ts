@@ -22,6 +22,7 @@ import {
   type WatchRestart,
 } from '../runtime/index.js';
 import { ALWAYS_EXCLUDED, HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
+import { canaryCount, DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';
@@ -34,7 +35,7 @@ import { TouchQueue, type TouchResult } from './touch-queue.js';
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
 export type WatchScope = 'cluster' | 'namespace';
 
-export interface FollowOptions {
+export interface FollowOptions extends FanoutOptions {
   readonly resyncMs: number;
   readonly debounceMs: number;
   readonly minIntervalMs: number;
@@ -56,6 +57,7 @@ export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
   evaluatePerSecond: 20,
   watchScope: 'cluster',
   retryMs: RETRY_MS,
+  ...DEFAULT_FANOUT_OPTIONS,
 };
 
 export interface FollowerDependencies {
@@ -131,6 +133,7 @@ class Follower {
   #unlisted = 0;
   #clusterWatching = false;
   readonly #resources: ResourceContext;
+  readonly #fanouts: Fanouts;
 
   constructor(
     private readonly deps: FollowerDependencies,
@@ -162,19 +165,34 @@ class Follower {
       api: deps.api,
       index: this.#index,
       isFollowed: (namespace) => this.#namespaces.has(namespace),
-      onSourceChange: (source, change, readers) => {
-        for (const ref of readers) {
+      onSourceChange: (event, readers) => {
+        for (const { ref } of readers) {
           deps.logger.debug(
-            { namespace: ref.namespace, workload: `${ref.kind.kind}/${ref.name}`, source },
+            {
+              namespace: ref.namespace,
+              workload: `${ref.kind.kind}/${ref.name}`,
+              source: event.source,
+            },
             'follow: change seen',
           );
-          this.#queue.request(ref, { source, change });
         }
+        const annotations = this.#namespaces.get(event.namespace)?.info.annotations;
+        this.#fanouts.start(event, readers, canaryCount(annotations, deps.options.canaries));
       },
     };
-    this.#queue.onDue((due) =>
-      this.#namespaces.has(due.ref.namespace) ? touch(due) : Promise.resolve(NOT_FOLLOWED),
-    );
+    this.#fanouts = new Fanouts({
+      ...deps,
+      request: (ref, reason) => this.#queue.request(ref, reason),
+      options: deps.options,
+      clock,
+      signal,
+    });
+    this.#queue.onDue(async (due) => {
+      if (!this.#namespaces.has(due.ref.namespace)) return NOT_FOLLOWED;
+      const result = await touch(due);
+      this.#fanouts.settled(due.ref, result);
+      return result;
+    });
   }
 
   /** The follow namespaces, as a resource of the list-watch loop. */
@@ -239,12 +257,13 @@ class Follower {
   resync(): void {
     if (this.#unlisted > 0 || this.signal.aborted) return;
     const stale = this.#index.stale();
-    for (const ref of stale) this.#queue.request(ref, 'resync');
+    for (const ref of stale) if (!this.#fanouts.holds(ref)) this.#queue.request(ref, 'resync');
     this.deps.logger.debug({ stale: stale.length, ...this.#index.counts() }, 'follow: resync');
   }
 
   stop(): void {
     for (const name of [...this.#namespaces.keys()]) this.unfollow(name);
+    this.#fanouts.stop();
     this.#queue.stop();
   }
 

@@ -13,6 +13,10 @@ export interface FollowMetrics {
   pending(count: number): void;
   /** An evaluation found a hash made with a previous hash key, current. */
   previousKeyHash(): void;
+  /** A canary failed: the rest of that change's fan-out is held (docs/design.md §6). */
+  fanoutHalted(): void;
+  /** Workloads a fan-out holds back now: behind running canaries, or halted. */
+  workloadsHeld(count: number): void;
 }
 
 export function createFollowMetrics(registry: Registry): FollowMetrics {
@@ -56,6 +60,16 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     registers: [registry],
   });
   leader.set(0);
+  const halted = new Counter({
+    name: 'confighash_follow_fanouts_halted_total',
+    help: 'Fan-outs halted because a canary’s rollout failed or outlived --follow-canary-timeout; the rest of that change was not touched.',
+    registers: [registry],
+  });
+  const held = new Gauge({
+    name: 'confighash_follow_workloads_held',
+    help: 'Workloads a fan-out holds back now: waiting for its canaries, or halted by a failed one.',
+    registers: [registry],
+  });
   return {
     touched: (kind) => touches.inc({ kind }),
     touchDenied: (kind) => denied.inc({ kind }),
@@ -65,5 +79,7 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     watchRestart: (reason) => restarts.inc({ reason }),
     pending: (count) => pending.set(count),
     previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
+    fanoutHalted: () => halted.inc(),
+    workloadsHeld: (count) => held.set(count),
   };
 }

@@ -5,7 +5,7 @@
 
 import type { WatchEnd } from '../runtime/index.js';
 import type { SourceResource } from '../sources/index.js';
-import type { WorkloadKind } from '../workload/index.js';
+import type { GroupVersionKind, WorkloadKind } from '../workload/index.js';
 
 export type ConfigResource = SourceResource;
 
@@ -24,6 +24,7 @@ export interface ConfigObject {
   readonly namespace: string;
   readonly name: string;
   readonly resourceVersion: string;
+  readonly uid?: string;
 }
 
 export interface ConfigEvent {
@@ -114,8 +115,9 @@ export type TouchOutcome =
   | { readonly status: 'touched' }
   | { readonly status: 'denied'; readonly reason: string };
 
+/** An Event regarding a workload, or a source (a fan-out halted on it). */
 export interface WorkloadEvent {
-  readonly kind: WorkloadKind;
+  readonly kind: GroupVersionKind;
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;

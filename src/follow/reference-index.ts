@@ -6,10 +6,13 @@
 // live lookups stay the only judge: the index only says whom to ask. Pure, no I/O.
 
 import type { References } from './references.js';
+
+/** A workload that reads a source, with what a fan-out needs to know of it. */
+export type Reader = Pick<References, 'ref' | 'canary' | 'observable'>;
+
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
-interface Entry {
-  ref: WorkloadRef;
+interface Entry extends Reader {
   sources: readonly string[];
   hash: string | undefined;
   /** The version of each source when this leader last evaluated it; undefined: never. */
@@ -32,12 +35,12 @@ export class ReferenceIndex {
    * the MODIFIED event of a touch's own patch asks for nothing.
    */
   putWorkload(references: References): void {
-    const { ref, sources, hash } = references;
+    const { ref, sources, hash, canary, observable } = references;
     const space = this.#space(ref.namespace);
     const key = workloadKey(ref);
     const entry = space.workloads.get(key);
     if (entry) this.#unlink(space, key, entry.sources);
-    space.workloads.set(key, { ref, sources, hash, seen: entry?.seen });
+    space.workloads.set(key, { ref, sources, hash, canary, observable, seen: entry?.seen });
     for (const source of sources) {
       let readers = space.readers.get(source);
       if (!readers) {
@@ -61,7 +64,7 @@ export class ReferenceIndex {
    * A source's resourceVersion now, or undefined when it was deleted; returns the
    * workloads that read it when the version moved (none when it is the one known).
    */
-  setSource(namespace: string, source: string, version: string | undefined): WorkloadRef[] {
+  setSource(namespace: string, source: string, version: string | undefined): Reader[] {
     const space = this.#space(namespace);
     if (space.versions.get(source) === version) return [];
     if (version === undefined) space.versions.delete(source);
@@ -69,10 +72,13 @@ export class ReferenceIndex {
     return this.readersOf(namespace, source);
   }
 
-  readersOf(namespace: string, source: string): WorkloadRef[] {
+  readersOf(namespace: string, source: string): Reader[] {
     const space = this.#namespaces.get(namespace);
     const keys = space?.readers.get(source) ?? [];
-    return [...keys].map((key) => space!.workloads.get(key)!.ref);
+    return [...keys].map((key) => {
+      const { ref, canary, observable } = space!.workloads.get(key)!;
+      return { ref, canary, observable };
+    });
   }
 
   /** `ref` is being evaluated now: what it saw is the versions of its sources as known now. */

@@ -6,10 +6,12 @@ import { formatSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
+  CANARY,
   findSources,
   HASH,
   isObject,
   readWorkload,
+  rolloutIsObservable,
   type WorkloadKind,
 } from '../workload/index.js';
 import { refOf, type WorkloadRef } from './workload-ref.js';
@@ -20,6 +22,10 @@ export interface References {
   readonly sources: readonly string[];
   /** The template's `confighash.dev/hash` (or `adopted-hash`); undefined when it has none. */
   readonly hash: string | undefined;
+  /** Annotated `confighash.dev/canary: "true"`: touched first in a fan-out (docs/design.md §6). */
+  readonly canary: boolean;
+  /** Its kind's status tells when its rollout finished, so it can be a canary. */
+  readonly observable: boolean;
 }
 
 /** What a listed or watched object references; undefined when it has no name or namespace. */
@@ -33,5 +39,11 @@ export function readReferences(object: unknown, kind: WorkloadKind): References 
   const sources = findSources(workload.template?.spec, workload.annotations).sources;
   const hash =
     annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
-  return { ref, sources: sources.map(formatSource), hash };
+  return {
+    ref,
+    sources: sources.map(formatSource),
+    hash,
+    canary: workload.annotations[CANARY] === 'true',
+    observable: rolloutIsObservable(object, kind),
+  };
 }

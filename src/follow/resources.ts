@@ -5,7 +5,7 @@
 // dropped here.
 
 import type { ListWatchResource } from '../runtime/index.js';
-import { formatSource, sourceOfResource } from '../sources/index.js';
+import { formatSource, type NamedSource, sourceOfResource } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type {
   ConfigEvent,
@@ -14,10 +14,23 @@ import type {
   WatchNamespace,
   WorkloadWatchEvent,
 } from './ports.js';
-import type { ReferenceIndex } from './reference-index.js';
+import type { Reader, ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
 import type { SourceChange } from './touch-queue.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
+
+/** One change of a source, as its metadata watch saw it. */
+export interface SourceEvent {
+  readonly namespace: string;
+  readonly object: NamedSource;
+  /** `configmap/NAME` or `secret/NAME`. */
+  readonly source: string;
+  readonly change: SourceChange;
+  /** The object's, when the watch says (Events name it). */
+  readonly uid?: string;
+  /** undefined once deleted. */
+  readonly resourceVersion?: string;
+}
 
 /** One resource, as the follower lists and watches it, and the log fields naming it. */
 export interface FollowedResource extends ListWatchResource {
@@ -28,8 +41,8 @@ export interface ResourceContext {
   readonly api: FollowApi;
   readonly index: ReferenceIndex;
   isFollowed(namespace: string): boolean;
-  /** `source` (`configmap/NAME`) of `namespace` changed; `readers` are the workloads that read it. */
-  onSourceChange(source: string, change: SourceChange, readers: readonly WorkloadRef[]): void;
+  /** A source changed; `readers` are the workloads that read it. */
+  onSourceChange(event: SourceEvent, readers: readonly Reader[]): void;
 }
 
 const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
@@ -124,9 +137,12 @@ function onConfig(
   { type, object }: ConfigEvent,
 ): void {
   if (!isFollowed(object.namespace)) return;
-  const source = formatSource(sourceOfResource(resource, object.name));
+  const named = sourceOfResource(resource, object.name);
+  const source = formatSource(named);
   const version = type === 'DELETED' ? undefined : object.resourceVersion;
-  onSourceChange(source, CHANGE[type], index.setSource(object.namespace, source, version));
+  const readers = index.setSource(object.namespace, source, version);
+  const event = { namespace: object.namespace, object: named, source, change: CHANGE[type] };
+  onSourceChange({ ...event, uid: object.uid, resourceVersion: version }, readers);
 }
 
 /**

@@ -266,12 +266,13 @@ function eventBody(event: WorkloadEvent, now: Date) {
 }
 
 interface ConfigMetadata {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
 }
 
 function toConfigObject({ metadata }: ConfigMetadata): ConfigObject[] {
-  const { name, namespace, resourceVersion } = metadata ?? {};
-  return name && namespace && resourceVersion ? [{ name, namespace, resourceVersion }] : [];
+  const { name, namespace, resourceVersion, uid } = metadata ?? {};
+  if (!name || !namespace || !resourceVersion) return [];
+  return [{ name, namespace, resourceVersion, ...(uid ? { uid } : {}) }];
 }
 
 /** A collection in `namespace`, or across all of them. */

@@ -8,6 +8,10 @@ export const HASH = 'confighash.dev/hash';
 export const SOURCES = 'confighash.dev/sources';
 export const ADOPTED_HASH = 'confighash.dev/adopted-hash';
 export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
+/** `"true"`: touched first when a change of a source it reads fans out (docs/design.md §6). */
+export const CANARY = 'confighash.dev/canary';
+/** On a namespace: how many canaries a fan-out touches first; `"0"` turns them off. */
+export const CANARIES = 'confighash.dev/canaries';
 /** `"true"`: the app reloads its mounted files; only config a running pod cannot see change counts. */
 export const LIVE_RELOAD = 'confighash.dev/live-reload';
 

@@ -31,6 +31,7 @@ export {
   rolloutHeld,
   rolloutNotice,
 } from './rollout-held.js';
+export { type RolloutProgress, rolloutIsObservable, rolloutProgress } from './rollout-progress.js';
 export {
   isWindowOpen,
   nextWindowOpening,

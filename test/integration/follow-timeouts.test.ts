@@ -318,6 +318,8 @@ describe('the touch queue', () => {
       watchRestart() {},
       pending() {},
       previousKeyHash() {},
+      fanoutHalted() {},
+      workloadsHeld() {},
     };
     const leaseStore = memoryLease();
     const mode = startFollowMode({
@@ -332,6 +334,7 @@ describe('the touch queue', () => {
         ratePerSecond: 1000,
         burst: 1000,
         retryMs: 200,
+        canaries: 0, // Every touch at once: the stuck GET must hold none of the others.
       },
       leaseStore,
       identity: 'leader',
