@@ -19,8 +19,10 @@ import { named } from '../support/named.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import {
   admissionRequest,
+  type KeyReference,
   NAMESPACE,
   type RequestOptions,
+  readingKeys,
   workload,
 } from '../support/workloads.js';
 
@@ -525,6 +527,186 @@ describe('absent sources', () => {
     expectWellFormedWarnings(result);
   });
 });
+
+// docs/design.md §3 "Required keys", §4: a selected key that a reference not marked optional
+// names, missing from an object that exists, is treated as a required object that is absent.
+describe('missing keys', () => {
+  const TEMPLATE_ANNOTATIONS = '/spec/template/metadata/annotations';
+  const reference = (
+    by: KeyReference['by'],
+    kind: KeyReference['kind'],
+    optional?: boolean,
+  ): KeyReference => ({
+    by,
+    kind,
+    name: 'app',
+    key: 'LOG_LEVEL',
+    ...(optional === undefined ? {} : { optional }),
+  });
+  const withKey = () =>
+    new MemorySource()
+      .configMap('app', { LOG_LEVEL: 'info', other: 'x' })
+      .secret('app', { LOG_LEVEL: 'info', other: 'x' });
+  const removeKey = (source: MemorySource) =>
+    source.configMap('app', { other: 'x' }).secret('app', { other: 'x' });
+  const deleteObjects = (source: MemorySource) =>
+    source.delete('ConfigMap', 'app').delete('Secret', 'app');
+
+  interface Row {
+    readonly name: string;
+    readonly reference: KeyReference;
+    readonly operation: 'CREATE' | 'UPDATE';
+    /** What happens to the config between the workload's last write and this one. */
+    readonly change: (source: MemorySource) => MemorySource;
+    /** The request changes the image too (a template change of its own). */
+    readonly newImage?: true;
+    readonly outcome: MutationResult['outcome'];
+    /** The whole patch, given the digest of the config now and the sources annotation. */
+    readonly patch: (written: { now: string; sources: string }) => unknown[];
+    readonly warnings: readonly string[];
+  }
+
+  const KEPT = 'confighash: ConfigMap app key "LOG_LEVEL" not found; kept the previous hash';
+  const keptUpdate = (by: KeyReference['by'], kind: KeyReference['kind']): Row => ({
+    name: `UPDATE: a required ${by} key of a ${kind} removed keeps the previous hash, with a warning`,
+    reference: reference(by, kind),
+    operation: 'UPDATE',
+    change: removeKey,
+    outcome: 'kept-old',
+    patch: () => [],
+    warnings: [KEPT.replace('ConfigMap', kind)],
+  });
+
+  it.each(
+    named<Row>([
+      keptUpdate('volume items', 'ConfigMap'),
+      keptUpdate('env key ref', 'ConfigMap'),
+      keptUpdate('volume items', 'Secret'),
+      keptUpdate('env key ref', 'Secret'),
+      {
+        name: 'UPDATE: a required key removed keeps the previous hash even when the template changes too',
+        reference: reference('env key ref', 'ConfigMap', false),
+        operation: 'UPDATE',
+        change: removeKey,
+        newImage: true,
+        outcome: 'kept-old',
+        patch: () => [],
+        warnings: [KEPT],
+      },
+      {
+        name: 'UPDATE: an optional env key ref key removed is content: hashed as missing, rolls, no warning',
+        reference: reference('env key ref', 'ConfigMap', true),
+        operation: 'UPDATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now }) => [
+          { op: 'replace', path: `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`, value: now },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'UPDATE: an optional volume items key removed rolls, no warning',
+        reference: reference('volume items', 'Secret', true),
+        operation: 'UPDATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now }) => [
+          { op: 'replace', path: `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`, value: now },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'CREATE: a required env key ref key missing is hashed as missing, pods will not start',
+        reference: reference('env key ref', 'ConfigMap'),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [
+          'confighash: ConfigMap app key "LOG_LEVEL" not found; pods will not start until it exists',
+        ],
+      },
+      {
+        name: 'CREATE: a required volume items key of a Secret missing: the same',
+        reference: reference('volume items', 'Secret'),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [
+          'confighash: Secret app key "LOG_LEVEL" not found; pods will not start until it exists',
+        ],
+      },
+      {
+        name: 'CREATE: an optional key missing is hashed as missing, no warning',
+        reference: reference('env key ref', 'Secret', true),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'UPDATE: a key ref whose object is deleted follows the object rule: one warning, for the object',
+        reference: reference('env key ref', 'ConfigMap'),
+        operation: 'UPDATE',
+        change: deleteObjects,
+        outcome: 'kept-old',
+        patch: () => [],
+        warnings: ['confighash: ConfigMap app not found; kept the previous hash'],
+      },
+      {
+        name: 'CREATE: a volume items key of an absent object follows the object rule',
+        reference: reference('volume items', 'Secret'),
+        operation: 'CREATE',
+        change: deleteObjects,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: ['confighash: Secret app not found; pods will not start until it exists'],
+      },
+    ]),
+  )('%s', async (_name, row) => {
+    const source = withKey();
+    const podSpec = readingKeys(row.reference);
+    const old = await created(source, { podSpec });
+    const stored = templateAnnotationsOf(old)[HASH]!;
+    row.change(source);
+    const object =
+      row.operation === 'CREATE'
+        ? workload({ podSpec })
+        : row.newImage
+          ? withTemplateImage(old, 'registry.example/app:2')
+          : old;
+    const { result } = await review(source, {
+      operation: row.operation,
+      object,
+      ...(row.operation === 'UPDATE' ? { oldObject: old } : {}),
+    });
+    const now = await digestOf(source, readWorkload(object, HANDLED_KINDS[0]!), KEY, NAMESPACE);
+    const sources = row.reference.kind === 'ConfigMap' ? 'configmap/app' : 'secret/app';
+    expect(result.outcome).toBe(row.outcome);
+    expect(result.patch).toEqual(row.patch({ now, sources }));
+    expect(result.warnings).toEqual(row.warnings);
+    expect(result.hashChanged).toBe(row.operation === 'UPDATE' && row.outcome === 'patched');
+    expectWellFormedWarnings(result);
+    if (row.outcome === 'patched' && row.operation === 'UPDATE') expect(now).not.toBe(stored);
+  });
+});
+
+function withTemplateImage(object: Workload, image: string): Workload {
+  const changed = structuredClone(object);
+  (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+    .containers[0]!.image = image;
+  return changed;
+}
 
 describe('lookup failures', () => {
   it.each(['forbidden', 'timeout', 'server-error', 'network'] as const)(
