@@ -163,14 +163,22 @@ function write(
   };
 }
 
-/** The annotations stay as they are; a hash made with a previous key says so. */
+/**
+ * The annotations stay as they are, but for an `adopted-hash` beside a template hash: the
+ * template's hash is the one that counts (docs/design.md §4, adoption). A hash made with a
+ * previous key says so.
+ */
 function keepCurrent(
   previous: Annotations,
   current: CurrentHash,
   warnings: readonly string[],
 ): Decision {
-  const outcome = previous.hash ? 'patched' : 'adopted';
-  const kept = { outcome, desired: previous, warnings } as const;
+  const hashed = previous.hash !== undefined;
+  const kept = {
+    outcome: hashed ? 'patched' : 'adopted',
+    desired: hashed ? { ...previous, adoptedHash: undefined } : previous,
+    warnings,
+  } as const;
   return current === 'previous-key' ? { ...kept, previousKeyHash: true } : kept;
 }
 

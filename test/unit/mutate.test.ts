@@ -221,6 +221,172 @@ describe('adoption', () => {
     const { result } = await review(standardSource(), { operation: 'CREATE' });
     expect(result.outcome).toBe('patched');
   });
+
+  // docs/design.md §4, adoption: whenever the template keeps or gets `hash`, the same patch
+  // removes `adopted-hash`, current or stale. Each row pins the whole patch.
+  describe('adopted-hash goes when the template carries the hash', () => {
+    const SOURCE_LIST = 'configmap/app-config,configmap/flags,secret/db';
+    const STALE = 'f'.repeat(64);
+    const NEW_KEY = Buffer.alloc(32, 9);
+    const TEMPLATE_ANNOTATIONS = '/spec/template/metadata/annotations';
+    const TEMPLATE_HASH = `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`;
+    const TEMPLATE_SOURCES = `${TEMPLATE_ANNOTATIONS}/confighash.dev~1sources`;
+    const REMOVE_ADOPTED = {
+      op: 'remove',
+      path: '/metadata/annotations/confighash.dev~1adopted-hash',
+    };
+
+    function withLabel(object: Workload): Workload {
+      const changed = structuredClone(object);
+      (
+        changed.spec as { template: { metadata: { labels: Record<string, string> } } }
+      ).template.metadata.labels.tier = 'front';
+      return changed;
+    }
+
+    interface Hashes {
+      /** The current key's digest of the config as the request finds it. */
+      readonly now: string;
+      /** The same content's digest with the key before a rotation (rotated rows). */
+      readonly previousKey: string;
+    }
+
+    interface Row {
+      readonly name: string;
+      readonly request: (hashes: Hashes) => RequestOptions;
+      readonly rotated?: true;
+      readonly configChanged?: true;
+      /** The whole patch, given the current key's digest of the config when the review runs. */
+      readonly patch: (now: string) => unknown[];
+      readonly warnings?: readonly string[];
+    }
+
+    const hashedTemplate = (hash: string, adopted: string) =>
+      workload({
+        annotations: { [ADOPTED_HASH]: adopted },
+        templateAnnotations: { [HASH]: hash, [SOURCES]: SOURCE_LIST },
+      });
+    const touch = (object: Workload): RequestOptions => ({
+      operation: 'UPDATE',
+      object,
+      oldObject: object,
+    });
+
+    it.each(
+      named<Row>([
+        {
+          name: 'a touch of a hashed template with a stale adopted-hash',
+          request: ({ now }) => touch(hashedTemplate(now, STALE)),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a touch of a hashed template with a current adopted-hash',
+          request: ({ now }) => touch(hashedTemplate(now, now)),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a touch of a template hashed with a previous key, with an adopted-hash',
+          rotated: true,
+          request: ({ previousKey }) => touch(hashedTemplate(previousKey, STALE)),
+          patch: () => [REMOVE_ADOPTED],
+          warnings: [PREVIOUS_KEY_WARNING],
+        },
+        {
+          name: 'a template label changed on a hashed template with an adopted-hash',
+          request: ({ now }) => {
+            const old = hashedTemplate(now, now);
+            return { operation: 'UPDATE', object: withLabel(old), oldObject: old };
+          },
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a template label changed on an adopted workload: the hash goes into the template',
+          request: ({ now }) => {
+            const old = workload({ annotations: { [ADOPTED_HASH]: now } });
+            return { operation: 'UPDATE', object: withLabel(old), oldObject: old };
+          },
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'our template annotations dropped by the request are put back, and adopted-hash goes',
+          request: ({ now }) => ({
+            operation: 'UPDATE',
+            object: workload({ annotations: { [ADOPTED_HASH]: STALE } }),
+            oldObject: hashedTemplate(now, STALE),
+          }),
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'a config change on a hashed template with an adopted-hash',
+          configChanged: true,
+          request: ({ now }) => touch(hashedTemplate(now, now)),
+          patch: (now) => [{ op: 'replace', path: TEMPLATE_HASH, value: now }, REMOVE_ADOPTED],
+        },
+        {
+          name: 'a CREATE carrying an adopted-hash',
+          request: ({ now }) => ({
+            operation: 'CREATE',
+            object: workload({ annotations: { [ADOPTED_HASH]: now } }),
+          }),
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'a CREATE carrying both (a manifest exported from the cluster)',
+          request: ({ now }) => ({ operation: 'CREATE', object: hashedTemplate(now, now) }),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: "not a template that gets the hash: a request adding our hash to an adopted workload's template is put back as it was, still adopted",
+          request: ({ now }) => {
+            const old = workload({ annotations: { [ADOPTED_HASH]: now } });
+            const object = workload({
+              annotations: { [ADOPTED_HASH]: now },
+              templateAnnotations: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            });
+            return { operation: 'UPDATE', object, oldObject: old };
+          },
+          patch: () => [
+            { op: 'remove', path: TEMPLATE_HASH },
+            { op: 'remove', path: TEMPLATE_SOURCES },
+          ],
+        },
+      ]),
+    )('%s', async (_name, row) => {
+      const source = standardSource();
+      const digest = (key: Buffer) =>
+        digestOf(source, readWorkload(workload(), HANDLED_KINDS[0]!), key, NAMESPACE);
+      const keys = row.rotated ? { hashKey: NEW_KEY, previousHashKeys: [KEY] } : { hashKey: KEY };
+      const request = row.request({
+        now: await digest(keys.hashKey),
+        previousKey: await digest(KEY),
+      });
+      if (row.configChanged) source.secret('db', { password: 'correct horse' });
+      const { result } = await review(source, request, keys);
+      expect(result.patch).toEqual(row.patch(await digest(keys.hashKey)));
+      expect(result.warnings).toEqual(row.warnings ?? []);
+    });
+  });
 });
 
 // docs/security.md "Rotate the hash key": hashes a previous key made stay as they are until
