@@ -66,6 +66,14 @@ function workloadAnnotationsOf(object: unknown): Record<string, string> {
   );
 }
 
+/** The same workload with another image: a template change of its own. */
+function withImage(object: Workload, image: string): Workload {
+  const changed = structuredClone(object);
+  (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+    .containers[0]!.image = image;
+  return changed;
+}
+
 /** A workload as the webhook left it after CREATE: the baseline for UPDATE rows. */
 async function created(source: MemorySource, options: Parameters<typeof workload>[0] = {}) {
   const { after } = await review(source, { operation: 'CREATE', object: workload(options) });
@@ -410,13 +418,6 @@ describe('key rotation', () => {
         ? workload({ templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST } })
         : workload({ annotations: { [ADOPTED_HASH]: stored } });
     return { source, stored, old };
-  }
-
-  function withImage(object: Workload, image: string): Workload {
-    const changed = structuredClone(object);
-    (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
-      .containers[0]!.image = image;
-    return changed;
   }
 
   it('the two keys digest the same content differently (the test would prove nothing else)', async () => {
@@ -849,7 +850,7 @@ describe('missing keys', () => {
       row.operation === 'CREATE'
         ? workload({ podSpec })
         : row.newImage
-          ? withTemplateImage(old, 'registry.example/app:2')
+          ? withImage(old, 'registry.example/app:2')
           : old;
     const { result } = await review(source, {
       operation: row.operation,
@@ -866,13 +867,6 @@ describe('missing keys', () => {
     if (row.outcome === 'patched' && row.operation === 'UPDATE') expect(now).not.toBe(stored);
   });
 });
-
-function withTemplateImage(object: Workload, image: string): Workload {
-  const changed = structuredClone(object);
-  (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
-    .containers[0]!.image = image;
-  return changed;
-}
 
 describe('lookup failures', () => {
   it.each(['forbidden', 'timeout', 'server-error', 'network'] as const)(
