@@ -7,6 +7,7 @@ import {
   type Evaluation,
   isCurrentHash,
   MAX_SOURCES,
+  type MissingRequired,
 } from '../evaluate/index.js';
 import { buildAnnotationPatch } from '../patch/index.js';
 import { describeSource } from '../sources/index.js';
@@ -92,8 +93,8 @@ function decide(
         ...evaluation.failures.map(({ ref, detail }) =>
           warning(`could not read ${describeSource(ref)} (${detail}); ${consequence}`),
         ),
-        ...evaluation.missingRequired.map((ref) =>
-          warning(`${describeSource(ref)} not found; kept the previous hash`),
+        ...evaluation.missingRequired.map((missing) =>
+          warning(`${describeMissing(missing)} not found; kept the previous hash`),
         ),
       ];
       return keepOld(target, previous, warnings);
@@ -101,8 +102,8 @@ function decide(
     case 'no-sources':
       return write(target, previous, undefined, []);
     case 'hashed': {
-      const missing = evaluation.missingRequired.map(describeSource);
-      // Never roll into pods that cannot start: keep what was there.
+      const missing = evaluation.missingRequired.map(describeMissing);
+      // Never roll into pods that cannot start (a required object or key): keep what was there.
       if (target.isUpdate && missing.length > 0) {
         const warnings = missing.map((name) =>
           warning(`${name} not found; kept the previous hash`),
@@ -115,6 +116,11 @@ function decide(
       return write(target, previous, evaluation, warnings);
     }
   }
+}
+
+/** `ConfigMap app`, or `ConfigMap app key "LOG_LEVEL"`: what new pods need and cannot find. */
+function describeMissing({ ref, key }: MissingRequired): string {
+  return key === undefined ? describeSource(ref) : `${describeSource(ref)} key "${key}"`;
 }
 
 /** Nothing is written on a guess. With no oldObject (CREATE) that is whatever the request carries. */
@@ -157,14 +163,22 @@ function write(
   };
 }
 
-/** The annotations stay as they are; a hash made with a previous key says so. */
+/**
+ * The annotations stay as they are, but for an `adopted-hash` beside a template hash: the
+ * template's hash is the one that counts (docs/design.md §4, adoption). A hash made with a
+ * previous key says so.
+ */
 function keepCurrent(
   previous: Annotations,
   current: CurrentHash,
   warnings: readonly string[],
 ): Decision {
-  const outcome = previous.hash ? 'patched' : 'adopted';
-  const kept = { outcome, desired: previous, warnings } as const;
+  const hashed = previous.hash !== undefined;
+  const kept = {
+    outcome: hashed ? 'patched' : 'adopted',
+    desired: hashed ? { ...previous, adoptedHash: undefined } : previous,
+    warnings,
+  } as const;
   return current === 'previous-key' ? { ...kept, previousKeyHash: true } : kept;
 }
 

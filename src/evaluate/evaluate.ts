@@ -1,12 +1,19 @@
 // "The hash now" (docs/design.md §3, §6): a workload's sources, read live through the
 // ConfigSource port, become one answer — no sources, unreadable (which lookups
-// failed and why), or hashed (the hash, the sources list, and which required
-// sources are absent). Admission and follow mode both take this answer as it
-// is; neither works out again what failed, nor whether a hash they find is current.
+// failed and why), or hashed (the hash, the sources list, and what new pods need
+// and cannot find: a required source absent, a required key missing). Admission
+// and follow mode both take this answer as it is; neither works out again what
+// failed, nor whether a hash they find is current.
 
-import { computeHash, type HashInput, HashMemo, NamespaceKeys } from '../hash/index.js';
+import {
+  computeHash,
+  type HashInput,
+  HashMemo,
+  NamespaceKeys,
+  type SourceContent,
+} from '../hash/index.js';
 import { Slots } from '../runtime/index.js';
-import { formatSourceList, type SourceRef } from '../sources/index.js';
+import { compareBytewise, formatSourceList, type SourceRef } from '../sources/index.js';
 import { findSources, type Workload } from '../workload/index.js';
 import type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 
@@ -30,7 +37,15 @@ interface EvaluationBase {
   readonly problems: readonly string[];
 }
 
-// `missingRequired`: required sources that do not exist, so pods will not start until they do.
+/**
+ * What new pods need and cannot find, so they will not start until it exists (docs/design.md
+ * §4): a required source that is absent, or a required key (§3) of one that exists.
+ */
+export interface MissingRequired {
+  readonly ref: SourceRef;
+  /** The required key the object lacks; undefined when the object itself is absent. */
+  readonly key?: string;
+}
 
 export type Evaluation = EvaluationBase &
   (
@@ -38,7 +53,7 @@ export type Evaluation = EvaluationBase &
     | {
         readonly status: 'unreadable';
         readonly failures: readonly FailedLookup[];
-        readonly missingRequired: readonly SourceRef[];
+        readonly missingRequired: readonly MissingRequired[];
         /** How many sources the template names, when that is over MAX_SOURCES and nothing was read. */
         readonly tooManySources?: number;
       }
@@ -46,7 +61,7 @@ export type Evaluation = EvaluationBase &
         readonly status: 'hashed';
         /** The `sources` annotation value. */
         readonly sources: string;
-        readonly missingRequired: readonly SourceRef[];
+        readonly missingRequired: readonly MissingRequired[];
       } & Digests)
   );
 
@@ -143,9 +158,11 @@ export function createEvaluator({
     const failures = lookups.flatMap(({ ref, result }) =>
       result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
     );
-    const missingRequired = lookups
-      .filter(({ ref, result }) => result.status === 'absent' && !ref.optional)
-      .map(({ ref }) => ref);
+    const missingRequired = lookups.flatMap(({ ref, result }) =>
+      result.status === 'failed'
+        ? []
+        : findMissingRequired(ref, result.status === 'found' ? result.content : undefined),
+    );
     if (failures.length > 0) {
       return { status: 'unreadable', failures, missingRequired, lookups, problems };
     }
@@ -158,6 +175,22 @@ export function createEvaluator({
       problems,
     };
   };
+}
+
+/**
+ * What of `ref` new pods need and cannot find, given its content (undefined: the object is
+ * absent). A required key of an absent object is the object's case: the object is what is
+ * missing. The one definition admission, follow mode, plan and explain share.
+ */
+export function findMissingRequired(
+  ref: SourceRef,
+  content: SourceContent | undefined,
+): MissingRequired[] {
+  if (content === undefined) return ref.optional ? [] : [{ ref }];
+  return [...ref.requiredKeys]
+    .filter((key) => !content.has(key))
+    .sort(compareBytewise)
+    .map((key) => ({ ref, key }));
 }
 
 const WAITED_PAST_DEADLINE: LookupResult = {

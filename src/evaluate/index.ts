@@ -6,10 +6,12 @@ export {
   type Evaluator,
   type EvaluatorDependencies,
   type FailedLookup,
+  findMissingRequired,
   isCurrentHash,
   MAX_LOOKUPS_IN_FLIGHT,
   MAX_LOOKUPS_PER_EVALUATION,
   MAX_SOURCES,
+  type MissingRequired,
   type SourceLookup,
 } from './evaluate.js';
 export type { ConfigSource, LookupFailure, LookupResult } from './ports.js';

@@ -4,6 +4,7 @@
 // itself, through a server-side dry-run of an empty merge patch, never from a
 // second opinion computed here.
 
+import { findMissingRequired } from '../evaluate/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
 import {
   ENABLED,
@@ -31,6 +32,8 @@ export interface ExplainedSource {
   readonly resourceVersion: string | null;
   readonly keys: 'all' | string[];
   readonly optional: boolean;
+  /** Required keys (docs/design.md §3) the object lacks: pods will not start, the hash is kept. */
+  readonly missingRequiredKeys: string[];
   /** Its last write (newest managedFields time), when it can be read. */
   readonly lastWrite: string | null;
   /** Why it is unreadable. */
@@ -138,11 +141,19 @@ async function explainSource(
     ref: formatSource(ref),
     keys: selectionKeys(ref.selection),
     optional: ref.optional,
+    missingRequiredKeys: [],
     lastWrite: written.status === 'found' ? written.value : null,
   };
   switch (result.status) {
-    case 'found':
-      return { ...base, state: 'found', resourceVersion: result.resourceVersion };
+    case 'found': {
+      const missing = findMissingRequired(ref, result.content).flatMap(({ key }) => key ?? []);
+      return {
+        ...base,
+        state: 'found',
+        resourceVersion: result.resourceVersion,
+        missingRequiredKeys: missing,
+      };
+    }
     case 'absent':
       return { ...base, state: 'absent', resourceVersion: null };
     case 'failed':
@@ -213,6 +224,12 @@ function describe(facts: Facts, workload: Workload, problems: readonly string[])
     } else if (source.state === 'absent' && !source.optional) {
       lines.push(
         `${source.ref} does not exist: pods will not start until it does, and the webhook keeps the previous hash`,
+      );
+    } else if (source.missingRequiredKeys.length > 0) {
+      const keys = source.missingRequiredKeys.map((key) => `"${key}"`).join(', ');
+      const noun = source.missingRequiredKeys.length === 1 ? 'key' : 'keys';
+      lines.push(
+        `${source.ref} has no ${noun} ${keys}: pods will not start until it does, and the webhook keeps the previous hash`,
       );
     }
   }

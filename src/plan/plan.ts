@@ -24,6 +24,7 @@ import {
   compareSource,
   type Discovery,
   describeChange,
+  describeMissing,
   discover,
   leftOutChanges,
   unchangedReasons,
@@ -240,15 +241,8 @@ async function compareSources(
   const unreadable = compared.filter((entry): entry is string => typeof entry === 'string');
   if (unreadable.length > 0) return settled('unknown', ...unreadable);
   const results = compared as Compared[];
-  const missing = results.filter((entry) => entry.missingRequired);
-  if (missing.length > 0) {
-    return settled(
-      'no-roll',
-      ...missing.map(
-        ({ ref }) => `${formatSource(ref)} does not exist: the webhook keeps the previous hash`,
-      ),
-    );
-  }
+  const missing = results.flatMap((entry) => entry.missingRequired);
+  if (missing.length > 0) return settled('no-roll', ...missing.map(describeMissing));
   return results;
 }
 

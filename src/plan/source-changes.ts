@@ -1,6 +1,7 @@
 // What the manifests change in a workload's sources: the webhook's own discovery,
 // the selected content compared live now against as the manifests leave it.
 
+import { findMissingRequired, type MissingRequired } from '../evaluate/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
 import { EXCLUDE, findSources, LIVE_RELOAD, type Workload } from '../workload/index.js';
 import { changesHash, compareContent, type SourceChange } from './compare.js';
@@ -10,8 +11,8 @@ import { sourceKey } from './manifests.js';
 export interface Compared {
   readonly ref: SourceRef;
   readonly change: SourceChange;
-  /** Absent after the apply although required. */
-  readonly missingRequired: boolean;
+  /** Absent after the apply although required, or lacking a required key (docs/design.md §4). */
+  readonly missingRequired: readonly MissingRequired[];
 }
 
 export interface Discovery {
@@ -56,7 +57,7 @@ export async function compareSource(
   return {
     ref,
     change: compareContent(ref.selection, beforeContent, after),
-    missingRequired: after === undefined && !ref.optional,
+    missingRequired: findMissingRequired(ref, after),
   };
 }
 
@@ -83,6 +84,12 @@ export function unchangedReasons(results: readonly Compared[]): string[] {
     ({ ref, change }) =>
       `only unselected keys of ${formatSource(ref)} change (${change.unselected.join(', ')})`,
   );
+}
+
+/** Why the webhook keeps the previous hash: what pods would need and not find. */
+export function describeMissing({ ref, key }: MissingRequired): string {
+  const what = key === undefined ? 'does not exist' : `has no key "${key}"`;
+  return `${formatSource(ref)} ${what}: the webhook keeps the previous hash`;
 }
 
 export function describeChange({ ref, change }: Compared): string {

@@ -28,6 +28,13 @@ export interface SourceRef extends NamedSource {
   readonly selection: KeySelection;
   /** True only when every reference to the object is marked optional. */
   readonly optional: boolean;
+  /**
+   * Keys a reference not marked optional names (`items[].key`, a key ref): pods do not start
+   * while the object lacks one (docs/design.md §3 "Required keys"). Beside the selection, not
+   * in it: a whole reference makes the selection "all" and leaves them required, and the
+   * encoding never reads them, so optionality changes no hash.
+   */
+  readonly requiredKeys: ReadonlySet<string>;
 }
 
 // --- order ----------------------------------------------------------------------

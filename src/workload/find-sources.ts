@@ -22,6 +22,7 @@ interface Accumulated {
   name: string;
   all: boolean;
   keys: Set<string>;
+  requiredKeys: Set<string>;
   optional: boolean;
 }
 
@@ -43,12 +44,27 @@ export function findSources(
     const id = `${ref.kind}/${ref.name}`;
     let entry = found.get(id);
     if (!entry) {
-      entry = { kind: ref.kind, name: ref.name, all: false, keys: new Set(), optional: true };
+      entry = {
+        kind: ref.kind,
+        name: ref.name,
+        all: false,
+        keys: new Set(),
+        requiredKeys: new Set(),
+        optional: true,
+      };
       found.set(id, entry);
     }
-    entry.optional &&= ref.optional === true;
-    if (ref.keys === 'all') entry.all = true;
-    else for (const key of ref.keys) if (typeof key === 'string' && key !== '') entry.keys.add(key);
+    const optional = ref.optional === true;
+    entry.optional &&= optional;
+    if (ref.keys === 'all') {
+      entry.all = true;
+      return;
+    }
+    for (const key of ref.keys) {
+      if (typeof key !== 'string' || key === '') continue;
+      entry.keys.add(key);
+      if (!optional) entry.requiredKeys.add(key);
+    }
   };
 
   const problems: string[] = [];
@@ -108,7 +124,8 @@ function isNonEmptyString(value: unknown): boolean {
 
 function toSourceRef(entry: Accumulated): SourceRef {
   const selection: KeySelection = entry.all ? { all: true } : { all: false, keys: entry.keys };
-  return { kind: entry.kind, name: entry.name, selection, optional: entry.optional };
+  const { kind, name, optional, requiredKeys } = entry;
+  return { kind, name, selection, optional, requiredKeys };
 }
 
 function collectVolume(volume: JsonObject, add: (ref: Reference) => void): void {

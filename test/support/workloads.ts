@@ -26,6 +26,39 @@ export const THREE_SOURCES = {
   ],
 };
 
+/** How a pod spec names one key (docs/design.md §3 "Required keys"). */
+export interface KeyReference {
+  readonly by: 'volume items' | 'env key ref';
+  readonly kind: 'ConfigMap' | 'Secret';
+  readonly name: string;
+  readonly key: string;
+  readonly optional?: boolean;
+}
+
+/** A pod spec that reads each key as given: a volume with `items`, or an env var. */
+export function readingKeys(...refs: readonly KeyReference[]): Record<string, unknown> {
+  const volumes = refs
+    .filter(({ by }) => by === 'volume items')
+    .map(({ kind, name, key, optional }, index) => {
+      const items = [{ key, path: key }];
+      const optionalField = optional === undefined ? {} : { optional };
+      return kind === 'ConfigMap'
+        ? { name: `v${index}`, configMap: { name, items, ...optionalField } }
+        : { name: `v${index}`, secret: { secretName: name, items, ...optionalField } };
+    });
+  const env = refs
+    .filter(({ by }) => by === 'env key ref')
+    .map(({ kind, name, key, optional }, index) => {
+      const ref = { name, key, ...(optional === undefined ? {} : { optional }) };
+      const valueFrom = kind === 'ConfigMap' ? { configMapKeyRef: ref } : { secretKeyRef: ref };
+      return { name: `E${index}`, valueFrom };
+    });
+  return {
+    ...(volumes.length > 0 ? { volumes } : {}),
+    containers: [{ name: 'app', image: 'registry.example/app:1', env }],
+  };
+}
+
 export function workload(options: WorkloadOptions = {}): Record<string, unknown> {
   const podSpec = structuredClone(options.podSpec ?? THREE_SOURCES) as {
     containers?: { image?: string }[];

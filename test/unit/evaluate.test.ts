@@ -12,9 +12,11 @@ import {
   type LookupResult,
 } from '../../src/evaluate/index.js';
 import { HashMemo, hashKeyId } from '../../src/hash/index.js';
+import { formatSource } from '../../src/sources/index.js';
 import { HANDLED_KINDS, readWorkload } from '../../src/workload/index.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
-import { NAMESPACE, workload } from '../support/workloads.js';
+import { named } from '../support/named.js';
+import { type KeyReference, NAMESPACE, readingKeys, workload } from '../support/workloads.js';
 
 const KEY = Buffer.alloc(32, 3);
 const NO_DEADLINE = new AbortController().signal;
@@ -74,13 +76,160 @@ describe('the answer', () => {
       {
         status: 'hashed',
         sources: 'configmap/app-config,configmap/flags,secret/db',
-        missingRequired: [expect.objectContaining({ kind: 'ConfigMap', name: 'flags' })],
+        missingRequired: [{ ref: expect.objectContaining({ kind: 'ConfigMap', name: 'flags' }) }],
       },
     ],
   ])('%s', async (_name, source, object, expected) => {
     const evaluate = createEvaluator({ configSource: source(), hashKey: KEY });
     const result = await evaluate(readWorkload(object, DEPLOYMENT), NAMESPACE, NO_DEADLINE);
     expect(result).toMatchObject(expected as Partial<Evaluation>);
+  });
+});
+
+// docs/design.md §3 "Required keys", §4: what new pods need and cannot find.
+describe('missing required sources and keys', () => {
+  const app = (by: KeyReference['by'], key: string, optional?: boolean): KeyReference => ({
+    by,
+    kind: 'ConfigMap',
+    name: 'app',
+    key,
+    ...(optional === undefined ? {} : { optional }),
+  });
+  const creds = (by: KeyReference['by'], key: string, optional?: boolean): KeyReference => ({
+    by,
+    kind: 'Secret',
+    name: 'creds',
+    key,
+    ...(optional === undefined ? {} : { optional }),
+  });
+  const source = () =>
+    new MemorySource().configMap('app', { 'app.yaml': 'port: 1' }).secret('creds', { user: 'u' });
+
+  interface Row {
+    readonly name: string;
+    readonly podSpec: Record<string, unknown>;
+    readonly source?: () => MemorySource;
+    readonly status?: Evaluation['status'];
+    /** `configmap/NAME` and the key, or the object alone. */
+    readonly missing: readonly { source: string; key?: string }[];
+  }
+
+  it.each(
+    named<Row>([
+      {
+        name: 'a volume items key the ConfigMap lacks',
+        podSpec: readingKeys(app('volume items', 'LOG_LEVEL')),
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+      {
+        name: 'a configMapKeyRef key the ConfigMap lacks',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL')),
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+      {
+        name: 'a secretKeyRef key the Secret lacks, and a Secret volume items key',
+        podSpec: readingKeys(creds('env key ref', 'token'), creds('volume items', 'ca.crt')),
+        missing: [
+          { source: 'secret/creds', key: 'ca.crt' },
+          { source: 'secret/creds', key: 'token' },
+        ],
+      },
+      {
+        name: 'optional: false is required',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL', false)),
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+      {
+        name: 'an optional key ref or optional volume items key is not missing: it counts as content',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL', true), app('volume items', 'x', true)),
+        missing: [],
+      },
+      {
+        name: 'a key both an optional and a required reference name is required',
+        podSpec: readingKeys(
+          app('env key ref', 'LOG_LEVEL', true),
+          app('volume items', 'LOG_LEVEL'),
+        ),
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+      {
+        name: 'a whole reference beside a required key ref leaves the key required',
+        podSpec: {
+          containers: [
+            {
+              name: 'app',
+              envFrom: [{ configMapRef: { name: 'app' } }],
+              env: [
+                {
+                  name: 'L',
+                  valueFrom: { configMapKeyRef: { name: 'app', key: 'LOG_LEVEL' } },
+                },
+              ],
+            },
+          ],
+        },
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+      {
+        name: 'keys the object has are not missing',
+        podSpec: readingKeys(app('volume items', 'app.yaml'), creds('env key ref', 'user')),
+        missing: [],
+      },
+      {
+        name: 'a key ref whose object is absent: the object is what is missing, once',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL'), app('volume items', 'app.yaml')),
+        source: () => new MemorySource(),
+        missing: [{ source: 'configmap/app' }],
+      },
+      {
+        name: 'an optional key ref whose object is absent: nothing is missing',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL', true)),
+        source: () => new MemorySource(),
+        missing: [],
+      },
+      {
+        name: 'unreadable: the keys other objects lack are named beside the failure',
+        podSpec: readingKeys(app('env key ref', 'LOG_LEVEL'), creds('env key ref', 'user')),
+        source: () => source().fail('Secret', 'creds', 'forbidden'),
+        status: 'unreadable',
+        missing: [{ source: 'configmap/app', key: 'LOG_LEVEL' }],
+      },
+    ]),
+  )('%s', async (_name, row) => {
+    const evaluate = createEvaluator({ configSource: (row.source ?? source)(), hashKey: KEY });
+    const object = workload({ podSpec: row.podSpec });
+    const result = await evaluate(readWorkload(object, DEPLOYMENT), NAMESPACE, NO_DEADLINE);
+    expect(result.status).toBe(row.status ?? 'hashed');
+    if (result.status === 'no-sources') throw new Error('no sources');
+    const missing = result.missingRequired.map(({ ref, key }) => ({
+      source: formatSource(ref),
+      ...(key === undefined ? {} : { key }),
+    }));
+    expect(missing).toEqual(row.missing);
+  });
+
+  it('optionality changes no hash: a missing key is `missing` whether required or optional', async () => {
+    const evaluate = createEvaluator({ configSource: source(), hashKey: KEY });
+    const hashOf = async (optional: boolean | undefined) => {
+      const podSpec = readingKeys(
+        app('env key ref', 'LOG_LEVEL', optional),
+        app('volume items', 'app.yaml', optional),
+      );
+      const result = await evaluate(
+        readWorkload(workload({ podSpec }), DEPLOYMENT),
+        NAMESPACE,
+        NO_DEADLINE,
+      );
+      if (result.status !== 'hashed') throw new Error(result.status);
+      return result.hash;
+    };
+    const required = await hashOf(undefined);
+    expect(await hashOf(false)).toBe(required);
+    expect(await hashOf(true)).toBe(required);
+    const podSpec = readingKeys(app('env key ref', 'LOG_LEVEL'), app('volume items', 'app.yaml'));
+    expect(required).toBe(
+      await digestOf(source(), readWorkload(workload({ podSpec }), DEPLOYMENT), KEY, NAMESPACE),
+    );
   });
 });
 

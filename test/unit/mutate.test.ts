@@ -19,8 +19,10 @@ import { named } from '../support/named.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import {
   admissionRequest,
+  type KeyReference,
   NAMESPACE,
   type RequestOptions,
+  readingKeys,
   workload,
 } from '../support/workloads.js';
 
@@ -62,6 +64,14 @@ function workloadAnnotationsOf(object: unknown): Record<string, string> {
   return (
     (object as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {}
   );
+}
+
+/** The same workload with another image: a template change of its own. */
+function withImage(object: Workload, image: string): Workload {
+  const changed = structuredClone(object);
+  (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
+    .containers[0]!.image = image;
+  return changed;
 }
 
 /** A workload as the webhook left it after CREATE: the baseline for UPDATE rows. */
@@ -219,6 +229,172 @@ describe('adoption', () => {
     const { result } = await review(standardSource(), { operation: 'CREATE' });
     expect(result.outcome).toBe('patched');
   });
+
+  // docs/design.md §4, adoption: whenever the template keeps or gets `hash`, the same patch
+  // removes `adopted-hash`, current or stale. Each row pins the whole patch.
+  describe('adopted-hash goes when the template carries the hash', () => {
+    const SOURCE_LIST = 'configmap/app-config,configmap/flags,secret/db';
+    const STALE = 'f'.repeat(64);
+    const NEW_KEY = Buffer.alloc(32, 9);
+    const TEMPLATE_ANNOTATIONS = '/spec/template/metadata/annotations';
+    const TEMPLATE_HASH = `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`;
+    const TEMPLATE_SOURCES = `${TEMPLATE_ANNOTATIONS}/confighash.dev~1sources`;
+    const REMOVE_ADOPTED = {
+      op: 'remove',
+      path: '/metadata/annotations/confighash.dev~1adopted-hash',
+    };
+
+    function withLabel(object: Workload): Workload {
+      const changed = structuredClone(object);
+      (
+        changed.spec as { template: { metadata: { labels: Record<string, string> } } }
+      ).template.metadata.labels.tier = 'front';
+      return changed;
+    }
+
+    interface Hashes {
+      /** The current key's digest of the config as the request finds it. */
+      readonly now: string;
+      /** The same content's digest with the key before a rotation (rotated rows). */
+      readonly previousKey: string;
+    }
+
+    interface Row {
+      readonly name: string;
+      readonly request: (hashes: Hashes) => RequestOptions;
+      readonly rotated?: true;
+      readonly configChanged?: true;
+      /** The whole patch, given the current key's digest of the config when the review runs. */
+      readonly patch: (now: string) => unknown[];
+      readonly warnings?: readonly string[];
+    }
+
+    const hashedTemplate = (hash: string, adopted: string) =>
+      workload({
+        annotations: { [ADOPTED_HASH]: adopted },
+        templateAnnotations: { [HASH]: hash, [SOURCES]: SOURCE_LIST },
+      });
+    const touch = (object: Workload): RequestOptions => ({
+      operation: 'UPDATE',
+      object,
+      oldObject: object,
+    });
+
+    it.each(
+      named<Row>([
+        {
+          name: 'a touch of a hashed template with a stale adopted-hash',
+          request: ({ now }) => touch(hashedTemplate(now, STALE)),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a touch of a hashed template with a current adopted-hash',
+          request: ({ now }) => touch(hashedTemplate(now, now)),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a touch of a template hashed with a previous key, with an adopted-hash',
+          rotated: true,
+          request: ({ previousKey }) => touch(hashedTemplate(previousKey, STALE)),
+          patch: () => [REMOVE_ADOPTED],
+          warnings: [PREVIOUS_KEY_WARNING],
+        },
+        {
+          name: 'a template label changed on a hashed template with an adopted-hash',
+          request: ({ now }) => {
+            const old = hashedTemplate(now, now);
+            return { operation: 'UPDATE', object: withLabel(old), oldObject: old };
+          },
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: 'a template label changed on an adopted workload: the hash goes into the template',
+          request: ({ now }) => {
+            const old = workload({ annotations: { [ADOPTED_HASH]: now } });
+            return { operation: 'UPDATE', object: withLabel(old), oldObject: old };
+          },
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'our template annotations dropped by the request are put back, and adopted-hash goes',
+          request: ({ now }) => ({
+            operation: 'UPDATE',
+            object: workload({ annotations: { [ADOPTED_HASH]: STALE } }),
+            oldObject: hashedTemplate(now, STALE),
+          }),
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'a config change on a hashed template with an adopted-hash',
+          configChanged: true,
+          request: ({ now }) => touch(hashedTemplate(now, now)),
+          patch: (now) => [{ op: 'replace', path: TEMPLATE_HASH, value: now }, REMOVE_ADOPTED],
+        },
+        {
+          name: 'a CREATE carrying an adopted-hash',
+          request: ({ now }) => ({
+            operation: 'CREATE',
+            object: workload({ annotations: { [ADOPTED_HASH]: now } }),
+          }),
+          patch: (now) => [
+            {
+              op: 'add',
+              path: TEMPLATE_ANNOTATIONS,
+              value: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            },
+            REMOVE_ADOPTED,
+          ],
+        },
+        {
+          name: 'a CREATE carrying both (a manifest exported from the cluster)',
+          request: ({ now }) => ({ operation: 'CREATE', object: hashedTemplate(now, now) }),
+          patch: () => [REMOVE_ADOPTED],
+        },
+        {
+          name: "not a template that gets the hash: a request adding our hash to an adopted workload's template is put back as it was, still adopted",
+          request: ({ now }) => {
+            const old = workload({ annotations: { [ADOPTED_HASH]: now } });
+            const object = workload({
+              annotations: { [ADOPTED_HASH]: now },
+              templateAnnotations: { [HASH]: now, [SOURCES]: SOURCE_LIST },
+            });
+            return { operation: 'UPDATE', object, oldObject: old };
+          },
+          patch: () => [
+            { op: 'remove', path: TEMPLATE_HASH },
+            { op: 'remove', path: TEMPLATE_SOURCES },
+          ],
+        },
+      ]),
+    )('%s', async (_name, row) => {
+      const source = standardSource();
+      const digest = (key: Buffer) =>
+        digestOf(source, readWorkload(workload(), HANDLED_KINDS[0]!), key, NAMESPACE);
+      const keys = row.rotated ? { hashKey: NEW_KEY, previousHashKeys: [KEY] } : { hashKey: KEY };
+      const request = row.request({
+        now: await digest(keys.hashKey),
+        previousKey: await digest(KEY),
+      });
+      if (row.configChanged) source.secret('db', { password: 'correct horse' });
+      const { result } = await review(source, request, keys);
+      expect(result.patch).toEqual(row.patch(await digest(keys.hashKey)));
+      expect(result.warnings).toEqual(row.warnings ?? []);
+    });
+  });
 });
 
 // docs/security.md "Rotate the hash key": hashes a previous key made stay as they are until
@@ -242,13 +418,6 @@ describe('key rotation', () => {
         ? workload({ templateAnnotations: { [HASH]: stored, [SOURCES]: SOURCE_LIST } })
         : workload({ annotations: { [ADOPTED_HASH]: stored } });
     return { source, stored, old };
-  }
-
-  function withImage(object: Workload, image: string): Workload {
-    const changed = structuredClone(object);
-    (changed.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec
-      .containers[0]!.image = image;
-    return changed;
   }
 
   it('the two keys digest the same content differently (the test would prove nothing else)', async () => {
@@ -523,6 +692,179 @@ describe('absent sources', () => {
     expect(templateAnnotationsOf(after)).toEqual(templateAnnotationsOf(old));
     expect(result.warnings).toEqual(['confighash: Secret db not found; kept the previous hash']);
     expectWellFormedWarnings(result);
+  });
+});
+
+// docs/design.md §3 "Required keys", §4: a selected key that a reference not marked optional
+// names, missing from an object that exists, is treated as a required object that is absent.
+describe('missing keys', () => {
+  const TEMPLATE_ANNOTATIONS = '/spec/template/metadata/annotations';
+  const reference = (
+    by: KeyReference['by'],
+    kind: KeyReference['kind'],
+    optional?: boolean,
+  ): KeyReference => ({
+    by,
+    kind,
+    name: 'app',
+    key: 'LOG_LEVEL',
+    ...(optional === undefined ? {} : { optional }),
+  });
+  const withKey = () =>
+    new MemorySource()
+      .configMap('app', { LOG_LEVEL: 'info', other: 'x' })
+      .secret('app', { LOG_LEVEL: 'info', other: 'x' });
+  const removeKey = (source: MemorySource) =>
+    source.configMap('app', { other: 'x' }).secret('app', { other: 'x' });
+  const deleteObjects = (source: MemorySource) =>
+    source.delete('ConfigMap', 'app').delete('Secret', 'app');
+
+  interface Row {
+    readonly name: string;
+    readonly reference: KeyReference;
+    readonly operation: 'CREATE' | 'UPDATE';
+    /** What happens to the config between the workload's last write and this one. */
+    readonly change: (source: MemorySource) => MemorySource;
+    /** The request changes the image too (a template change of its own). */
+    readonly newImage?: true;
+    readonly outcome: MutationResult['outcome'];
+    /** The whole patch, given the digest of the config now and the sources annotation. */
+    readonly patch: (written: { now: string; sources: string }) => unknown[];
+    readonly warnings: readonly string[];
+  }
+
+  const KEPT = 'confighash: ConfigMap app key "LOG_LEVEL" not found; kept the previous hash';
+  const keptUpdate = (by: KeyReference['by'], kind: KeyReference['kind']): Row => ({
+    name: `UPDATE: a required ${by} key of a ${kind} removed keeps the previous hash, with a warning`,
+    reference: reference(by, kind),
+    operation: 'UPDATE',
+    change: removeKey,
+    outcome: 'kept-old',
+    patch: () => [],
+    warnings: [KEPT.replace('ConfigMap', kind)],
+  });
+
+  it.each(
+    named<Row>([
+      keptUpdate('volume items', 'ConfigMap'),
+      keptUpdate('env key ref', 'ConfigMap'),
+      keptUpdate('volume items', 'Secret'),
+      keptUpdate('env key ref', 'Secret'),
+      {
+        name: 'UPDATE: a required key removed keeps the previous hash even when the template changes too',
+        reference: reference('env key ref', 'ConfigMap', false),
+        operation: 'UPDATE',
+        change: removeKey,
+        newImage: true,
+        outcome: 'kept-old',
+        patch: () => [],
+        warnings: [KEPT],
+      },
+      {
+        name: 'UPDATE: an optional env key ref key removed is content: hashed as missing, rolls, no warning',
+        reference: reference('env key ref', 'ConfigMap', true),
+        operation: 'UPDATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now }) => [
+          { op: 'replace', path: `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`, value: now },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'UPDATE: an optional volume items key removed rolls, no warning',
+        reference: reference('volume items', 'Secret', true),
+        operation: 'UPDATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now }) => [
+          { op: 'replace', path: `${TEMPLATE_ANNOTATIONS}/confighash.dev~1hash`, value: now },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'CREATE: a required env key ref key missing is hashed as missing, pods will not start',
+        reference: reference('env key ref', 'ConfigMap'),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [
+          'confighash: ConfigMap app key "LOG_LEVEL" not found; pods will not start until it exists',
+        ],
+      },
+      {
+        name: 'CREATE: a required volume items key of a Secret missing: the same',
+        reference: reference('volume items', 'Secret'),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [
+          'confighash: Secret app key "LOG_LEVEL" not found; pods will not start until it exists',
+        ],
+      },
+      {
+        name: 'CREATE: an optional key missing is hashed as missing, no warning',
+        reference: reference('env key ref', 'Secret', true),
+        operation: 'CREATE',
+        change: removeKey,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: [],
+      },
+      {
+        name: 'UPDATE: a key ref whose object is deleted follows the object rule: one warning, for the object',
+        reference: reference('env key ref', 'ConfigMap'),
+        operation: 'UPDATE',
+        change: deleteObjects,
+        outcome: 'kept-old',
+        patch: () => [],
+        warnings: ['confighash: ConfigMap app not found; kept the previous hash'],
+      },
+      {
+        name: 'CREATE: a volume items key of an absent object follows the object rule',
+        reference: reference('volume items', 'Secret'),
+        operation: 'CREATE',
+        change: deleteObjects,
+        outcome: 'patched',
+        patch: ({ now, sources }) => [
+          { op: 'add', path: TEMPLATE_ANNOTATIONS, value: { [HASH]: now, [SOURCES]: sources } },
+        ],
+        warnings: ['confighash: Secret app not found; pods will not start until it exists'],
+      },
+    ]),
+  )('%s', async (_name, row) => {
+    const source = withKey();
+    const podSpec = readingKeys(row.reference);
+    const old = await created(source, { podSpec });
+    const stored = templateAnnotationsOf(old)[HASH]!;
+    row.change(source);
+    const object =
+      row.operation === 'CREATE'
+        ? workload({ podSpec })
+        : row.newImage
+          ? withImage(old, 'registry.example/app:2')
+          : old;
+    const { result } = await review(source, {
+      operation: row.operation,
+      object,
+      ...(row.operation === 'UPDATE' ? { oldObject: old } : {}),
+    });
+    const now = await digestOf(source, readWorkload(object, HANDLED_KINDS[0]!), KEY, NAMESPACE);
+    const sources = row.reference.kind === 'ConfigMap' ? 'configmap/app' : 'secret/app';
+    expect(result.outcome).toBe(row.outcome);
+    expect(result.patch).toEqual(row.patch({ now, sources }));
+    expect(result.warnings).toEqual(row.warnings);
+    expect(result.hashChanged).toBe(row.operation === 'UPDATE' && row.outcome === 'patched');
+    expectWellFormedWarnings(result);
+    if (row.outcome === 'patched' && row.operation === 'UPDATE') expect(now).not.toBe(stored);
   });
 });
 

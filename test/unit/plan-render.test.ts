@@ -256,6 +256,7 @@ describe('explain output', () => {
         optional: false,
         state: 'found',
         resourceVersion: '1',
+        missingRequiredKeys: [],
         lastWrite: null,
       },
       {
@@ -264,6 +265,7 @@ describe('explain output', () => {
         optional: false,
         state: 'found',
         resourceVersion: '2',
+        missingRequiredKeys: [],
         lastWrite: null,
       },
       {
@@ -272,6 +274,7 @@ describe('explain output', () => {
         optional: true,
         state: 'absent',
         resourceVersion: null,
+        missingRequiredKeys: [],
         lastWrite: null,
       },
     ]);

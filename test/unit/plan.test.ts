@@ -143,6 +143,45 @@ const selectingAppYaml = () =>
     },
   });
 
+/** web, reading key app.yaml of web-config by a volume's `items`. */
+const mountingAppYaml = (optional?: boolean) =>
+  deployment('web', {
+    podSpec: {
+      volumes: [
+        {
+          name: 'config',
+          configMap: {
+            name: 'web-config',
+            items: [{ key: 'app.yaml', path: 'app.yaml' }],
+            ...(optional === undefined ? {} : { optional }),
+          },
+        },
+      ],
+      containers: [{ name: 'app', image: 'app:1' }],
+    },
+  });
+
+/** web, reading key app.yaml of web-config through an optional env var. */
+const optionallySelectingAppYaml = () =>
+  deployment('web', {
+    podSpec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'app:1',
+          env: [
+            {
+              name: 'A',
+              valueFrom: {
+                configMapKeyRef: { name: 'web-config', key: 'app.yaml', optional: true },
+              },
+            },
+          ],
+        },
+      ],
+    },
+  });
+
 const lastApplied = (object: JsonObject): JsonObject => {
   const copy = structuredClone(object) as { metadata: { annotations?: Record<string, string> } };
   copy.metadata.annotations = {
@@ -419,6 +458,47 @@ const ROWS: Row[] = [
     reason: /reads no ConfigMap or Secret/,
   },
   {
+    name: 'a required env key ref key the manifests remove: will not roll, the webhook keeps the previous hash',
+    objects: () => [configMap('web-config', { other: 'v: next' }), selectingAppYaml()],
+    cluster: () => liveCluster().workload(NS, selectingAppYaml()),
+    verdict: 'no-roll',
+    reason: /^configmap\/web-config has no key "app\.yaml": the webhook keeps the previous hash$/,
+  },
+  {
+    name: 'a required volume items key the manifests remove: the same',
+    objects: () => [configMap('web-config', { other: 'v: next' }), mountingAppYaml()],
+    cluster: () => liveCluster().workload(NS, mountingAppYaml()),
+    verdict: 'no-roll',
+    reason: /^configmap\/web-config has no key "app\.yaml": the webhook keeps the previous hash$/,
+  },
+  {
+    name: 'an optional env key ref key the manifests remove is a change: will roll',
+    objects: () => [configMap('web-config', { other: 'v: next' }), optionallySelectingAppYaml()],
+    cluster: () => liveCluster().workload(NS, optionallySelectingAppYaml()),
+    verdict: 'roll',
+    reason: /configmap\/web-config changes: app\.yaml/,
+    changed: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+  },
+  {
+    name: 'an optional volume items key the manifests remove: will roll',
+    objects: () => [configMap('web-config', { other: 'v: next' }), mountingAppYaml(true)],
+    cluster: () => liveCluster().workload(NS, mountingAppYaml(true)),
+    verdict: 'roll',
+    reason: /configmap\/web-config changes: app\.yaml/,
+    changed: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+  },
+  {
+    name: 'a required key of an object that does not exist: the object rule names the object',
+    objects: () => [selectingAppYaml()],
+    cluster: () => {
+      const cluster = liveCluster().workload(NS, selectingAppYaml());
+      cluster.configSource.delete('ConfigMap', 'web-config');
+      return cluster;
+    },
+    verdict: 'no-roll',
+    reason: /^configmap\/web-config does not exist: the webhook keeps the previous hash$/,
+  },
+  {
     name: 'offline: the manifests alone cannot tell',
     objects: () => [
       {
@@ -529,6 +609,34 @@ describe('the manifests', () => {
   );
 });
 
+/** The webhook's answer to `kubectl patch --dry-run=server -p '{}'`: the real mutator. */
+async function webhookTouch(
+  cluster: MemoryPlanCluster,
+  live: JsonObject,
+  keys: { hashKey: Buffer; previousHashKeys?: Buffer[] },
+) {
+  const mutator = createMutator({
+    configSource: cluster.configSource,
+    ...keys,
+    namespaces: everyNamespaceOptedIn,
+  });
+  const result = await mutator.review(
+    {
+      uid: 'dry-run',
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      name: 'web',
+      namespace: NS,
+      operation: 'UPDATE',
+      dryRun: true,
+      object: live,
+      oldObject: live,
+    },
+    new AbortController().signal,
+  );
+  const object = applyPatch(structuredClone(live), result.patch as never) as JsonObject;
+  return { status: 'found', value: { object, warnings: result.warnings } } as const;
+}
+
 // docs/security.md "Rotate the hash key", as plan and explain see it: they hold no hash key,
 // so they ask the webhook (a dry-run touch, answered here by the real admission code) and
 // a template hashed with a previous key for the content now gets no new hash: nothing rolls.
@@ -550,34 +658,9 @@ describe('a workload hashed with a previous key', () => {
         'confighash.dev/adopted-hash': old,
       };
     cluster.workload(NS, live);
-    const touch = await webhookTouch(cluster, live);
+    const touch = await webhookTouch(cluster, live, { hashKey: KEY, previousHashKeys: [OLD_KEY] });
     cluster.dryRun = () => touch;
     return { cluster, old };
-  }
-
-  /** The webhook's answer to `kubectl patch --dry-run=server -p '{}'`: the real mutator. */
-  async function webhookTouch(cluster: MemoryPlanCluster, live: JsonObject) {
-    const mutator = createMutator({
-      configSource: cluster.configSource,
-      hashKey: KEY,
-      previousHashKeys: [OLD_KEY],
-      namespaces: everyNamespaceOptedIn,
-    });
-    const result = await mutator.review(
-      {
-        uid: 'dry-run',
-        kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
-        name: 'web',
-        namespace: NS,
-        operation: 'UPDATE',
-        dryRun: true,
-        object: live,
-        oldObject: live,
-      },
-      new AbortController().signal,
-    );
-    const object = applyPatch(structuredClone(live), result.patch as never) as JsonObject;
-    return { status: 'found', value: { object, warnings: result.warnings } } as const;
   }
 
   it('the same config: will not roll, and explain says the hash was made with a previous key', async () => {
@@ -657,5 +740,87 @@ describe('a workload hashed with a previous key', () => {
       verdict: 'roll',
       reasons: expect.arrayContaining([expect.stringMatching(/its config already changed/)]),
     });
+  });
+});
+
+// docs/design.md §3 "Required keys", §9: explain names a required key the live object lacks,
+// and repeats what the webhook (the real admission code, asked by a dry-run touch) says of it.
+describe('explain: a key that pods need, missing from a live object', () => {
+  const KEY = Buffer.alloc(32, 11);
+
+  async function explainedAfterRemoval(workload: JsonObject) {
+    const cluster = liveCluster();
+    const stored = await digestOf(
+      cluster.configSource,
+      readWorkload(workload, DEPLOYMENT),
+      KEY,
+      NS,
+    );
+    const hashed = structuredClone(workload) as {
+      spec: { template: { metadata: Record<string, unknown> } };
+    };
+    hashed.spec.template.metadata.annotations = { 'confighash.dev/hash': stored };
+    const live = hashed as unknown as JsonObject;
+    cluster.workload(NS, live);
+    cluster.configSource.configMap('web-config', { other: 'v: next' });
+    const touch = await webhookTouch(cluster, live, { hashKey: KEY });
+    cluster.dryRun = () => touch;
+    const explained = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      NS,
+      'web',
+      new AbortController().signal,
+    );
+    if (!explained.ok) throw new Error(explained.error);
+    return { explanation: explained.explanation, stored };
+  }
+
+  interface Row {
+    readonly name: string;
+    readonly workload: () => JsonObject;
+    readonly missingRequiredKeys: string[];
+    readonly lines: string[];
+    readonly nextWriteRolls: boolean;
+  }
+
+  const MISSING_LINE =
+    'configmap/web-config has no key "app.yaml": pods will not start until it does, and the webhook keeps the previous hash';
+  const WEBHOOK_LINE =
+    'webhook: confighash: ConfigMap web-config key "app.yaml" not found; kept the previous hash';
+
+  it.each(
+    named<Row>([
+      {
+        name: 'a required env key ref key: named, the webhook keeps the hash, nothing rolls',
+        workload: selectingAppYaml,
+        missingRequiredKeys: ['app.yaml'],
+        lines: [MISSING_LINE, WEBHOOK_LINE],
+        nextWriteRolls: false,
+      },
+      {
+        name: 'a required volume items key: the same',
+        workload: () => mountingAppYaml(),
+        missingRequiredKeys: ['app.yaml'],
+        lines: [MISSING_LINE, WEBHOOK_LINE],
+        nextWriteRolls: false,
+      },
+      {
+        name: 'an optional key: no line, no warning, the next write rolls',
+        workload: optionallySelectingAppYaml,
+        missingRequiredKeys: [],
+        lines: [],
+        nextWriteRolls: true,
+      },
+    ]),
+  )('%s', async (_name, row) => {
+    const { explanation, stored } = await explainedAfterRemoval(row.workload());
+    expect(explanation.sources).toMatchObject([
+      { ref: 'configmap/web-config', state: 'found', missingRequiredKeys: row.missingRequiredKeys },
+    ]);
+    expect(explanation.nextWriteRolls).toBe(row.nextWriteRolls);
+    expect(explanation.wouldWrite === stored).toBe(!row.nextWriteRolls);
+    const about = explanation.explanation.filter((line) => line.includes('app.yaml'));
+    expect(about).toEqual(row.lines);
   });
 });
