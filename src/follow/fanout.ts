@@ -119,7 +119,7 @@ export class Fanouts {
 
   /** Reads the canary until its rollout finishes, fails or outlives the timeout. */
   async #watchCanary(fanout: Fanout, canary: WorkloadRef): Promise<void> {
-    const { api, options, clock } = this.deps;
+    const { options, clock } = this.deps;
     const signal = AbortSignal.any([this.deps.signal, fanout.stop.signal]);
     const deadline = clock.now() + options.canaryTimeoutMs;
     let uid = '';

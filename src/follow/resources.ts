@@ -17,7 +17,7 @@ import type {
 import type { Reader, ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
 import type { SourceChange } from './touch-queue.js';
-import { type WorkloadRef, workloadKey } from './workload-ref.js';
+import { workloadKey } from './workload-ref.js';
 
 /** One change of a source, as its metadata watch saw it. */
 export interface SourceEvent {

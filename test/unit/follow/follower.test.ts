@@ -652,3 +652,116 @@ describe('what the Event says happened', () => {
     await h.stop();
   });
 });
+
+// docs/design.md §6 "Canary-first fan-out": the workloads web-0… read ConfigMap `app`; each is
+// a Deployment of one replica whose rollout the test finishes or fails by writing its status.
+describe('canary-first fan-out', () => {
+  const CANARY_OPTIONS = {
+    debounceMs: 1000,
+    ratePerSecond: 100,
+    burst: 100,
+    canaries: 1,
+    canaryPollMs: 5000,
+    canaryTimeoutMs: 60_000,
+  };
+
+  /** Writes `name`'s status, as the Deployment controller would. */
+  function rollout(h: Harness, name: string, status: Record<string, unknown>): void {
+    const object = h.api.workload('Deployment', NAMESPACE, name)!;
+    (object as Record<string, unknown>).status = { observedGeneration: 0, ...status };
+  }
+  const FINISHED = { replicas: 1, updatedReplicas: 1, availableReplicas: 1 };
+  const DEADLINE = {
+    replicas: 2,
+    updatedReplicas: 1,
+    conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+  };
+  const touched = (h: Harness) => h.api.touches.map((touch) => touch.name);
+
+  it('touches the canary first, the rest in order once its rollout has finished', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 5 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + 3 * 5000);
+    expect(touched(h)).toEqual(['web-0']); // still rolling: nothing else
+    expect(h.calls).toContain('held 4');
+    rollout(h, 'web-0', FINISHED);
+    await vi.advanceTimersByTimeAsync(5000 + 1050);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2', 'web-3', 'web-4']);
+    expect(h.calls.at(-1)).not.toBe('fanout-halted');
+    expect(h.calls.filter((call) => call.startsWith('held')).at(-1)).toBe('held 0');
+    await h.stop();
+  });
+
+  it('an annotated canary goes first, whatever the order', async () => {
+    const h = await start(CANARY_OPTIONS, {
+      count: 3,
+      before(api) {
+        const object = api.workload('Deployment', NAMESPACE, 'web-2')!;
+        object.metadata.annotations = { 'confighash.dev/canary': 'true' };
+        api.announceWorkload('Deployment', NAMESPACE, 'web-2');
+      },
+    });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['web-2']);
+    await h.stop();
+  });
+
+  it('a canary whose Deployment exceeds its progress deadline halts the fan-out, and says so on the source and the canary', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 4 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(h.calls).toContain('fanout-halted');
+    const halted = h.api.events.filter((event) => event.reason === 'FanoutHalted');
+    expect(halted.map(({ kind, name, type }) => [kind.kind, name, type])).toEqual([
+      ['ConfigMap', 'app', 'Warning'],
+      ['Deployment', 'web-0', 'Warning'],
+    ]);
+    expect(halted[0]!.note).toMatch(
+      /^confighash: fan-out halted: canary deployment\/web-0 failed \(ProgressDeadlineExceeded\) for configmap\/app at resourceVersion \d+; 3 workloads held$/,
+    );
+    // Neither the queue nor the periodic resync touches the held ones.
+    await vi.advanceTimersByTimeAsync(2 * DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual(['web-0']);
+    // The next change of the source is a new fan-out; a healthy canary lets it through.
+    rollout(h, 'web-0', FINISHED);
+    changeApp(h, '3');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.minIntervalMs + 5000 + 1050);
+    expect(touched(h)).toEqual(['web-0', 'web-0', 'web-1', 'web-2', 'web-3']);
+    await h.stop();
+  });
+
+  it('a canary that does not finish within --follow-canary-timeout halts the fan-out', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 3 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + CANARY_OPTIONS.canaryTimeoutMs - 5000);
+    expect(h.calls).not.toContain('fanout-halted');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(h.calls).toContain('fanout-halted');
+    expect(h.api.events.at(-1)!.note).toContain(
+      'not finished within 1 min: 0 of 1 replicas updated',
+    );
+    expect(touched(h)).toEqual(['web-0']);
+    await h.stop();
+  });
+
+  it.each([
+    ['--follow-canaries=0', { canaries: 0 }, {}],
+    [
+      'the namespace annotation confighash.dev/canaries: "0"',
+      {},
+      { 'confighash.dev/canaries': '0' },
+    ],
+  ])('%s: every workload at the rate limit, no canary', async (_, options, annotations) => {
+    const h = await start(
+      { ...CANARY_OPTIONS, ...options },
+      { count: 3, before: (api) => void api.followNamespace(NAMESPACE, annotations) },
+    );
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+    await h.stop();
+  });
+});
