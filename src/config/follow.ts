@@ -59,6 +59,27 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     help: 'evaluations per second of a resync (every workload once after taking the lead)',
   },
   {
+    flag: 'follow-canaries',
+    env: 'CONFIGHASH_FOLLOW_CANARIES',
+    value: 'N',
+    defaultValue: '1',
+    help: 'when one change of a source rolls several workloads, roll this many first (those annotated confighash.dev/canary: "true", else the first by kind and name) and the rest only once their rollouts finished; 0: all at the rate; a namespace annotation confighash.dev/canaries wins',
+  },
+  {
+    flag: 'follow-canary-timeout',
+    env: 'CONFIGHASH_FOLLOW_CANARY_TIMEOUT',
+    value: 'DURATION',
+    defaultValue: '15m',
+    help: "a canary whose rollout has not finished by then has failed: the rest of that change is held (its kind's own failure, such as ProgressDeadlineExceeded, halts at once)",
+  },
+  {
+    flag: 'follow-canary-poll',
+    env: 'CONFIGHASH_FOLLOW_CANARY_POLL',
+    value: 'DURATION',
+    defaultValue: '5s',
+    help: "read a rolling canary's status this often",
+  },
+  {
     flag: 'watch-scope',
     env: 'CONFIGHASH_WATCH_SCOPE',
     value: 'cluster|namespace',
@@ -100,8 +121,15 @@ export function parseFollowConfig(
   const resyncMs = duration('follow-resync');
   const debounceMs = duration('follow-debounce');
   const minIntervalMs = duration('follow-min-interval');
-  for (const value of [resyncMs, debounceMs, minIntervalMs])
+  const canaryTimeoutMs = duration('follow-canary-timeout');
+  const canaryPollMs = duration('follow-canary-poll');
+  for (const value of [resyncMs, debounceMs, minIntervalMs, canaryTimeoutMs, canaryPollMs])
     if (typeof value === 'string') return value;
+  if ((canaryPollMs as number) < 100)
+    return `--follow-canary-poll must be at least 100ms, got '${get('follow-canary-poll')}'`;
+  const canaries = parseInteger(get('follow-canaries'), 0, 1000);
+  if (canaries === undefined)
+    return `--follow-canaries must be a whole number from 0 to 1000, got '${get('follow-canaries')}'`;
   if ((resyncMs as number) < 1000)
     return `--follow-resync must be at least 1s, got '${get('follow-resync')}'`;
   const ratePerSecond = Number(get('follow-rate'));
@@ -126,6 +154,9 @@ export function parseFollowConfig(
       burst,
       evaluatePerSecond,
       watchScope,
+      canaries,
+      canaryTimeoutMs: canaryTimeoutMs as number,
+      canaryPollMs: canaryPollMs as number,
     },
     leaseNamespace: get('lease-namespace')!,
     leaseName: get('lease-name')!,

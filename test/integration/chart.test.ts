@@ -295,6 +295,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       'ConfighashLookupFailures',
       'ConfighashFollowTouchesDeferred',
       'ConfighashFollowLeaderLost',
+      'ConfighashFanoutHalted',
     ]);
     const dashboard = find(all, 'ConfigMap', 'confighash-dashboard');
     expect(dashboard.metadata.labels.grafana_dashboard).toBe('1');

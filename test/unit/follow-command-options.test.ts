@@ -94,6 +94,18 @@ describe('confighash follow options', () => {
     [['--hash-key-file=k', '--hash-key-secret=s'], /cannot be combined/],
     [['--hash-key-file=k', '--port=0'], /--port must be a whole number from 1 to 65535, got '0'/],
     [['--hash-key-file=k', '--follow-rate=0'], /--follow-rate must be a positive number/],
+    [
+      ['--hash-key-file=k', '--follow-canaries=-1'],
+      /--follow-canaries must be a whole number from 0 to 1000, got '-1'/,
+    ],
+    [
+      ['--hash-key-file=k', '--follow-canary-timeout=soon'],
+      /--follow-canary-timeout must be a duration/,
+    ],
+    [
+      ['--hash-key-file=k', '--follow-canary-poll=10ms'],
+      /--follow-canary-poll must be at least 100ms/,
+    ],
     [['--hash-key-file=k', '--tls-cert-file=c'], /Unknown option '--tls-cert-file'/],
     [['--hash-key-file=k', '--self-managed-certs'], /Unknown option '--self-managed-certs'/],
   ])('%j is refused with one line naming the option', (argv, error) => {
