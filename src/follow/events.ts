@@ -1,6 +1,8 @@
 // The Event vocabulary of follow mode (docs/design.md §6 "Telling people"): reasons
 // and actions are API for whoever filters `kubectl get events`; one owner.
 
+import { FANOUT_HALTED } from '../workload/index.js';
+
 export const EVENT_REASON = {
   /** A touch that rolls: the config changed. */
   changed: 'ConfigChanged',
@@ -17,7 +19,7 @@ export const EVENT_REASON = {
   /** A touch the cluster refused (RBAC, or the follower's fence): the workload did not roll. */
   denied: 'TouchDenied',
   /** A canary failed: the rest of that change's fan-out is held (on the source and the canary). */
-  halted: 'FanoutHalted',
+  halted: FANOUT_HALTED,
 } as const;
 
 export const EVENT_ACTION = { touch: 'Touch', defer: 'Defer', fanout: 'FanOut' } as const;

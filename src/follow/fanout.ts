@@ -7,10 +7,11 @@
 import { type Clock, sleep } from '../runtime/index.js';
 import {
   CANARIES,
+  fanoutHaltedNote,
+  formatWorkload,
   isObject,
   type RolloutProgress,
   rolloutProgress,
-  warning,
 } from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import type { FollowLogger } from './logger.js';
@@ -184,9 +185,12 @@ export class Fanouts {
     fanout.stop.abort();
     metrics.fanoutHalted();
     const { event } = fanout;
-    const note = warning(
-      `fan-out halted: canary ${describeRef(canary)} failed (${why}) for ${event.source} at resourceVersion ${event.resourceVersion ?? 'deleted'}; ${fanout.rest.length} workloads held`,
-    );
+    const halt = {
+      canary: describeRef(canary),
+      source: event.source,
+      resourceVersion: event.resourceVersion ?? 'deleted',
+    };
+    const note = fanoutHaltedNote(halt, why, fanout.rest.length);
     logger.warn(
       { ...sourceFields(event), canary: describeRef(canary), why },
       'follow: fan-out halted',
@@ -278,7 +282,6 @@ function sourceFields(event: SourceEvent) {
   };
 }
 
-/** `deployment/web`, as kubectl names it. */
-export function describeRef(ref: WorkloadRef): string {
-  return `${ref.kind.kind.toLowerCase()}/${ref.name}`;
+function describeRef(ref: WorkloadRef): string {
+  return formatWorkload(ref.kind, ref.name);
 }

@@ -129,10 +129,10 @@ async function dryRunApply(
   }
 }
 
-/** confighash's Events on the workload, oldest first. */
+/** confighash's Events on the object, oldest first. */
 async function confighashEvents(
   connection: ApiConnection,
-  kind: WorkloadKind,
+  kind: Pick<WorkloadKind, 'kind'>,
   namespace: string,
   name: string,
   signal: AbortSignal,

@@ -9,19 +9,23 @@ import { formatSource, type SourceRef } from '../sources/index.js';
 import {
   ENABLED,
   EXCLUDE,
+  FANOUT_HALTED,
+  type FanoutHalt,
   findSources,
+  formatWorkload,
   INCLUDE,
   lastWriteTime,
   NAMESPACE_LABEL,
   type NamespaceMode,
   namespaceModeOf,
   ROLLOUT_WINDOW,
+  readFanoutHaltedNote,
   readWorkload,
   rolloutNotice,
   type Workload,
   type WorkloadKind,
 } from '../workload/index.js';
-import { formatWorkload, selectionKeys } from './describe.js';
+import { selectionKeys } from './describe.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
 import { hashesOf, readTouchAnswer } from './touch-answer.js';
 
@@ -38,6 +42,8 @@ export interface ExplainedSource {
   readonly lastWrite: string | null;
   /** Why it is unreadable. */
   readonly reason?: string;
+  /** A fan-out of its current version that a failed canary halted (docs/design.md §6). */
+  readonly halted: FanoutHalt | null;
 }
 
 export interface Explanation {
@@ -143,6 +149,7 @@ async function explainSource(
     optional: ref.optional,
     missingRequiredKeys: [],
     lastWrite: written.status === 'found' ? written.value : null,
+    halted: null,
   };
   switch (result.status) {
     case 'found': {
@@ -152,6 +159,7 @@ async function explainSource(
         state: 'found',
         resourceVersion: result.resourceVersion,
         missingRequiredKeys: missing,
+        halted: await haltOf(cluster, namespace, ref, result.resourceVersion, signal),
       };
     }
     case 'absent':
@@ -159,6 +167,22 @@ async function explainSource(
     case 'failed':
       return { ...base, state: 'unreadable', resourceVersion: null, reason: result.detail };
   }
+}
+
+/** The newest halt of a fan-out of the source at `resourceVersion`, as its Events say. */
+async function haltOf(
+  cluster: ExplainCluster,
+  namespace: string,
+  ref: SourceRef,
+  resourceVersion: string,
+  signal: AbortSignal,
+): Promise<FanoutHalt | null> {
+  const events = await cluster.confighashEvents({ kind: ref.kind }, namespace, ref.name, signal);
+  if (events.status !== 'found') return null;
+  const halts = events.value
+    .filter((event) => event.reason === FANOUT_HALTED)
+    .flatMap((event) => readFanoutHaltedNote(event.note) ?? []);
+  return halts.findLast((halt) => halt.resourceVersion === resourceVersion) ?? null;
 }
 
 /** What the dry-run answer says the webhook writes; the template's hash changing is a rollout. */
@@ -289,7 +313,13 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
   }
   const target = formatWorkload(workload.kind, facts.name);
   const lines = [`the next write rolls: ${whatChanged(facts)}`];
-  if (facts.namespaceMode === 'follow') {
+  const own = formatWorkload(workload.kind, facts.name);
+  const halt = facts.sources.find(({ halted }) => halted && halted.canary !== own)?.halted;
+  if (facts.namespaceMode === 'follow' && halt) {
+    lines.push(
+      `held: canary ${halt.canary} failed for ${halt.source} at resourceVersion ${halt.resourceVersion}; follow mode does not touch it for this version (a write of yours is hashed as always)`,
+    );
+  } else if (facts.namespaceMode === 'follow') {
     lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');
   } else {
     lines.push(

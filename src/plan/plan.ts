@@ -8,6 +8,7 @@ import { formatSource } from '../sources/index.js';
 import {
   ENABLED,
   findSources,
+  formatWorkload,
   isObject,
   type JsonObject,
   NAMESPACE_LABEL,
@@ -16,7 +17,7 @@ import {
 } from '../workload/index.js';
 import { changesHash } from './compare.js';
 import { type Context, createContext, type PlanOptions, type Target } from './context.js';
-import { describeSelection, formatWorkload } from './describe.js';
+import { describeSelection } from './describe.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
 import {

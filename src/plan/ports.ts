@@ -73,9 +73,9 @@ export interface ExplainCluster extends PlanCluster {
     name: string,
     signal: AbortSignal,
   ): Promise<Read<string>>;
-  /** Events about the workload reported by confighash, oldest first. */
+  /** Events about the object (a workload, or a source) reported by confighash, oldest first. */
   confighashEvents(
-    kind: WorkloadKind,
+    kind: Pick<WorkloadKind, 'kind'>,
     namespace: string,
     name: string,
     signal: AbortSignal,

@@ -1,9 +1,16 @@
 export * from './annotations.js';
+export {
+  FANOUT_HALTED,
+  type FanoutHalt,
+  fanoutHaltedNote,
+  readFanoutHaltedNote,
+} from './fanout-note.js';
 export { findSources, type SourceDiscovery } from './find-sources.js';
 export {
   EVERY_KNOWN_KIND,
   findWorkloadKind,
   findWorkloadKindByName,
+  formatWorkload,
   type GroupVersionKind,
   HANDLED_KINDS,
   KIND_OPTION_FORMAT,

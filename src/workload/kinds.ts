@@ -203,3 +203,12 @@ export function withKinds(
   }
   return kinds;
 }
+
+/**
+ * `deployment/web`, as kubectl names it; other groups' kinds with their group
+ * (`rollout.argoproj.io/web`), so that Kruise's StatefulSet is not read as apps/v1's.
+ */
+export function formatWorkload(kind: Pick<WorkloadKind, 'kind' | 'group'>, name: string): string {
+  const qualified = kind.group === 'apps' ? '' : `.${kind.group}`;
+  return `${kind.kind.toLowerCase()}${qualified}/${name}`;
+}

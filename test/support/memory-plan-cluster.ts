@@ -29,6 +29,8 @@ export class MemoryPlanCluster implements ExplainCluster {
     value: structuredClone(manifest) as JsonObject,
   });
   events: Read<ClusterEvent[]> = { status: 'found', value: [] };
+  /** Events of other objects (a source), by `Kind/name`; the rest get `events`. */
+  readonly eventsOf = new Map<string, ClusterEvent[]>();
   /** Last-write times of ConfigMaps and Secrets, by `Kind/name`. */
   readonly writtenAt = new Map<string, string>();
   readonly calls: string[] = [];
@@ -107,7 +109,12 @@ export class MemoryPlanCluster implements ExplainCluster {
     return time === undefined ? { status: 'absent' } : { status: 'found', value: time };
   }
 
-  async confighashEvents(): Promise<Read<ClusterEvent[]>> {
-    return this.events;
+  async confighashEvents(
+    kind: { kind: string },
+    _namespace: string,
+    name: string,
+  ): Promise<Read<ClusterEvent[]>> {
+    const own = this.eventsOf.get(`${kind.kind}/${name}`);
+    return own ? { status: 'found', value: own } : this.events;
   }
 }

@@ -257,6 +257,7 @@ describe('explain output', () => {
         state: 'found',
         resourceVersion: '1',
         missingRequiredKeys: [],
+        halted: null,
         lastWrite: null,
       },
       {
@@ -266,6 +267,7 @@ describe('explain output', () => {
         state: 'found',
         resourceVersion: '2',
         missingRequiredKeys: [],
+        halted: null,
         lastWrite: null,
       },
       {
@@ -275,6 +277,7 @@ describe('explain output', () => {
         state: 'absent',
         resourceVersion: null,
         missingRequiredKeys: [],
+        halted: null,
         lastWrite: null,
       },
     ]);

@@ -16,6 +16,7 @@ import {
 } from '../../src/plan/index.js';
 import {
   EVERY_KNOWN_KIND,
+  fanoutHaltedNote,
   HANDLED_KINDS,
   type JsonObject,
   readWorkload,
@@ -25,6 +26,8 @@ import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
 import { digestOf, MemorySource } from '../support/memory-source.js';
 import { named } from '../support/named.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
+
+const NEVER = new AbortController().signal;
 
 const NS = 'app';
 const DEPLOYMENT = HANDLED_KINDS[0]!;
@@ -822,5 +825,55 @@ describe('explain: a key that pods need, missing from a live object', () => {
     expect(explanation.wouldWrite === stored).toBe(!row.nextWriteRolls);
     const about = explanation.explanation.filter((line) => line.includes('app.yaml'));
     expect(about).toEqual(row.lines);
+  });
+});
+
+// docs/design.md §6 "Canary-first fan-out": a follow namespace's workload whose source's
+// fan-out halted at the version it reads now is held; explain reads the halt from the
+// FanoutHalted Event on the source.
+describe('explain: a workload held by a halted fan-out', () => {
+  async function explained(canary: string, atVersion: (live: string) => string) {
+    const cluster = liveCluster('follow');
+    cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
+    const version = await cluster.configSource.get('ConfigMap', NS, 'web-config');
+    if (version.status !== 'found') throw new Error('no ConfigMap');
+    const note = fanoutHaltedNote(
+      {
+        canary,
+        source: 'configmap/web-config',
+        resourceVersion: atVersion(version.resourceVersion),
+      },
+      'ProgressDeadlineExceeded',
+      3,
+    );
+    cluster.eventsOf.set('ConfigMap/web-config', [
+      { reason: 'FanoutHalted', note, time: '2026-12-03T10:00:00Z' },
+    ]);
+    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
+    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
+    cluster.dryRun = () => touch;
+    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
+    if (!result.ok) throw new Error(result.error);
+    return result.explanation;
+  }
+  const HELD =
+    /^held: canary deployment\/api failed for configmap\/web-config at resourceVersion \d+;/;
+
+  it('another canary failed at the version it reads: held, said plainly', async () => {
+    const explanation = await explained('deployment/api', (live) => live);
+    expect(explanation.nextWriteRolls).toBe(true);
+    expect(explanation.sources[0]!.halted).toMatchObject({ canary: 'deployment/api' });
+    expect(explanation.explanation).toContainEqual(expect.stringMatching(HELD));
+  });
+
+  it.each([
+    ['a halt of an earlier version: the next change fanned out anew', 'deployment/api', () => '1'],
+    ['the workload is the canary that failed', 'deployment/web', (live: string) => live],
+  ])('%s: not held', async (_, canary, atVersion) => {
+    const explanation = await explained(canary, atVersion);
+    expect(explanation.explanation.some((line) => line.startsWith('held:'))).toBe(false);
+    expect(explanation.explanation).toContainEqual(
+      expect.stringMatching(/^follow mode touches it/),
+    );
   });
 });
