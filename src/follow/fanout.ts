@@ -134,8 +134,7 @@ export class Fanouts {
       if (progress.state === 'complete') return this.#finished(fanout, canary);
       if (progress.state === 'failed') return this.#halt(fanout, { canary, uid }, progress.detail);
       if (clock.now() >= deadline) {
-        const minutes = Math.round(options.canaryTimeoutMs / 60_000);
-        const why = `not finished within ${minutes} min: ${progress.detail}`;
+        const why = `not finished within ${spoken(options.canaryTimeoutMs)}: ${progress.detail}`;
         return this.#halt(fanout, { canary, uid }, why);
       }
     }
@@ -268,6 +267,11 @@ function haltedEvents(
     },
     { ...common, kind: canary.kind, namespace: canary.namespace, name: canary.name, uid },
   ];
+}
+
+/** `15 min`, or `20 s` for what is not whole minutes. */
+function spoken(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 }
 
 function sourceKey(event: Pick<SourceEvent, 'namespace' | 'source'>): string {

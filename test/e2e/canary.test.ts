@@ -1,0 +1,181 @@
+// Canary-first fan-out on a real control plane (docs/design.md §6): one ConfigMap read by ten
+// Deployments. With no kubelet, a Deployment of one replica never becomes available, so as
+// the canary it never finishes: the fan-out halts at --follow-canary-timeout with the nine
+// others untouched, and says so (Events, the metric, explain). Deployments of zero replicas
+// finish at once: then all ten roll, the canary first, the rest in name order.
+
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { httpRequest } from '../../tools/cluster/http.js';
+import { type LocalFollower, startLocalFollower } from '../../tools/cluster/webhook.js';
+import {
+  configMap,
+  e2eFile,
+  namespace,
+  waitUntil,
+  workload,
+  yamlDocuments,
+} from '../support/e2e.js';
+import { runConfighash } from '../support/process.js';
+
+const CANARY_TIMEOUT_S = 15;
+let follower: LocalFollower;
+
+const file = e2eFile([], {
+  async setup({ e2e }) {
+    follower = await startLocalFollower({
+      dir: e2e.dir,
+      kubeconfig: e2e.controlPlane.kubeconfig,
+      webhook: e2e.webhook,
+      extraArgs: [
+        '--lease-namespace=default',
+        '--follow-debounce=1s',
+        '--follow-min-interval=1s',
+        '--follow-rate=50',
+        `--follow-canary-timeout=${CANARY_TIMEOUT_S}s`,
+        '--follow-canary-poll=500ms',
+      ],
+    });
+  },
+  async teardown() {
+    await follower.stop();
+  },
+});
+
+const NAMES = Array.from({ length: 10 }, (_, i) => `app-${i}`);
+
+/** Ten Deployments reading ConfigMap `shared`; `replicas` of each, by name. */
+async function tenReaders(ns: string, replicas: (name: string) => number, canary?: string) {
+  const readers = NAMES.map((name) => {
+    const object = workload(ns, name, {
+      podSpec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'registry.example/app:1',
+            envFrom: [{ configMapRef: { name: 'shared' } }],
+          },
+        ],
+      },
+      ...(name === canary ? { annotations: { 'confighash.dev/canary': 'true' } } : {}),
+    }) as { spec: Record<string, unknown> };
+    return { ...object, spec: { ...object.spec, replicas: replicas(name) } };
+  });
+  await file.e2e.k(
+    ['apply', '-f', '-'],
+    yamlDocuments(namespace(ns, 'follow'), configMap(ns, 'shared', { LEVEL: 'info' }), ...readers),
+  );
+  // The follower has listed them all once each is evaluated (and found up to date).
+  await waitUntil(
+    async () => (await touchedOrEvaluated(ns)) >= NAMES.length,
+    'the first evaluation',
+    60_000,
+  );
+}
+
+async function logLines(): Promise<
+  { msg: string; namespace?: string; name?: string; workload?: string }[]
+> {
+  const text = await readFile(`${file.e2e.dir}/confighash-follow.log`, 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+
+/** The workloads the follower saw reading the changed source. */
+async function readersSeen(ns: string): Promise<number> {
+  const lines = await logLines();
+  return new Set(
+    lines
+      .filter((line) => line.namespace === ns && line.msg === 'follow: change seen')
+      .map((line) => line.workload),
+  ).size;
+}
+
+async function touchedInOrder(ns: string): Promise<string[]> {
+  return (await logLines())
+    .filter((line) => line.namespace === ns && line.msg === 'follow: touched')
+    .map((line) => line.name!);
+}
+
+async function revisions(ns: string): Promise<Record<string, number>> {
+  const entries = await Promise.all(
+    NAMES.map(async (name) => [name, await file.api.revision(ns, name)] as const),
+  );
+  return Object.fromEntries(entries);
+}
+
+async function changeShared(ns: string, level: string): Promise<void> {
+  await file.e2e.k(['apply', '-f', '-'], yamlDocuments(configMap(ns, 'shared', { LEVEL: level })));
+  await waitUntil(
+    async () => (await readersSeen(ns)) === NAMES.length,
+    'the change, seen with its ten readers',
+  );
+}
+
+describe('canary-first fan-out', () => {
+  it('a canary that never becomes available halts the change after the bound: nine untouched, the Events, the metric, explain', async () => {
+    const ns = 'canary-halt';
+    await tenReaders(ns, (name) => (name === 'app-7' ? 1 : 0), 'app-7');
+    await changeShared(ns, 'debug');
+    await waitUntil(async () => (await touchedInOrder(ns)).length === 1, 'the canary’s touch');
+    expect(await touchedInOrder(ns)).toEqual(['app-7']);
+    const halted = async () =>
+      JSON.parse(
+        await file.e2e.k([
+          'get',
+          'events.events.k8s.io',
+          '-n',
+          ns,
+          '-o',
+          'json',
+          '--field-selector',
+          'reason=FanoutHalted',
+        ]),
+      ).items as { regarding: { kind: string; name: string }; note: string }[];
+    await waitUntil(
+      async () => (await halted()).length === 2,
+      'the FanoutHalted Events',
+      (CANARY_TIMEOUT_S + 20) * 1000,
+    );
+    const events = await halted();
+    expect(events.map(({ regarding }) => `${regarding.kind}/${regarding.name}`).sort()).toEqual([
+      'ConfigMap/shared',
+      'Deployment/app-7',
+    ]);
+    expect(events[0]!.note).toMatch(
+      /canary deployment\/app-7 failed \(not finished within 0 min: .*\) for configmap\/shared at resourceVersion \d+; 9 workloads held/,
+    );
+    const after = await revisions(ns);
+    expect(after['app-7']).toBe(2);
+    expect(
+      Object.entries(after)
+        .filter(([name]) => name !== 'app-7')
+        .map(([, r]) => r),
+    ).toEqual(Array(9).fill(1));
+    const metrics = await httpRequest(`http://127.0.0.1:${follower.port}/metrics`);
+    expect(metrics.body.toString()).toMatch(/^confighash_follow_fanouts_halted_total 1$/m);
+    expect(metrics.body.toString()).toMatch(/^confighash_follow_workloads_held 9$/m);
+    const explain = runConfighash(['explain', 'deploy/app-3', '-n', ns], {
+      KUBECONFIG: file.e2e.controlPlane.kubeconfig,
+    });
+    expect(await explain.exited).toBe(0);
+    expect(explain.output.stdout).toMatch(
+      /held: canary deployment\/app-7 failed for configmap\/shared at resourceVersion \d+/,
+    );
+  });
+
+  it('canaries that finish: all ten roll, the canary first and the rest in name order', async () => {
+    const ns = 'canary-healthy';
+    await tenReaders(ns, () => 0);
+    await changeShared(ns, 'debug');
+    await waitUntil(
+      async () => (await touchedInOrder(ns)).length === NAMES.length,
+      'every touch',
+      60_000,
+    );
+    expect(await touchedInOrder(ns)).toEqual(NAMES);
+    expect(Object.values(await revisions(ns))).toEqual(Array(NAMES.length).fill(2));
+  });
+});
