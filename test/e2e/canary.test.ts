@@ -65,12 +65,8 @@ async function tenReaders(ns: string, replicas: (name: string) => number, canary
     ['apply', '-f', '-'],
     yamlDocuments(namespace(ns, 'follow'), configMap(ns, 'shared', { LEVEL: 'info' }), ...readers),
   );
-  // The follower has listed them all once each is evaluated (and found up to date).
-  await waitUntil(
-    async () => (await touchedOrEvaluated(ns)) >= NAMES.length,
-    'the first evaluation',
-    60_000,
-  );
+  // Each at revision 1 (its ReplicaSet made): by then the follower's workload watch has them.
+  expect(Object.values(await revisions(ns))).toEqual(Array(NAMES.length).fill(1));
 }
 
 async function logLines(): Promise<
@@ -145,7 +141,7 @@ describe('canary-first fan-out', () => {
       'Deployment/app-7',
     ]);
     expect(events[0]!.note).toMatch(
-      /canary deployment\/app-7 failed \(not finished within 0 min: .*\) for configmap\/shared at resourceVersion \d+; 9 workloads held/,
+      /canary deployment\/app-7 failed \(not finished within 15 s: .*\) for configmap\/shared at resourceVersion \d+; 9 workloads held/,
     );
     const after = await revisions(ns);
     expect(after['app-7']).toBe(2);
