@@ -54,6 +54,8 @@ interface Fanout {
   readonly rolling: Map<string, WorkloadRef>;
   /** The others, in the order they will be touched. */
   readonly rest: readonly WorkloadRef[];
+  /** The same, by workload key: what the fan-out holds back. */
+  readonly held: ReadonlySet<string>;
   /** Ends the canaries' reads when the fan-out is replaced or stops. */
   readonly stop: AbortController;
   halted: boolean;
@@ -76,12 +78,14 @@ export class Fanouts {
       return;
     }
     const canaryKeys = new Set(chosen.map(({ ref }) => workloadKey(ref)));
+    const rest = inStableOrder(readers)
+      .map(({ ref }) => ref)
+      .filter((ref) => !canaryKeys.has(workloadKey(ref)));
     const fanout: Fanout = {
       event,
       rolling: new Map(chosen.map(({ ref }) => [workloadKey(ref), ref])),
-      rest: inStableOrder(readers)
-        .filter(({ ref }) => !canaryKeys.has(workloadKey(ref)))
-        .map(({ ref }) => ref),
+      rest,
+      held: new Set(rest.map(workloadKey)),
       stop: new AbortController(),
       halted: false,
     };
@@ -106,9 +110,7 @@ export class Fanouts {
   /** Whether a fan-out holds `ref` back: the resync must not touch it. */
   holds(ref: WorkloadRef): boolean {
     const key = workloadKey(ref);
-    for (const fanout of this.#bySource.values()) {
-      if (fanout.rest.some((held) => workloadKey(held) === key)) return true;
-    }
+    for (const fanout of this.#bySource.values()) if (fanout.held.has(key)) return true;
     return false;
   }
 
@@ -212,7 +214,7 @@ export class Fanouts {
 
   #countHeld(): void {
     let held = 0;
-    for (const fanout of this.#bySource.values()) held += fanout.rest.length;
+    for (const fanout of this.#bySource.values()) held += fanout.held.size;
     this.deps.metrics.workloadsHeld(held);
   }
 }

@@ -26,9 +26,14 @@ import { canaryCount, DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';
-import { ReferenceIndex } from './reference-index.js';
+import { type Reader, ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
-import { configResource, type ResourceContext, workloadResource } from './resources.js';
+import {
+  configResource,
+  type ResourceContext,
+  type SourceEvent,
+  workloadResource,
+} from './resources.js';
 import { createToucher, RETRY_MS } from './touch.js';
 import { TouchQueue, type TouchResult } from './touch-queue.js';
 
@@ -143,8 +148,32 @@ class Follower {
     this.#excluded = new Set([...ALWAYS_EXCLUDED, ...(deps.excludedNamespaces ?? [])]);
     const clock = deps.clock ?? systemClock;
     this.#queue = new TouchQueue(deps.options, deps.metrics, clock);
-    const touch = createToucher({
+    this.#fanouts = new Fanouts({
       ...deps,
+      request: (ref, reason) => this.#queue.request(ref, reason),
+      options: deps.options,
+      clock,
+      signal,
+    });
+    this.#resources = {
+      api: deps.api,
+      index: this.#index,
+      isFollowed: (namespace) => this.#namespaces.has(namespace),
+      onSourceChange: (event, readers) => this.#onSourceChange(event, readers),
+    };
+    const touch = this.#toucher(clock);
+    this.#queue.onDue(async (due) => {
+      if (!this.#namespaces.has(due.ref.namespace)) return NOT_FOLLOWED;
+      const result = await touch(due);
+      this.#fanouts.settled(due.ref, result);
+      return result;
+    });
+  }
+
+  /** One due touch; what it reads corrects the index. */
+  #toucher(clock: Clock): ReturnType<typeof createToucher> {
+    return createToucher({
+      ...this.deps,
       pacing: this.#queue.pacing,
       index: {
         read: (ref, object) => {
@@ -156,43 +185,24 @@ class Follower {
         gone: (ref) => this.#index.deleteWorkload(ref),
       },
       namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
-      holdRetryMs: deps.options.resyncMs,
-      retryMs: deps.options.retryMs,
+      holdRetryMs: this.deps.options.resyncMs,
+      retryMs: this.deps.options.retryMs,
       clock,
-      signal,
+      signal: this.signal,
     });
-    this.#resources = {
-      api: deps.api,
-      index: this.#index,
-      isFollowed: (namespace) => this.#namespaces.has(namespace),
-      onSourceChange: (event, readers) => {
-        for (const { ref } of readers) {
-          deps.logger.debug(
-            {
-              namespace: ref.namespace,
-              workload: `${ref.kind.kind}/${ref.name}`,
-              source: event.source,
-            },
-            'follow: change seen',
-          );
-        }
-        const annotations = this.#namespaces.get(event.namespace)?.info.annotations;
-        this.#fanouts.start(event, readers, canaryCount(annotations, deps.options.canaries));
-      },
-    };
-    this.#fanouts = new Fanouts({
-      ...deps,
-      request: (ref, reason) => this.#queue.request(ref, reason),
-      options: deps.options,
-      clock,
-      signal,
-    });
-    this.#queue.onDue(async (due) => {
-      if (!this.#namespaces.has(due.ref.namespace)) return NOT_FOLLOWED;
-      const result = await touch(due);
-      this.#fanouts.settled(due.ref, result);
-      return result;
-    });
+  }
+
+  /** A source changed: its readers are touched, canary-first (fanout.ts). */
+  #onSourceChange(event: SourceEvent, readers: readonly Reader[]): void {
+    for (const { ref } of readers) {
+      const workload = `${ref.kind.kind}/${ref.name}`;
+      this.deps.logger.debug(
+        { namespace: ref.namespace, workload, source: event.source },
+        'follow: change seen',
+      );
+    }
+    const annotations = this.#namespaces.get(event.namespace)?.info.annotations;
+    this.#fanouts.start(event, readers, canaryCount(annotations, this.deps.options.canaries));
   }
 
   /** The follow namespaces, as a resource of the list-watch loop. */
