@@ -52,6 +52,8 @@ interface Fanout {
   readonly event: SourceEvent;
   /** Canaries whose rollout has not finished, by workload key. */
   readonly rolling: Map<string, WorkloadRef>;
+  /** Canaries being read now (a canary evaluated twice is read once). */
+  readonly watching: Set<string>;
   /** The others, in the order they will be touched. */
   readonly rest: readonly WorkloadRef[];
   /** The same, by workload key: what the fan-out holds back. */
@@ -84,6 +86,7 @@ export class Fanouts {
     const fanout: Fanout = {
       event,
       rolling: new Map(chosen.map(({ ref }) => [workloadKey(ref), ref])),
+      watching: new Set(),
       rest,
       held: new Set(rest.map(workloadKey)),
       stop: new AbortController(),
@@ -103,7 +106,9 @@ export class Fanouts {
     if (result.status === 'retry') return;
     const key = workloadKey(ref);
     for (const fanout of this.#bySource.values()) {
-      if (!fanout.halted && fanout.rolling.has(key)) void this.#watchCanary(fanout, ref);
+      if (fanout.halted || !fanout.rolling.has(key) || fanout.watching.has(key)) continue;
+      fanout.watching.add(key);
+      void this.#watchCanary(fanout, ref);
     }
   }
 
