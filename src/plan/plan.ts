@@ -9,9 +9,11 @@ import {
   ENABLED,
   findSources,
   isObject,
+  isWorkloadHandled,
   type JsonObject,
   NAMESPACE_LABEL,
   type NamespaceMode,
+  notAnnotatedReason,
   readWorkload,
 } from '../workload/index.js';
 import { changesHash } from './compare.js';
@@ -190,6 +192,9 @@ async function checkScope(
       'no-roll',
       `namespace ${namespace} is not opted in (label ${NAMESPACE_LABEL} is not "true" or "follow")`,
     );
+  }
+  if (!isWorkloadHandled(workload.annotations, mode.workloads)) {
+    return settled('no-roll', `not handled: ${notAnnotatedReason(namespace)}`);
   }
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {
