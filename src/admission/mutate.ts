@@ -1,10 +1,11 @@
 // The admission use case (docs/design.md §4), top to bottom: select the workload a
-// request writes, check its namespace as confighash itself sees it, ask the evaluator
+// request writes, check its namespace as confighash itself sees it (opted in, and for
+// a namespace that opts workloads in one at a time, this one annotated), ask the evaluator
 // for the hash now, decide the annotations. Knows nothing of HTTP; follow mode never
 // imports it.
 
 import { createEvaluator, type Evaluation, type EvaluatorDependencies } from '../evaluate/index.js';
-import type { WorkloadKind } from '../workload/index.js';
+import { isWorkloadHandled, notAnnotatedReason, type WorkloadKind } from '../workload/index.js';
 import { decideAnnotations } from './decide.js';
 import type { NamespaceCheck } from './namespace-check.js';
 import type { MutationResult, Mutator, SkipCode } from './result.js';
@@ -38,6 +39,9 @@ export function createMutator({
       }
       if (verdict.status === 'unknown') {
         return decideAnnotations(target, namespaceUnreadable(target, verdict.detail));
+      }
+      if (!isWorkloadHandled(target.workload.annotations, verdict.workloads)) {
+        return skipped(`not handled: ${notAnnotatedReason(target.namespace)}`, undefined);
       }
       const evaluation = await evaluate(target.workload, target.namespace, signal);
       return decideAnnotations(target, evaluation);

@@ -5,15 +5,23 @@
 // review once synced); when it says "not opted in", or has not synced, one
 // live GET decides, so a namespace labelled a moment ago is never missed.
 // The watch and the GET are a port (NamespaceApi; adapter src/kube/namespace-api.ts).
+// An opted-in verdict carries the namespace's workload mode (`confighash.dev/workloads`,
+// docs/design.md §2), read from the same labels by the same path: the watch's view, else
+// the GET.
 
 import { type ListWatchResource, listAndWatch, Slots, withDeadline } from '../runtime/index.js';
-import { ALWAYS_EXCLUDED, namespaceModeOf } from '../workload/index.js';
+import {
+  ALWAYS_EXCLUDED,
+  namespaceModeOf,
+  type WorkloadsMode,
+  workloadsModeOf,
+} from '../workload/index.js';
 import type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
 
 // --- the port the mutator is given ---------------------------------------------------
 
 export type NamespaceVerdict =
-  | { readonly status: 'opted-in' }
+  | { readonly status: 'opted-in'; readonly workloads: WorkloadsMode }
   | { readonly status: 'not-opted-in'; readonly why: 'excluded' | 'not labelled' | 'not found' }
   /** The live read failed or outlived the review's deadline. */
   | { readonly status: 'unknown'; readonly detail: string };
@@ -43,7 +51,6 @@ export interface NamespaceWatch extends NamespaceCheck {
   stop(): Promise<void>;
 }
 
-const OPTED_IN: NamespaceVerdict = { status: 'opted-in' };
 const EXCLUDED: NamespaceVerdict = { status: 'not-opted-in', why: 'excluded' };
 
 /** Starts the watch; `check` answers at once, before and after it has synced. */
@@ -64,7 +71,8 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
     },
     async check(namespace, signal) {
       if (excluded.has(namespace)) return EXCLUDED;
-      if (view.isOptedIn(namespace)) return OPTED_IN;
+      const workloads = view.workloadsOf(namespace);
+      if (workloads) return { status: 'opted-in', workloads };
       return verdictOf(await reads.read(namespace, signal));
     },
     async stop() {
@@ -83,29 +91,37 @@ function verdictOf(read: NamespaceRead): NamespaceVerdict {
     case 'found':
       return namespaceModeOf(read.namespace.labels) === 'none'
         ? { status: 'not-opted-in', why: 'not labelled' }
-        : OPTED_IN;
+        : { status: 'opted-in', workloads: workloadsModeOf(read.namespace.labels) };
   }
 }
 
-/** The opted-in namespaces as the watch last said; nothing is opted in before the first list. */
+/**
+ * The opted-in namespaces and their workload modes as the watch last said; nothing is
+ * opted in before the first list. A label change of an opted-in namespace arrives as
+ * MODIFIED, so the mode follows it as the opt-in does.
+ */
 class OptedInView {
-  #names: Set<string> | undefined;
+  #modes: Map<string, WorkloadsMode> | undefined;
 
   get synced(): boolean {
-    return this.#names !== undefined;
+    return this.#modes !== undefined;
   }
 
-  isOptedIn(name: string): boolean {
-    return this.#names?.has(name) === true;
+  /** undefined: not opted in, as far as the view knows. */
+  workloadsOf(name: string): WorkloadsMode | undefined {
+    return this.#modes?.get(name);
   }
 
   replace(namespaces: readonly NamespaceLabels[]): void {
-    this.#names = new Set(namespaces.filter(isOptedIn).map(({ name }) => name));
+    this.#modes = new Map(
+      namespaces.filter(isOptedIn).map(({ name, labels }) => [name, workloadsModeOf(labels)]),
+    );
   }
 
   apply({ type, namespace }: NamespaceWatchEvent): void {
-    if (type !== 'DELETED' && isOptedIn(namespace)) this.#names?.add(namespace.name);
-    else this.#names?.delete(namespace.name);
+    if (type !== 'DELETED' && isOptedIn(namespace)) {
+      this.#modes?.set(namespace.name, workloadsModeOf(namespace.labels));
+    } else this.#modes?.delete(namespace.name);
   }
 }
 

@@ -16,7 +16,7 @@ export type Outcome =
   | 'unchanged'
   /** A lookup failed or a required source is missing: previous values kept. */
   | 'kept-old'
-  /** Not ours to touch: other kind, subresource, DELETE, opted out. */
+  /** Not ours to touch: other kind, subresource, DELETE, opted out, not annotated where that is required. */
   | 'skipped';
 
 export interface LookupRecord {
@@ -41,7 +41,7 @@ export interface MutationResult {
 
 /** Why a review was skipped, in few enough words for a metric label. */
 export type SkipCode =
-  /** Not a write confighash handles: operation, subresource, kind, opted out, no template. */
+  /** Not a write confighash handles: operation, subresource, kind, opted out, not annotated where the namespace opts workloads in one at a time, no template. */
   | 'not-handled'
   /** The namespace is not opted in as confighash sees it, or is excluded (docs/design.md §4). */
   | 'namespace-not-opted-in';

@@ -21,7 +21,14 @@ import {
   systemClock,
   type WatchRestart,
 } from '../runtime/index.js';
-import { ALWAYS_EXCLUDED, HANDLED_KINDS, type WorkloadKind } from '../workload/index.js';
+import {
+  ALWAYS_EXCLUDED,
+  HANDLED_KINDS,
+  isWorkloadHandled,
+  type WorkloadKind,
+  workloadAnnotations,
+  workloadsModeOf,
+} from '../workload/index.js';
 import { canaryCount, DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
@@ -159,6 +166,7 @@ class Follower {
       api: deps.api,
       index: this.#index,
       isFollowed: (namespace) => this.#namespaces.has(namespace),
+      handles: (namespace, annotations) => this.#handles(namespace, annotations),
       onSourceChange: (event, readers) => this.#onSourceChange(event, readers),
     };
     const touch = this.#toucher(clock);
@@ -178,9 +186,14 @@ class Follower {
       index: {
         read: (ref, object) => {
           const references = readReferences(object, ref.kind);
-          if (!references || !this.#namespaces.has(ref.namespace)) return;
+          if (!references || !this.#namespaces.has(ref.namespace)) return false;
+          if (!this.#handles(ref.namespace, workloadAnnotations(object))) {
+            this.#index.deleteWorkload(ref);
+            return false;
+          }
           this.#index.putWorkload(references);
           this.#index.evaluated(ref);
+          return true;
         },
         gone: (ref) => this.#index.deleteWorkload(ref),
       },
@@ -242,8 +255,11 @@ class Follower {
     if (this.#excluded.has(info.name)) return;
     const known = this.#namespaces.get(info.name);
     if (known) {
+      const before = workloadsModeOf(known.info.labels);
       known.info = info; // Its rollout window may have changed.
-      return;
+      if (workloadsModeOf(info.labels) === before) return;
+      // Which workloads it hands over changed: its part of the index is built again.
+      this.unfollow(info.name);
     }
     const stop = new AbortController();
     const signal = AbortSignal.any([this.signal, stop.signal]);
@@ -261,6 +277,12 @@ class Follower {
     this.#namespaces.delete(name);
     this.#index.dropNamespace(name);
     this.deps.logger.info({ namespace: name }, 'follow: stopped following namespace');
+  }
+
+  /** The per-workload opt-in rule (docs/design.md §2), under the namespace's labels as last seen. */
+  #handles(namespace: string, annotations: Readonly<Record<string, string>>): boolean {
+    const info = this.#namespaces.get(namespace)?.info;
+    return info !== undefined && isWorkloadHandled(annotations, workloadsModeOf(info.labels));
   }
 
   /** An evaluation of every workload whose sources moved since its last one, or never evaluated. */

@@ -11,6 +11,8 @@ export type ConfigResource = SourceResource;
 
 export interface NamespaceInfo {
   readonly name: string;
+  /** Its workload mode (`confighash.dev/workloads`) among them. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
 }
 

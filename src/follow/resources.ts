@@ -2,11 +2,12 @@
 // and Secrets (metadata only: names and versions) and each workload kind, cluster-wide
 // or in one namespace. What they show goes into the reference index; a source's change
 // is handed on with the workloads that read it. Objects of namespaces not followed are
-// dropped here.
+// dropped here, and so are the workloads follow mode does not handle (per-workload
+// opt-in): they never enter the index, so no change or resync evaluates or touches them.
 
 import type { ListWatchResource } from '../runtime/index.js';
 import { formatSource, type NamedSource, sourceOfResource } from '../sources/index.js';
-import type { WorkloadKind } from '../workload/index.js';
+import { type WorkloadKind, workloadAnnotations } from '../workload/index.js';
 import type {
   ConfigEvent,
   ConfigResource,
@@ -41,6 +42,8 @@ export interface ResourceContext {
   readonly api: FollowApi;
   readonly index: ReferenceIndex;
   isFollowed(namespace: string): boolean;
+  /** Whether a workload of a followed namespace, with these annotations, is handled (docs/design.md §2). */
+  handles(namespace: string, annotations: Readonly<Record<string, string>>): boolean;
   /** A source changed; `readers` are the workloads that read it. */
   onSourceChange(event: SourceEvent, readers: readonly Reader[]): void;
 }
@@ -110,6 +113,7 @@ export function workloadResource(
           for (const object of objects) {
             const references = readReferences(object, kind);
             if (!references || !context.isFollowed(references.ref.namespace)) continue;
+            if (!context.handles(references.ref.namespace, workloadAnnotations(object))) continue;
             index.putWorkload(references);
             listed.add(workloadKey(references.ref));
           }
@@ -147,15 +151,18 @@ function onConfig(
 
 /**
  * A workload event sets its entry (the webhook hashed the write that made it, so it
- * asks for nothing: a touch's own patch comes back here and stops).
+ * asks for nothing: a touch's own patch comes back here and stops). One that is not
+ * handled (any more: its opt-in annotation removed) leaves the index.
  */
 function onWorkload(
-  { index, isFollowed }: ResourceContext,
+  { index, isFollowed, handles }: ResourceContext,
   kind: WorkloadKind,
   { type, object }: WorkloadWatchEvent,
 ): void {
   const references = readReferences(object, kind);
   if (!references || !isFollowed(references.ref.namespace)) return;
-  if (type === 'DELETED') index.deleteWorkload(references.ref);
-  else index.putWorkload(references);
+  const { namespace } = references.ref;
+  if (type === 'DELETED' || !handles(namespace, workloadAnnotations(object))) {
+    index.deleteWorkload(references.ref);
+  } else index.putWorkload(references);
 }

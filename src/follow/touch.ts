@@ -35,8 +35,11 @@ const TOUCHED: TouchResult = { status: 'touched' };
 
 /** What a touch tells the reference index: the workload as just read, or that it is gone. */
 export interface IndexUpdates {
-  /** The index corrects the workload's entry and notes the evaluation. */
-  read(ref: WorkloadRef, object: Record<string, unknown>): void;
+  /**
+   * The index corrects the workload's entry and notes the evaluation; false when follow
+   * mode does not handle the workload (any more): nothing to evaluate or touch.
+   */
+  read(ref: WorkloadRef, object: Record<string, unknown>): boolean;
   gone(ref: WorkloadRef): void;
 }
 
@@ -80,7 +83,7 @@ async function touchOnce(
     deps.index.gone(ref); // Gone since: nothing to roll.
     return DONE;
   }
-  deps.index.read(ref, object);
+  if (!deps.index.read(ref, object)) return DONE;
   const workload = readWorkload(object, ref.kind);
   const window = windowOf(workload, deps.namespaceAnnotations(ref.namespace));
   const gate = gateWindow(window, new Date(clock.now()), deps.holdRetryMs);

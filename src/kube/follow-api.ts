@@ -47,7 +47,11 @@ interface ObjectList<T> {
 export const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
-  metadata: { name: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 }
 
 export function createFollowApi(
@@ -291,5 +295,6 @@ function kindPath(namespace: WatchNamespace, kind: WorkloadKind): string {
 }
 
 function toNamespaceInfo(namespace: Namespace): NamespaceInfo {
-  return { name: namespace.metadata.name, annotations: namespace.metadata.annotations ?? {} };
+  const { name, labels = {}, annotations = {} } = namespace.metadata;
+  return { name, labels, annotations };
 }

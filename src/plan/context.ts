@@ -9,6 +9,8 @@ import {
   namespaceModeOf,
   type Workload,
   type WorkloadKind,
+  type WorkloadsMode,
+  workloadsModeOf,
 } from '../workload/index.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
@@ -30,7 +32,12 @@ export interface Target {
 }
 
 export type ModeRead =
-  | { readonly status: 'found'; readonly value: NamespaceMode }
+  | {
+      readonly status: 'found';
+      readonly value: NamespaceMode;
+      /** Which workloads the namespace hands over (`confighash.dev/workloads`, docs/design.md §2). */
+      readonly workloads: WorkloadsMode;
+    }
   | { readonly status: 'failed'; readonly detail: string };
 
 export interface Context {
@@ -40,6 +47,10 @@ export interface Context {
   readonly signal: AbortSignal;
   mode(namespace: string): Promise<ModeRead>;
   liveSource(namespace: string, source: NamedSource): Promise<LookupResult>;
+}
+
+function found(labels: Readonly<Record<string, string>>): ModeRead {
+  return { status: 'found', value: namespaceModeOf(labels), workloads: workloadsModeOf(labels) };
 }
 
 export function createContext(
@@ -52,12 +63,11 @@ export function createContext(
   const sources = new Map<string, Promise<LookupResult>>();
   const readMode = async (namespace: string): Promise<ModeRead> => {
     const labels = manifests.namespaceLabels.get(namespace);
-    if (labels) return { status: 'found', value: namespaceModeOf(labels) };
+    if (labels) return found(labels);
     if (!cluster) return { status: 'failed', detail: 'offline, and not in the manifests' };
     const read = await cluster.namespace(namespace, signal);
     if (read.status === 'failed') return read;
-    const mode = read.status === 'found' ? namespaceModeOf(read.value.labels) : 'none';
-    return { status: 'found', value: mode };
+    return found(read.status === 'found' ? read.value.labels : {});
   };
   return {
     manifests,

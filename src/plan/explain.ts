@@ -14,16 +14,19 @@ import {
   findSources,
   formatWorkload,
   INCLUDE,
+  isWorkloadHandled,
   lastWriteTime,
   NAMESPACE_LABEL,
   type NamespaceMode,
   namespaceModeOf,
+  notAnnotatedReason,
   ROLLOUT_WINDOW,
   readFanoutHaltedNote,
   readWorkload,
   rolloutNotice,
   type Workload,
   type WorkloadKind,
+  workloadsModeOf,
 } from '../workload/index.js';
 import { selectionKeys } from './describe.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
@@ -53,6 +56,8 @@ export interface Explanation {
   /** `unknown`: the namespace cannot be read with these credentials. */
   readonly namespaceMode: NamespaceMode | 'unknown';
   readonly optedOut: boolean;
+  /** Opted-in namespace that handles annotated workloads only, and this one is not annotated (docs/design.md §2). */
+  readonly notHandled: boolean;
   readonly include: string | null;
   readonly exclude: string | null;
   readonly rolloutWindow: {
@@ -117,6 +122,10 @@ export async function explainWorkload(
     name,
     namespaceMode,
     optedOut: workload.annotations[ENABLED] === 'false',
+    notHandled:
+      namespaceRead.status === 'found' &&
+      namespaceMode !== 'none' &&
+      !isWorkloadHandled(workload.annotations, workloadsModeOf(namespaceRead.value.labels)),
     include: workload.annotations[INCLUDE] ?? null,
     exclude: workload.annotations[EXCLUDE] ?? null,
     rolloutWindow: rolloutWindowOf(
@@ -237,6 +246,7 @@ function describe(facts: Facts, workload: Workload, problems: readonly string[])
   const lines = [...modeLines(facts)];
   if (facts.optedOut)
     lines.push(`opted out by ${ENABLED}: "false": the webhook changes nothing on it`);
+  if (facts.notHandled) lines.push(`not handled: ${notAnnotatedReason(facts.namespace)}`);
   if (facts.sources.length === 0)
     lines.push('it reads no ConfigMap or Secret: there is nothing to hash');
   lines.push(...nextWriteLines(facts, workload));
@@ -300,7 +310,7 @@ const PREVIOUS_KEY_LINE =
 
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
   // The webhook is not asked about these: no answer is the expected one.
-  if (facts.optedOut || facts.namespaceMode === 'none') return [];
+  if (facts.optedOut || facts.notHandled || facts.namespaceMode === 'none') return [];
   if (!facts.webhook.reached) {
     return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
   }

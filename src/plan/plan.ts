@@ -10,9 +10,11 @@ import {
   findSources,
   formatWorkload,
   isObject,
+  isWorkloadHandled,
   type JsonObject,
   NAMESPACE_LABEL,
   type NamespaceMode,
+  notAnnotatedReason,
   readWorkload,
 } from '../workload/index.js';
 import { changesHash } from './compare.js';
@@ -192,6 +194,9 @@ async function checkScope(
       'no-roll',
       `namespace ${namespace} is not opted in (label ${NAMESPACE_LABEL} is not "true" or "follow")`,
     );
+  }
+  if (!isWorkloadHandled(workload.annotations, mode.workloads)) {
+    return settled('no-roll', `not handled: ${notAnnotatedReason(namespace)}`);
   }
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {

@@ -96,6 +96,14 @@ export function renderExplanation(explanation: Explanation, options: RenderOptio
   const fields: [string, string][] = [
     ['namespace mode', e.namespaceMode],
     ['opted out', e.optedOut ? 'yes' : 'no'],
+    ...(e.notHandled
+      ? [
+          ['not handled', 'not annotated; the namespace handles annotated workloads only'] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
     ['include', e.include ?? none],
     ['exclude', e.exclude ?? none],
     ['rollout window', window],

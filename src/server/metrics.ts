@@ -48,7 +48,7 @@ export function createAdmissionMetrics(
   });
   const skips = new Counter({
     name: 'confighash_admission_skips_total',
-    help: 'Reviews skipped, by reason: not-handled (kind, operation, opted out, …) or namespace-not-opted-in (as confighash sees the namespace; a review POSTed straight to the port, or one in an excluded namespace).',
+    help: 'Reviews skipped, by reason: not-handled (kind, operation, opted out, not annotated in a namespace labelled confighash.dev/workloads=annotated, …) or namespace-not-opted-in (as confighash sees the namespace; a review POSTed straight to the port, or one in an excluded namespace).',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -24,6 +24,16 @@ export const NAMESPACE_MODE = {
   follow: 'follow',
 } as const;
 
+/**
+ * The namespace label, beside NAMESPACE_LABEL, that opts workloads in one at a time
+ * (docs/design.md §2): with `annotated`, only workloads annotated `confighash.dev/enabled:
+ * "true"` are handled there; any other value, or none, handles every workload not opted out.
+ */
+export const WORKLOADS_LABEL = 'confighash.dev/workloads';
+export const WORKLOADS_ANNOTATED = 'annotated';
+/** The workload annotation value that opts a workload in, in an `annotated` namespace. */
+export const WORKLOAD_OPTED_IN = 'true';
+
 /** The label selector of every opted-in namespace (admission's namespace check). */
 export const OPTED_IN_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL} in (${NAMESPACE_MODE.admission},${NAMESPACE_MODE.follow})`;
 
@@ -46,4 +56,30 @@ export function namespaceModeOf(
   if (value === NAMESPACE_MODE.admission) return 'true';
   if (value === NAMESPACE_MODE.follow) return 'follow';
   return 'none';
+}
+
+/** `all` | `annotated`: which workloads an opted-in namespace's labels hand to confighash. */
+export type WorkloadsMode = 'all' | 'annotated';
+
+export function workloadsModeOf(
+  labels: Readonly<Record<string, string>> | undefined,
+): WorkloadsMode {
+  return labels?.[WORKLOADS_LABEL] === WORKLOADS_ANNOTATED ? 'annotated' : 'all';
+}
+
+/**
+ * The per-workload opt-in rule, one owner for admission, follow mode, plan and explain:
+ * whether a workload with these annotations is handled in a namespace of this mode. (An
+ * opt-out, `"false"`, is its own rule and reason.)
+ */
+export function isWorkloadHandled(
+  annotations: Readonly<Record<string, string>>,
+  workloads: WorkloadsMode,
+): boolean {
+  return workloads === 'all' || annotations[ENABLED] === WORKLOAD_OPTED_IN;
+}
+
+/** Why a workload the rule leaves out is not handled: the admission skip, plan and explain say it. */
+export function notAnnotatedReason(namespace: string): string {
+  return `namespace ${namespace} handles annotated workloads only; this one is not annotated ${ENABLED}: "${WORKLOAD_OPTED_IN}"`;
 }

@@ -72,10 +72,15 @@ export class MemoryFollowApi implements FollowApi {
     return this.requests.filter((request) => request.startsWith(prefix)).length;
   }
 
-  followNamespace(name: string, annotations: Record<string, string> = {}): this {
+  followNamespace(
+    name: string,
+    annotations: Record<string, string> = {},
+    labels: Record<string, string> = {},
+  ): this {
     const type = this.namespaces.has(name) ? 'MODIFIED' : 'ADDED';
-    this.namespaces.set(name, { name, annotations });
-    this.#namespaceWatch?.({ type, namespace: { name, annotations } });
+    const info = { name, labels, annotations };
+    this.namespaces.set(name, info);
+    this.#namespaceWatch?.({ type, namespace: info });
     return this;
   }
 

@@ -4,5 +4,5 @@
 import type { NamespaceCheck } from '../../src/admission/namespace-check.js';
 
 export const everyNamespaceOptedIn: NamespaceCheck = {
-  check: async () => ({ status: 'opted-in' }),
+  check: async () => ({ status: 'opted-in', workloads: 'all' }),
 };

@@ -89,7 +89,7 @@ describe('the namespace check comes before any lookup', () => {
     const optedIn = createMutator({
       configSource: source,
       hashKey: KEY,
-      namespaces: verdict({ status: 'opted-in' }),
+      namespaces: verdict({ status: 'opted-in', workloads: 'all' }),
     });
     const hashed = await optedIn.review(admissionRequest(), NEVER);
     expect(hashed.outcome).toBe('patched');
@@ -124,7 +124,7 @@ describe('more than MAX_SOURCES distinct sources', () => {
       const mutator = createMutator({
         configSource: source,
         hashKey: KEY,
-        namespaces: verdict({ status: 'opted-in' }),
+        namespaces: verdict({ status: 'opted-in', workloads: 'all' }),
       });
       const object = workload({ podSpec: manySources(3_000) });
       const result = await mutator.review(

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AdmissionRequest } from '../../src/admission/index.js';
 import { createMutator } from '../../src/admission/mutate.js';
+import type { NamespaceCheck } from '../../src/admission/namespace-check.js';
 import type { MutationResult } from '../../src/admission/result.js';
 import {
   ADOPTED_HASH,
@@ -942,6 +943,87 @@ describe('requests left alone', () => {
     expect(result.patch).toEqual([]);
     expect(source.calls).toEqual([]);
     expect(result.skipReason).toBeTruthy();
+  });
+});
+
+// docs/design.md §2 "opt workloads in one at a time", §4: a namespace labelled
+// confighash.dev/workloads=annotated, as the namespace check reports it.
+describe('a namespace that handles annotated workloads only', () => {
+  const annotatedOnly: NamespaceCheck = {
+    check: async () => ({ status: 'opted-in', workloads: 'annotated' }),
+  };
+  async function reviewThere(source: MemorySource, options: RequestOptions) {
+    const mutator = createMutator({
+      configSource: source,
+      hashKey: KEY,
+      namespaces: annotatedOnly,
+    });
+    const request = admissionRequest(options);
+    const result = await mutator.review(request, NO_DEADLINE);
+    return { result, after: applyPatch(request.object as Workload, result.patch as never) };
+  }
+  const optedIn = { 'confighash.dev/enabled': 'true' };
+
+  const skippedRows: [string, RequestOptions][] = [
+    ['a CREATE of an unannotated workload', { operation: 'CREATE', object: workload() }],
+    [
+      'an UPDATE of an unannotated workload',
+      { operation: 'UPDATE', object: workload(), oldObject: workload() },
+    ],
+    ['a dry-run of an unannotated workload', { dryRun: true, object: workload() }],
+    [
+      'a workload annotated with another value ("yes")',
+      { object: workload({ annotations: { 'confighash.dev/enabled': 'yes' } }) },
+    ],
+    [
+      'an UPDATE that removes the annotation',
+      {
+        operation: 'UPDATE',
+        object: workload(),
+        oldObject: workload({ annotations: optedIn }),
+      },
+    ],
+  ];
+  it.each(skippedRows)('%s: allowed, no patch, no lookup, not-handled', async (_n, options) => {
+    const source = standardSource();
+    const { result } = await reviewThere(source, options);
+    expect(result).toMatchObject({ outcome: 'skipped', patch: [], skipCode: 'not-handled' });
+    expect(source.calls).toEqual([]);
+    expect(result.skipReason).toBe(
+      'not handled: namespace shop handles annotated workloads only; this one is not annotated confighash.dev/enabled: "true"',
+    );
+  });
+
+  it('an opted-out workload is skipped as opted out', async () => {
+    const source = standardSource();
+    const object = workload({ annotations: { 'confighash.dev/enabled': 'false' } });
+    const { result } = await reviewThere(source, { object });
+    expect(result).toMatchObject({ outcome: 'skipped', skipCode: 'not-handled' });
+    expect(result.skipReason).toMatch(/^opted out/);
+    expect(source.calls).toEqual([]);
+  });
+
+  it('a CREATE of an annotated workload is hashed as anywhere else', async () => {
+    const source = standardSource();
+    const object = workload({ annotations: optedIn });
+    const there = await reviewThere(source, { operation: 'CREATE', object });
+    const elsewhere = await review(source, { operation: 'CREATE', object });
+    expect(there.result.outcome).toBe('patched');
+    expect(templateAnnotationsOf(there.after)[HASH]).toMatch(/^[0-9a-f]{64}$/);
+    expect(templateAnnotationsOf(there.after)).toEqual(templateAnnotationsOf(elsewhere.after));
+  });
+
+  it('annotating a never-hashed workload adopts it: nothing rolls', async () => {
+    const source = standardSource();
+    const { result, after } = await reviewThere(source, {
+      operation: 'UPDATE',
+      object: workload({ annotations: optedIn }),
+      oldObject: workload(),
+    });
+    expect(result.outcome).toBe('adopted');
+    expect(result.hashChanged).toBe(false);
+    expect(templateAnnotationsOf(after)).toEqual({});
+    expect(workloadAnnotationsOf(after)[ADOPTED_HASH]).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

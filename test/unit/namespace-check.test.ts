@@ -15,6 +15,9 @@ import {
 
 const NEVER = new AbortController().signal;
 const LABEL = 'confighash.dev/enabled';
+const WORKLOADS = 'confighash.dev/workloads';
+const ALL = { status: 'opted-in', workloads: 'all' } as const;
+const ANNOTATED = { status: 'opted-in', workloads: 'annotated' } as const;
 
 /** Namespaces by name; `hold` keeps GETs (and the first list) waiting until released. */
 class MemoryNamespaces implements NamespaceApi {
@@ -28,8 +31,12 @@ class MemoryNamespaces implements NamespaceApi {
   readonly #waiting: (() => void)[] = [];
   #onEvent: ((event: NamespaceWatchEvent) => void) | undefined;
 
-  set(name: string, label?: string): this {
-    this.labels.set(name, label === undefined ? {} : { [LABEL]: label });
+  /** `workloads`: the value of the confighash.dev/workloads label beside the opt-in label. */
+  set(name: string, label?: string, workloads?: string): this {
+    this.labels.set(name, {
+      ...(label === undefined ? {} : { [LABEL]: label }),
+      ...(workloads === undefined ? {} : { [WORKLOADS]: workloads }),
+    });
     return this;
   }
 
@@ -102,9 +109,45 @@ describe('what the watch says', () => {
   it('an opted-in namespace (true or follow) costs no GET once synced', async () => {
     const api = new MemoryNamespaces().set('shop', 'true').set('ops', 'follow');
     const check = await start(api);
-    expect(await check.check('shop', NEVER)).toEqual({ status: 'opted-in' });
-    expect(await check.check('ops', NEVER)).toEqual({ status: 'opted-in' });
+    expect(await check.check('shop', NEVER)).toEqual(ALL);
+    expect(await check.check('ops', NEVER)).toEqual(ALL);
     expect(api.gets).toEqual([]);
+  });
+
+  it.each([
+    ['annotated', 'true', 'annotated', ANNOTATED],
+    ['annotated, in a follow namespace', 'follow', 'annotated', ANNOTATED],
+    ['another value', 'true', 'some', ALL],
+    ['an empty value', 'follow', '', ALL],
+  ] as const)(
+    'the workload mode comes with the list: %s',
+    async (_n, label, workloads, verdict) => {
+      const api = new MemoryNamespaces().set('team', label, workloads);
+      const check = await start(api);
+      expect(await check.check('team', NEVER)).toEqual(verdict);
+      expect(api.gets).toEqual([]);
+    },
+  );
+
+  it('the workloads label added, then removed (MODIFIED), changes the mode without a GET', async () => {
+    const api = new MemoryNamespaces().set('shop', 'true');
+    const check = await start(api);
+    api.set('shop', 'true', 'annotated');
+    api.emit('MODIFIED', 'shop');
+    expect(await check.check('shop', NEVER)).toEqual(ANNOTATED);
+    api.set('shop', 'true');
+    api.emit('MODIFIED', 'shop');
+    expect(await check.check('shop', NEVER)).toEqual(ALL);
+    expect(api.gets).toEqual([]);
+  });
+
+  it('the workloads label alone opens no namespace', async () => {
+    const api = new MemoryNamespaces().set('team', undefined, 'annotated');
+    const check = await start(api);
+    expect(await check.check('team', NEVER)).toEqual({
+      status: 'not-opted-in',
+      why: 'not labelled',
+    });
   });
 
   it.each([
@@ -139,21 +182,29 @@ describe('when a live GET decides', () => {
       { status: 'not-opted-in', why: 'not labelled' },
     ],
     ['a namespace that does not exist', 'gone', null, { status: 'not-opted-in', why: 'not found' }],
-    ['a namespace labelled since the list', 'fresh', 'true', { status: 'opted-in' }],
+    ['a namespace labelled since the list', 'fresh', 'true', ALL],
+    ['one labelled since the list, annotated-only', 'fresh', ['true', 'annotated'], ANNOTATED],
+    [
+      'one labelled follow since the list, annotated-only',
+      'fresh',
+      ['follow', 'annotated'],
+      ANNOTATED,
+    ],
   ] as const)('%s: one GET', async (_name, namespace, label, verdict) => {
     const api = new MemoryNamespaces();
     const check = await start(api);
-    if (label !== null) api.set(namespace, label);
+    if (typeof label === 'string' || label === undefined) api.set(namespace, label);
+    else if (label !== null) api.set(namespace, ...label);
     expect(await check.check(namespace, NEVER)).toEqual(verdict);
     expect(api.gets).toEqual([namespace]);
   });
 
   it('before the watch has synced, the GET decides', async () => {
-    const api = new MemoryNamespaces().set('shop', 'true');
+    const api = new MemoryNamespaces().set('shop', 'true', 'annotated');
     api.holdList = true;
     const check = await start(api);
     expect(check.synced).toBe(false);
-    expect(await check.check('shop', NEVER)).toEqual({ status: 'opted-in' });
+    expect(await check.check('shop', NEVER)).toEqual(ANNOTATED);
     expect(api.gets).toEqual(['shop']);
   });
 
@@ -201,7 +252,7 @@ describe('a flood of forged reviews', () => {
     await waitFor(() => api.gets.length === 2);
     api.release();
     expect(await early).toEqual({ status: 'not-opted-in', why: 'not labelled' });
-    for (const verdict of await Promise.all(late)) expect(verdict).toEqual({ status: 'opted-in' });
+    for (const verdict of await Promise.all(late)) expect(verdict).toEqual(ALL);
     expect(api.gets).toEqual(['fresh', 'fresh']);
   });
 

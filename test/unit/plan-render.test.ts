@@ -227,6 +227,34 @@ describe('explain output', () => {
     await expectGolden('explain-settled.txt', renderExplanation(explanation, { color: false }));
   });
 
+  // docs/design.md §2 "opt workloads in one at a time".
+  it.each([
+    ['not annotated', {}, true],
+    ['annotated "true"', { 'confighash.dev/enabled': 'true' }, false],
+  ])(
+    'in a namespace that handles annotated workloads only, %s',
+    async (_n, annotations, notHandled) => {
+      const explanation = await explained((cluster) => {
+        cluster.withNamespace('shop', {
+          'confighash.dev/enabled': 'follow',
+          'confighash.dev/workloads': 'annotated',
+        });
+        cluster.dryRun = answersWith(OLD);
+        const object = web(OLD);
+        (object.metadata as Record<string, unknown>).annotations = annotations;
+        cluster.workload('shop', object);
+      });
+      const line =
+        'not handled: namespace shop handles annotated workloads only; this one is not annotated confighash.dev/enabled: "true"';
+      expect(explanation.notHandled).toBe(notHandled);
+      expect(explanation.explanation.includes(line)).toBe(notHandled);
+      expect(explanation.explanation.some((l) => l.startsWith('the next write'))).toBe(!notHandled);
+      const rendered = renderExplanation(explanation, { color: false });
+      expect(rendered.includes('not handled  ')).toBe(notHandled);
+      expect(JSON.parse(renderExplanationData(explanation, 'json'))).toMatchObject({ notHandled });
+    },
+  );
+
   it('a webhook that does not answer is named, not taken for "rolls nothing"', async () => {
     const explanation = await explained((cluster) => cluster.workload('shop', web(undefined)));
     expect(explanation.webhook.reached).toBe(false);

@@ -103,6 +103,14 @@ function liveCluster(label = 'true'): MemoryPlanCluster {
   return cluster;
 }
 
+/** liveCluster, its namespace also labelled confighash.dev/workloads=annotated. */
+function annotatedOnlyCluster(label = 'true'): MemoryPlanCluster {
+  return liveCluster(label).withNamespace(NS, {
+    'confighash.dev/enabled': label,
+    'confighash.dev/workloads': 'annotated',
+  });
+}
+
 function manifests(...objects: object[]): Manifests {
   const parsed = parseManifests(objects.map((o) => dumpYaml(o)).join('---\n'), 'default');
   if (!parsed.ok) throw new Error(parsed.error);
@@ -256,6 +264,41 @@ const ROWS: Row[] = [
     ],
     verdict: 'no-roll',
     reason: /not opted in/,
+  },
+  {
+    name: 'in a namespace that handles annotated workloads only, an unannotated workload is not handled',
+    objects: () => [configMap('web-config', { 'app.yaml': 'v: next' }), deployment('web')],
+    cluster: annotatedOnlyCluster,
+    verdict: 'no-roll',
+    reason:
+      /^not handled: namespace app handles annotated workloads only; this one is not annotated confighash\.dev\/enabled: "true"$/,
+  },
+  {
+    name: 'in a namespace that handles annotated workloads only, an annotated workload rolls as anywhere',
+    objects: () => [
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web', { annotations: { 'confighash.dev/enabled': 'true' } }),
+    ],
+    cluster: annotatedOnlyCluster,
+    verdict: 'roll',
+    reason: /configmap\/web-config changes: app\.yaml/,
+  },
+  {
+    name: 'a Namespace in the manifests labelled annotated-only decides it (applied first)',
+    objects: () => [
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name: NS,
+          labels: { 'confighash.dev/enabled': 'true', 'confighash.dev/workloads': 'annotated' },
+        },
+      },
+      configMap('web-config', { 'app.yaml': 'v: next' }),
+      deployment('web'),
+    ],
+    verdict: 'no-roll',
+    reason: /^not handled: namespace app handles annotated workloads only/,
   },
   {
     name: 'an opted-out workload',
@@ -562,6 +605,23 @@ describe('workloads only in the cluster', () => {
       expect(result.workloads[1]!.reasons.join('\n')).toMatch(reason);
     },
   );
+
+  it('in a follow namespace that handles annotated workloads only, only the annotated reader rolls', async () => {
+    const mine = deployment('mine', {
+      annotations: { 'confighash.dev/enabled': 'true' },
+      podSpec: (reader().spec as { template: { spec: object } }).template.spec,
+    });
+    const cluster = annotatedOnlyCluster('follow').workload(NS, reader()).workload(NS, mine);
+    const result = await plan([configMap('web-config', { 'app.yaml': 'v: next' })], cluster);
+    expect(result.workloads.map((w) => [w.name, w.verdict])).toEqual([
+      ['web', 'no-roll'],
+      ['reader', 'no-roll'],
+      ['mine', 'roll'],
+    ]);
+    expect(result.workloads[1]!.reasons).toEqual([
+      'not handled: namespace app handles annotated workloads only; this one is not annotated confighash.dev/enabled: "true"',
+    ]);
+  });
 
   it('are not looked for in a namespace that is not opted in', async () => {
     const cluster = liveCluster('nope').workload(NS, reader());

@@ -363,6 +363,117 @@ describe('the reference index', () => {
   });
 });
 
+// docs/design.md §2 "opt workloads in one at a time": in a follow namespace labelled
+// confighash.dev/workloads=annotated, follow mode never evaluates (GETs) nor touches a
+// workload that is not annotated confighash.dev/enabled: "true".
+describe('per-workload opt-in', () => {
+  const ANNOTATED_ONLY = { 'confighash.dev/workloads': 'annotated' };
+  const OPTED_IN = { 'confighash.dev/enabled': 'true' };
+
+  /** web-0 and web-1, unannotated, and `mine`, annotated, all reading `app`. */
+  async function startAnnotatedOnly(options: Partial<FollowOptions> = {}): Promise<Harness> {
+    return start(
+      { debounceMs: 1000, ...options },
+      {
+        count: 2,
+        before: async (api) => {
+          api.followNamespace(NAMESPACE, {}, ANNOTATED_ONLY);
+          api.putWorkload(
+            NAMESPACE,
+            workload({ name: 'mine', podSpec: POD_SPEC, annotations: OPTED_IN }),
+          );
+          await api.write(NAMESPACE, DEPLOYMENT, 'mine', signal());
+        },
+      },
+    );
+  }
+  const touched = (h: Harness) => h.api.touches.map((t) => t.name).sort();
+  /** Annotates web-0 (or, `{}`, removes the annotation), as a write its watch sees (or, `unseen`, misses). */
+  function annotateWeb0(h: Harness, opted: Record<string, string>, unseen = false): void {
+    const object = h.api.workload('Deployment', NAMESPACE, 'web-0')!;
+    const { 'confighash.dev/enabled': _, ...kept } = (object.metadata.annotations ?? {}) as Record<
+      string,
+      string
+    >;
+    const changed = {
+      ...object,
+      metadata: { ...object.metadata, annotations: { ...kept, ...opted } },
+    };
+    if (unseen) h.api.putWorkloadUnseen(NAMESPACE, changed);
+    else h.api.putWorkload(NAMESPACE, changed);
+  }
+
+  it('taking the lead evaluates only the annotated workload; a change touches only it', async () => {
+    const h = await startAnnotatedOnly();
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/mine`)).toBe(1);
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/web-`)).toBe(0);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    expect(touched(h)).toEqual(['mine']);
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/web-`)).toBe(0);
+    await h.stop();
+  });
+
+  it('a workload annotated later is followed from its watch event on', async () => {
+    const h = await startAnnotatedOnly();
+    annotateWeb0(h, OPTED_IN);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['mine', 'web-0']);
+    await h.stop();
+  });
+
+  it('a workload whose annotation is removed leaves the index: no GET, no touch', async () => {
+    const h = await startAnnotatedOnly();
+    annotateWeb0(h, OPTED_IN);
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000); // evaluated once
+    annotateWeb0(h, {});
+    const gets = h.api.count(`GET Deployment ${NAMESPACE}/web-0`);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    expect(touched(h)).toEqual(['mine']);
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/web-0`)).toBe(gets);
+    await h.stop();
+  });
+
+  it('a touch due after the annotation went unseen reads it once and stops: no evaluation, no touch', async () => {
+    const h = await startAnnotatedOnly();
+    annotateWeb0(h, OPTED_IN);
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    annotateWeb0(h, {}, true);
+    const lookups = h.source.calls.length;
+    const gets = h.api.count(`GET Deployment ${NAMESPACE}/web-0`);
+    h.source.configMap('app', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['mine']);
+    // mine's evaluation and its touch (the webhook) look up its two sources each; web-0's
+    // evaluation would add two more.
+    expect(h.source.calls.length - lookups).toBe(4);
+    expect(h.api.count(`GET Deployment ${NAMESPACE}/web-0`)).toBe(gets + 1);
+    await h.stop();
+  });
+
+  it.each([
+    ['labelled annotated', {}, ANNOTATED_ONLY, ['mine']],
+    ['its label removed', ANNOTATED_ONLY, {}, ['mine', 'web-0', 'web-1']],
+  ])(
+    'a followed namespace %s: the next change touches accordingly',
+    async (_n, from, to, names) => {
+      const h = await startAnnotatedOnly();
+      h.api.followNamespace(NAMESPACE, {}, from);
+      await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+      h.api.followNamespace(NAMESPACE, {}, to);
+      await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+      expect(h.api.touches).toEqual([]);
+      changeApp(h, '2');
+      await vi.advanceTimersByTimeAsync(1050);
+      expect(touched(h)).toEqual(names);
+      await h.stop();
+    },
+  );
+});
+
 describe('guards', () => {
   it('a burst of changes to many workloads is held to the global rate limit', async () => {
     const h = await start({ debounceMs: 1000, ratePerSecond: 1, burst: 2 }, { count: 5 });
