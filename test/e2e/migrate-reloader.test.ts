@@ -13,14 +13,18 @@ import { configMap, e2eFile, namespace, waitUntil, yamlDocuments } from '../supp
 
 const NS = 'migrate-reloader';
 
-/** A Deployment mounting ConfigMap `reads`, with Reloader's annotations (or none). */
+/**
+ * A Deployment mounting ConfigMap `reads`, with Reloader's annotations (or none). No replicas:
+ * with no kubelet here, a canary of one replica would never finish, and two migrated workloads
+ * read `shared` (canary-first fan-out has its own file, canary.test.ts).
+ */
 function deployment(name: string, reads: string, annotations?: Record<string, string>): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
     spec: {
-      replicas: 1,
+      replicas: 0,
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
@@ -54,7 +58,7 @@ const MANAGED = Object.keys(WORKLOADS).filter((name) => WORKLOADS[name]!.reloade
 const UNMANAGED = Object.keys(WORKLOADS).filter((name) => !WORKLOADS[name]!.reloader);
 
 const file = e2eFile([], {
-  follow: LOCAL_FOLLOW_ARGS,
+  follow: [...LOCAL_FOLLOW_ARGS, '--follow-canary-poll=500ms'],
   async setup({ e2e }) {
     await e2e.k(
       ['apply', '-f', '-'],
