@@ -128,7 +128,8 @@ export class Fanouts {
   /** Reads the canary until its rollout finishes, fails or outlives the timeout. */
   async #watchCanary(fanout: Fanout, canary: WorkloadRef): Promise<void> {
     const { options, clock } = this.deps;
-    const signal = AbortSignal.any([this.deps.signal, fanout.stop.signal]);
+    // Aborted when the fan-out is replaced or halts, and by stop() when the lead is lost.
+    const { signal } = fanout.stop;
     const deadline = clock.now() + options.canaryTimeoutMs;
     let uid = '';
     for (;;) {
