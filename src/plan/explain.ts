@@ -105,8 +105,11 @@ export async function explainWorkload(
   if (live.status === 'failed') return { ok: false, error: `cannot read ${label}: ${live.detail}` };
   const workload = readWorkload(live.value, kind);
   const { sources: refs, problems } = findSources(workload.template?.spec, workload.annotations);
+  // Only follow mode fans out, so only a follow namespace's sources can hold a halt.
+  const followed =
+    namespaceRead.status === 'found' && namespaceModeOf(namespaceRead.value.labels) === 'follow';
   const [sources, dryRun, events] = await Promise.all([
-    Promise.all(refs.map((ref) => explainSource(cluster, namespace, ref, signal))),
+    Promise.all(refs.map((ref) => explainSource(cluster, namespace, ref, followed, signal))),
     cluster.dryRunTouch(kind, namespace, name, signal),
     cluster.confighashEvents(kind, namespace, name, signal),
   ]);
@@ -146,6 +149,7 @@ async function explainSource(
   cluster: ExplainCluster,
   namespace: string,
   ref: SourceRef,
+  followed: boolean,
   signal: AbortSignal,
 ): Promise<ExplainedSource> {
   const [result, written] = await Promise.all([
@@ -168,7 +172,9 @@ async function explainSource(
         state: 'found',
         resourceVersion: result.resourceVersion,
         missingRequiredKeys: missing,
-        halted: await haltOf(cluster, namespace, ref, result.resourceVersion, signal),
+        halted: followed
+          ? await haltOf(cluster, namespace, ref, result.resourceVersion, signal)
+          : null,
       };
     }
     case 'absent':
