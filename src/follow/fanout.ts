@@ -95,7 +95,10 @@ export class Fanouts {
     this.#bySource.set(key, fanout);
     this.#countHeld();
     this.deps.logger.info(
-      { ...sourceFields(event), canaries: chosen.map(({ ref }) => describeRef(ref)) },
+      {
+        ...sourceFields(event),
+        canaries: chosen.map(({ ref }) => formatWorkload(ref.kind, ref.name)),
+      },
       'follow: fan-out starts with its canaries',
     );
     for (const { ref } of chosen) this.deps.request(ref, change);
@@ -193,13 +196,13 @@ export class Fanouts {
     metrics.fanoutHalted();
     const { event } = fanout;
     const halt = {
-      canary: describeRef(canary),
+      canary: formatWorkload(canary.kind, canary.name),
       source: event.source,
       resourceVersion: event.resourceVersion ?? 'deleted',
     };
     const note = fanoutHaltedNote(halt, why, fanout.rest.length);
     logger.warn(
-      { ...sourceFields(event), canary: describeRef(canary), why },
+      { ...sourceFields(event), canary: formatWorkload(canary.kind, canary.name), why },
       'follow: fan-out halted',
     );
     for (const halted of haltedEvents(fanout.event, { canary, uid }, note)) {
@@ -292,8 +295,4 @@ function sourceFields(event: SourceEvent) {
     source: event.source,
     resourceVersion: event.resourceVersion,
   };
-}
-
-function describeRef(ref: WorkloadRef): string {
-  return formatWorkload(ref.kind, ref.name);
 }

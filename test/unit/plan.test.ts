@@ -122,7 +122,7 @@ async function plan(objects: object[], cluster: MemoryPlanCluster | undefined, c
     manifests(...objects),
     cluster,
     { clientSide, kinds: EVERY_KNOWN_KIND },
-    new AbortController().signal,
+    NEVER,
   );
 }
 
@@ -694,7 +694,7 @@ async function webhookTouch(
       object: live,
       oldObject: live,
     },
-    new AbortController().signal,
+    NEVER,
   );
   const object = applyPatch(structuredClone(live), result.patch as never) as JsonObject;
   return { status: 'found', value: { object, warnings: result.warnings } } as const;
@@ -737,13 +737,7 @@ describe('a workload hashed with a previous key', () => {
       expect.stringMatching(/^hash made with a previous key/),
     );
     expect(planExitCode(result)).toBe(0);
-    const explained = await explainWorkload(
-      cluster,
-      DEPLOYMENT,
-      NS,
-      'web',
-      new AbortController().signal,
-    );
+    const explained = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
     if (!explained.ok) throw new Error(explained.error);
     expect(explained.explanation).toMatchObject({
       templateHash: old,
@@ -762,13 +756,7 @@ describe('a workload hashed with a previous key', () => {
 
   it('adopted with a previous key: explain says both', async () => {
     const { cluster, old } = await rotatedCluster('v: live', 'adopted');
-    const explained = await explainWorkload(
-      cluster,
-      DEPLOYMENT,
-      NS,
-      'web',
-      new AbortController().signal,
-    );
+    const explained = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
     if (!explained.ok) throw new Error(explained.error);
     expect(explained.explanation).toMatchObject({
       templateHash: null,
@@ -828,13 +816,7 @@ describe('explain: a key that pods need, missing from a live object', () => {
     cluster.configSource.configMap('web-config', { other: 'v: next' });
     const touch = await webhookTouch(cluster, live, { hashKey: KEY });
     cluster.dryRun = () => touch;
-    const explained = await explainWorkload(
-      cluster,
-      DEPLOYMENT,
-      NS,
-      'web',
-      new AbortController().signal,
-    );
+    const explained = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
     if (!explained.ok) throw new Error(explained.error);
     return { explanation: explained.explanation, stored };
   }
