@@ -80,6 +80,13 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     help: "read a rolling canary's status this often",
   },
   {
+    flag: 'follow-max-fanout',
+    env: 'CONFIGHASH_FOLLOW_MAX_FANOUT',
+    value: 'N',
+    defaultValue: '0',
+    help: 'a change of a source that more workloads read waits until someone approves it: the annotation confighash.dev/approved-change on the source, set to the digest its FanoutAwaitsApproval Event names; 0: off',
+  },
+  {
     flag: 'watch-scope',
     env: 'CONFIGHASH_WATCH_SCOPE',
     value: 'cluster|namespace',
@@ -130,6 +137,9 @@ export function parseFollowConfig(
   const canaries = parseInteger(get('follow-canaries'), 0, 1000);
   if (canaries === undefined)
     return `--follow-canaries must be a whole number from 0 to 1000, got '${get('follow-canaries')}'`;
+  const maxFanout = parseInteger(get('follow-max-fanout'), 0, 1_000_000);
+  if (maxFanout === undefined)
+    return `--follow-max-fanout must be a whole number of at least 0, got '${get('follow-max-fanout')}'`;
   if ((resyncMs as number) < 1000)
     return `--follow-resync must be at least 1s, got '${get('follow-resync')}'`;
   const ratePerSecond = Number(get('follow-rate'));
@@ -157,6 +167,7 @@ export function parseFollowConfig(
       canaries,
       canaryTimeoutMs: canaryTimeoutMs as number,
       canaryPollMs: canaryPollMs as number,
+      maxFanout,
     },
     leaseNamespace: get('lease-namespace')!,
     leaseName: get('lease-name')!,

@@ -11,7 +11,7 @@ import {
   type OutputFormat,
   parseKubectlChoices,
 } from './kubectl.js';
-import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
+import { fail, type OptionSpec, type ParseResult, parseInteger, parseOptions } from './options.js';
 
 export type ManifestInput =
   | { readonly from: 'files'; readonly paths: readonly string[] }
@@ -25,6 +25,8 @@ export interface PlanConfig {
   readonly output: OutputFormat;
   readonly clientSide: boolean;
   readonly offline: boolean;
+  /** The follower's --follow-max-fanout: its waits for approval are shown; 0: none. */
+  readonly maxFanout: number;
   /** Every kind confighash knows, plus those of --kind: the manifests' workloads of these kinds are planned. */
   readonly kinds: readonly WorkloadKind[];
 }
@@ -45,6 +47,12 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
     help: 'the manifests are applied client-side (kubectl apply, Helm 3), not server-side',
   },
   { flag: 'offline', value: '', boolean: true, help: 'use the manifests alone; read no cluster' },
+  {
+    flag: 'follow-max-fanout',
+    value: 'N',
+    defaultValue: '0',
+    help: "the follower's --follow-max-fanout (the CLI cannot read it): say which changes wait for approval; 0: none",
+  },
   CLI_KIND_OPTION,
 ];
 
@@ -64,6 +72,12 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   if (typeof choices === 'string') return fail(choices);
   const kinds = parseCliKinds(all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
+  const maxFanout = parseInteger(get('follow-max-fanout'), 0, 1_000_000);
+  if (maxFanout === undefined) {
+    return fail(
+      `--follow-max-fanout must be a whole number of at least 0, got '${get('follow-max-fanout')}'`,
+    );
+  }
   const input: ManifestInput =
     dir === undefined ? { from: 'files', paths: files } : { from: 'kustomize', dir };
   return {
@@ -74,6 +88,7 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
       ...choices,
       clientSide: get('client-side') === 'true',
       offline: get('offline') === 'true',
+      maxFanout,
       kinds,
     }),
   };

@@ -15,3 +15,4 @@ export {
   type SourceLookup,
 } from './evaluate.js';
 export type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
+export { createSourceDigester, type SourceDigest, type SourceDigester } from './source-digest.js';

@@ -19,6 +19,8 @@ export type LookupResult =
       readonly uid: string;
       readonly resourceVersion: string;
       readonly content: SourceContent;
+      /** Its `confighash.dev/approved-change` annotation (docs/design.md §6), the only one read. */
+      readonly approvedChange?: string;
     }
   | { readonly status: 'absent' }
   | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };

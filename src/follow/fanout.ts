@@ -19,6 +19,7 @@ import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, WorkloadEvent } from './ports.js';
 import type { Reader } from './reference-index.js';
 import type { SourceEvent } from './resources.js';
+import { inStableOrder } from './stable-order.js';
 import type { TouchReason, TouchResult } from './touch-queue.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
@@ -246,14 +247,6 @@ export function chooseCanaries(readers: readonly Reader[], count: number): Reade
   const observable = inStableOrder(readers).filter((reader) => reader.observable);
   const annotated = observable.filter((reader) => reader.canary);
   return (annotated.length > 0 ? annotated : observable).slice(0, count);
-}
-
-/** Kind, then name: the order canaries are chosen in and the rest are touched in. */
-function inStableOrder<T extends Reader>(readers: readonly T[]): T[] {
-  return [...readers].sort((a, b) => {
-    const byKind = a.ref.kind.kind.localeCompare(b.ref.kind.kind);
-    return byKind !== 0 ? byKind : a.ref.name.localeCompare(b.ref.name);
-  });
 }
 
 /** The Warning on the source object and on the canary. */

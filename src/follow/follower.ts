@@ -11,7 +11,7 @@
 // when nothing changed. The parts: runtime's listAndWatch (the watches), reference-index.ts
 // (whom), touch-queue.ts (when), touch.ts (one touch). This file only composes them.
 
-import type { Evaluator } from '../evaluate/index.js';
+import type { Evaluator, SourceDigester } from '../evaluate/index.js';
 import {
   type Clock,
   every,
@@ -21,6 +21,7 @@ import {
   systemClock,
   type WatchRestart,
 } from '../runtime/index.js';
+import { parseSourceList } from '../sources/index.js';
 import {
   ALWAYS_EXCLUDED,
   HANDLED_KINDS,
@@ -29,6 +30,7 @@ import {
   workloadAnnotations,
   workloadsModeOf,
 } from '../workload/index.js';
+import { Approvals, type ApprovalVerdict } from './approval.js';
 import { canaryCount, DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
@@ -41,7 +43,7 @@ import {
   type SourceEvent,
   workloadResource,
 } from './resources.js';
-import { createToucher, RETRY_MS } from './touch.js';
+import { createRollCheck, createToucher, type IndexUpdates, RETRY_MS } from './touch.js';
 import { TouchQueue, type TouchResult } from './touch-queue.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
@@ -58,6 +60,8 @@ export interface FollowOptions extends FanoutOptions {
   readonly watchScope: WatchScope;
   /** A touch or listing that failed (a request timed out, say) is tried again after this. */
   readonly retryMs: number;
+  /** A change read by more workloads waits for approval (`--follow-max-fanout`); 0: never. */
+  readonly maxFanout: number;
 }
 
 export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
@@ -69,12 +73,15 @@ export const DEFAULT_FOLLOW_OPTIONS: FollowOptions = {
   evaluatePerSecond: 20,
   watchScope: 'cluster',
   retryMs: RETRY_MS,
+  maxFanout: 0,
   ...DEFAULT_FANOUT_OPTIONS,
 };
 
 export interface FollowerDependencies {
   readonly api: FollowApi;
   readonly evaluate: Evaluator;
+  /** Names a source's content for approval above a size (the same hash key as `evaluate`). */
+  readonly digestSource: SourceDigester;
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
   readonly options: FollowOptions;
@@ -86,8 +93,8 @@ export interface FollowerDependencies {
   readonly clock?: Clock;
 }
 
-/** A touch due in a namespace no longer followed: nothing to do. */
-const NOT_FOLLOWED: TouchResult = { status: 'done' };
+/** A touch due in a namespace no longer followed, or held for approval: nothing to do now. */
+const NOT_NOW: TouchResult = { status: 'done' };
 
 /** Runs until `signal` aborts (leadership lost or shutdown); then stops at once. */
 export async function runFollower(deps: FollowerDependencies, signal: AbortSignal): Promise<void> {
@@ -146,6 +153,7 @@ class Follower {
   #clusterWatching = false;
   readonly #resources: ResourceContext;
   readonly #fanouts: Fanouts;
+  readonly #approvals: Approvals;
 
   constructor(
     private readonly deps: FollowerDependencies,
@@ -169,13 +177,46 @@ class Follower {
       handles: (namespace, annotations) => this.#handles(namespace, annotations),
       onSourceChange: (event, readers) => this.#onSourceChange(event, readers),
     };
+    this.#approvals = new Approvals({
+      ...deps,
+      maxFanout: deps.options.maxFanout,
+      wouldRoll: createRollCheck({
+        ...deps,
+        pacing: this.#queue.pacing,
+        index: this.#indexUpdates(),
+        clock,
+        signal,
+      }),
+      index: this.#index,
+      signal,
+    });
     const touch = this.#toucher(clock);
     this.#queue.onDue(async (due) => {
-      if (!this.#namespaces.has(due.ref.namespace)) return NOT_FOLLOWED;
+      if (!this.#namespaces.has(due.ref.namespace)) return NOT_NOW;
+      // Read again when the approval comes (a fan-out) or the source changes (the resync).
+      if (this.#approvals.holding(due.ref).length > 0) return NOT_NOW;
       const result = await touch(due);
       this.#fanouts.settled(due.ref, result);
       return result;
     });
+  }
+
+  /** What a workload read for an evaluation tells the index. */
+  #indexUpdates(): IndexUpdates {
+    return {
+      read: (ref, object) => {
+        const references = readReferences(object, ref.kind);
+        if (!references || !this.#namespaces.has(ref.namespace)) return false;
+        if (!this.#handles(ref.namespace, workloadAnnotations(object))) {
+          this.#index.deleteWorkload(ref);
+          return false;
+        }
+        this.#index.putWorkload(references);
+        this.#index.evaluated(ref);
+        return true;
+      },
+      gone: (ref) => this.#index.deleteWorkload(ref),
+    };
   }
 
   /** One due touch; what it reads corrects the index. */
@@ -183,20 +224,7 @@ class Follower {
     return createToucher({
       ...this.deps,
       pacing: this.#queue.pacing,
-      index: {
-        read: (ref, object) => {
-          const references = readReferences(object, ref.kind);
-          if (!references || !this.#namespaces.has(ref.namespace)) return false;
-          if (!this.#handles(ref.namespace, workloadAnnotations(object))) {
-            this.#index.deleteWorkload(ref);
-            return false;
-          }
-          this.#index.putWorkload(references);
-          this.#index.evaluated(ref);
-          return true;
-        },
-        gone: (ref) => this.#index.deleteWorkload(ref),
-      },
+      index: this.#indexUpdates(),
       namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
       holdRetryMs: this.deps.options.resyncMs,
       retryMs: this.deps.options.retryMs,
@@ -205,7 +233,7 @@ class Follower {
     });
   }
 
-  /** A source changed: its readers are touched, canary-first (fanout.ts). */
+  /** A source changed: its readers are touched, canary-first (fanout.ts), once approved when many. */
   #onSourceChange(event: SourceEvent, readers: readonly Reader[]): void {
     for (const { ref } of readers) {
       const workload = `${ref.kind.kind}/${ref.name}`;
@@ -214,8 +242,22 @@ class Follower {
         'follow: change seen',
       );
     }
+    if (this.#approvals.isLarge(readers.length)) this.#checkApproval(event);
+    else this.#fanOut(event, readers);
+  }
+
+  #fanOut(event: SourceEvent, readers: readonly Reader[]): void {
     const annotations = this.#namespaces.get(event.namespace)?.info.annotations;
     this.#fanouts.start(event, readers, canaryCount(annotations, this.deps.options.canaries));
+  }
+
+  /** A large source's content is checked (approval.ts) before any of its readers is touched. */
+  #checkApproval(event: SourceEvent): void {
+    this.#approvals.check(event, (verdict: ApprovalVerdict) => {
+      if (verdict === 'fan-out') {
+        this.#fanOut(event, this.#index.readersOf(event.namespace, event.source));
+      } else if (verdict === 'nothing-rolls') this.resync(); // What it held meanwhile.
+    });
   }
 
   /** The follow namespaces, as a resource of the list-watch loop. */
@@ -289,8 +331,20 @@ class Follower {
   resync(): void {
     if (this.#unlisted > 0 || this.signal.aborted) return;
     const stale = this.#index.stale();
-    for (const ref of stale) if (!this.#fanouts.holds(ref)) this.#queue.request(ref, 'resync');
+    for (const ref of stale) {
+      if (this.#fanouts.holds(ref)) continue;
+      const held = this.#approvals.holding(ref);
+      if (held.length === 0) this.#queue.request(ref, 'resync');
+      // A change no leader saw, of a large source: checked as if its watch event came now.
+      for (const source of held) this.#checkApproval(this.#resyncEvent(ref.namespace, source));
+    }
     this.deps.logger.debug({ stale: stale.length, ...this.#index.counts() }, 'follow: resync');
+  }
+
+  #resyncEvent(namespace: string, source: string): SourceEvent {
+    const object = parseSourceList(source).refs[0]!; // The index holds formatted sources only.
+    const resourceVersion = this.#index.versionOf(namespace, source);
+    return { namespace, object, source, change: 'changed', resourceVersion };
   }
 
   stop(): void {

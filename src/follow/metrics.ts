@@ -17,6 +17,8 @@ export interface FollowMetrics {
   fanoutHalted(): void;
   /** Workloads a fan-out holds back now: behind running canaries, or halted. */
   workloadsHeld(count: number): void;
+  /** Sources whose large fan-out waits for approval now (`--follow-max-fanout`). */
+  fanoutsAwaitingApproval(count: number): void;
 }
 
 export function createFollowMetrics(registry: Registry): FollowMetrics {
@@ -70,6 +72,11 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     help: 'Workloads a fan-out holds back now: waiting for its canaries, or halted by a failed one.',
     registers: [registry],
   });
+  const awaiting = new Gauge({
+    name: 'confighash_follow_fanouts_awaiting_approval',
+    help: 'Sources whose change more than --follow-max-fanout workloads read waits for the confighash.dev/approved-change annotation; their readers are not touched.',
+    registers: [registry],
+  });
   return {
     touched: (kind) => touches.inc({ kind }),
     touchDenied: (kind) => denied.inc({ kind }),
@@ -81,5 +88,6 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
     fanoutHalted: () => halted.inc(),
     workloadsHeld: (count) => held.set(count),
+    fanoutsAwaitingApproval: (count) => awaiting.set(count),
   };
 }

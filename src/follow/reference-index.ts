@@ -81,6 +81,21 @@ export class ReferenceIndex {
     });
   }
 
+  /** How many workloads read `source`. */
+  readerCount(namespace: string, source: string): number {
+    return this.#namespaces.get(namespace)?.readers.get(source)?.size ?? 0;
+  }
+
+  /** The sources `ref` reads, as last listed or watched. */
+  sourcesOf(ref: WorkloadRef): readonly string[] {
+    return this.#namespaces.get(ref.namespace)?.workloads.get(workloadKey(ref))?.sources ?? [];
+  }
+
+  /** `source`'s resourceVersion now; undefined when it is not known (or deleted). */
+  versionOf(namespace: string, source: string): string | undefined {
+    return this.#namespaces.get(namespace)?.versions.get(source);
+  }
+
   /** `ref` is being evaluated now: what it saw is the versions of its sources as known now. */
   evaluated(ref: WorkloadRef): void {
     const space = this.#namespaces.get(ref.namespace);

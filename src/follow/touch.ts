@@ -88,13 +88,7 @@ async function touchOnce(
   const window = windowOf(workload, deps.namespaceAnnotations(ref.namespace));
   const gate = gateWindow(window, new Date(clock.now()), deps.holdRetryMs);
   if (!gate.open) return said.held(touch, workload, gate);
-  const evaluation = await withDeadline(
-    signal,
-    LOOKUP_TIMEOUT_MS,
-    (lookupSignal) => deps.evaluate(workload, ref.namespace, lookupSignal),
-    clock,
-  );
-  const decision = decideReconcile(workload, evaluation);
+  const { evaluation, decision } = await decideNow(deps, workload, ref.namespace);
   if (!decision.touch) return leave(deps, touch, decision);
   if (!asked) {
     // An evaluation that must roll: the minimum interval and the touch rate hold it too.
@@ -107,6 +101,44 @@ async function touchOnce(
   pacing.touched(ref);
   await said.touched(touch, workload, decision, evaluation);
   return TOUCHED;
+}
+
+/** The hash the webhook would write now, and whether that is a touch. */
+async function decideNow(
+  deps: Pick<TouchDependencies, 'evaluate' | 'clock' | 'signal'>,
+  workload: Workload,
+  namespace: string,
+): Promise<{ evaluation: Evaluation; decision: ReconcileDecision }> {
+  const evaluation = await withDeadline(
+    deps.signal,
+    LOOKUP_TIMEOUT_MS,
+    (lookupSignal) => deps.evaluate(workload, namespace, lookupSignal),
+    deps.clock,
+  );
+  return { evaluation, decision: decideReconcile(workload, evaluation) };
+}
+
+/**
+ * Whether a touch of `ref` would roll it now — read and evaluated at the evaluation rate,
+ * never touched (approval above a size asks it before anything rolls); the index notes the
+ * evaluation, so the resync does not repeat it. A read that fails throws.
+ */
+export function createRollCheck(
+  deps: Pick<TouchDependencies, 'api' | 'evaluate' | 'pacing' | 'index' | 'clock' | 'signal'>,
+): (ref: WorkloadRef) => Promise<boolean> {
+  return async (ref) => {
+    if (!(await deps.pacing.waitToken('evaluate', deps.signal))) return false;
+    const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
+    if (!isObject(object)) {
+      deps.index.gone(ref);
+      return false;
+    }
+    if (!deps.index.read(ref, object)) return false;
+    const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
+    if (decision.touch) return true;
+    if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
+    return false;
+  };
 }
 
 /** The workload's rollout window, else its namespace's. */

@@ -55,6 +55,22 @@ export function computeHash(namespaceKey: NamespaceKey, inputs: readonly HashInp
   return hmac.digest('hex');
 }
 
+/** How many hex characters of a hash name a source's content (contentDigest). */
+const CONTENT_DIGEST_LENGTH = 16;
+
+/**
+ * A source's content, named for approval (docs/design.md §6, approval above a size): the hash
+ * of the source with every key selected, shortened. Keyed like every hash, so printing it says
+ * nothing of a Secret's values; content only, so no metadata write changes it.
+ */
+export function contentDigest(
+  namespaceKey: NamespaceKey,
+  source: Pick<HashInput, 'kind' | 'name' | 'content'>,
+): string {
+  const input = { ...source, selection: { all: true } } as const;
+  return computeHash(namespaceKey, [input]).slice(0, CONTENT_DIGEST_LENGTH);
+}
+
 /** The encoding as one buffer, for tests and debugging; hashing never needs it. */
 export function encodeToBuffer(inputs: readonly HashInput[]): Buffer {
   const parts: Buffer[] = [];

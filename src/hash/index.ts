@@ -4,7 +4,7 @@ export {
   contentOfSecret,
   type SecretData,
 } from './content.js';
-export { computeHash, encodeSources, encodeToBuffer } from './encode.js';
+export { computeHash, contentDigest, encodeSources, encodeToBuffer } from './encode.js';
 export {
   deriveNamespaceKey,
   ENCODING_HEADER,

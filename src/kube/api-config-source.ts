@@ -5,7 +5,7 @@
 import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate/ports.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
 import type { SourceKind } from '../sources/index.js';
-import { isObject } from '../workload/index.js';
+import { APPROVED_CHANGE, isObject } from '../workload/index.js';
 import { exchange, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -38,20 +38,31 @@ function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult
   // An array or a scalar is not an object that happens to be empty: never hash it as one.
   if (!isObject(object)) return failed('bad-response', 'response is not an object');
   const { metadata, data, binaryData } = object as {
-    metadata?: { uid?: unknown; resourceVersion?: unknown };
+    metadata?: { uid?: unknown; resourceVersion?: unknown; annotations?: unknown };
     data?: unknown;
     binaryData?: unknown;
   };
   if (!isMapOrAbsent(data) || !isMapOrAbsent(binaryData)) {
     return failed('bad-response', 'response data is not an object');
   }
+  const approvedChange = approvedChangeOf(metadata?.annotations);
   return {
     status: 'found',
     uid: String(metadata?.uid ?? ''),
     resourceVersion: String(metadata?.resourceVersion ?? ''),
     content:
       kind === 'ConfigMap' ? contentOfConfigMap({ data, binaryData }) : contentOfSecret({ data }),
+    ...(approvedChange === undefined ? {} : { approvedChange }),
   };
+}
+
+/**
+ * The one annotation a lookup keeps: the others may hold anything, a client-side apply's
+ * record of a Secret's values among them.
+ */
+function approvedChangeOf(annotations: unknown): string | undefined {
+  const value = isObject(annotations) ? annotations[APPROVED_CHANGE] : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 function isMapOrAbsent(value: unknown): value is Record<string, string> | undefined | null {

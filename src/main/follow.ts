@@ -7,7 +7,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { FollowCommandConfig, FollowConfig } from '../config/index.js';
-import { createEvaluator } from '../evaluate/index.js';
+import { createEvaluator, createSourceDigester } from '../evaluate/index.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
 import {
   type ClusterCredentials,
@@ -72,9 +72,11 @@ function startFollow(
   logger: Logger,
 ): FollowMode {
   const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
+  const configSource = createApiConfigSource(connection);
   const mode = startFollowMode({
     api: createFollowApi(connection),
-    evaluate: createEvaluator({ configSource: createApiConfigSource(connection), ...keys }),
+    evaluate: createEvaluator({ configSource, ...keys }),
+    digestSource: createSourceDigester({ configSource, hashKey: keys.hashKey }),
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,

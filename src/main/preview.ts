@@ -32,7 +32,7 @@ export async function plan(argv: readonly string[]): Promise<number> {
       planChanges(
         parsed.manifests,
         cluster,
-        { clientSide: config.clientSide, kinds: config.kinds },
+        { clientSide: config.clientSide, kinds: config.kinds, maxFanout: config.maxFanout },
         signal,
       ),
     );

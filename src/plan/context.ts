@@ -20,6 +20,8 @@ export interface PlanOptions {
   readonly clientSide: boolean;
   /** The kinds whose live workloads may read the manifests' config (every kind known, plus --kind). */
   readonly kinds: readonly WorkloadKind[];
+  /** The follower's `--follow-max-fanout` (docs/design.md §6), which the CLI cannot read; 0: off. */
+  readonly maxFanout: number;
 }
 
 /** A workload to plan: one of the manifests', or a live one that reads their config. */

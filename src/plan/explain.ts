@@ -9,6 +9,7 @@ import { formatSource, type SourceRef } from '../sources/index.js';
 import {
   ENABLED,
   EXCLUDE,
+  FANOUT_AWAITS_APPROVAL,
   FANOUT_HALTED,
   type FanoutHalt,
   findSources,
@@ -21,6 +22,7 @@ import {
   namespaceModeOf,
   notAnnotatedReason,
   ROLLOUT_WINDOW,
+  readAwaitingApprovalNote,
   readFanoutHaltedNote,
   readWorkload,
   rolloutNotice,
@@ -47,6 +49,8 @@ export interface ExplainedSource {
   readonly reason?: string;
   /** A fan-out of its current version that a failed canary halted (docs/design.md §6). */
   readonly halted: FanoutHalt | null;
+  /** The digest of its content now, when a change of it waits for approval (docs/design.md §6). */
+  readonly awaitingApproval: string | null;
 }
 
 export interface Explanation {
@@ -163,6 +167,7 @@ async function explainSource(
     missingRequiredKeys: [],
     lastWrite: written.status === 'found' ? written.value : null,
     halted: null,
+    awaitingApproval: null,
   };
   switch (result.status) {
     case 'found': {
@@ -172,9 +177,9 @@ async function explainSource(
         state: 'found',
         resourceVersion: result.resourceVersion,
         missingRequiredKeys: missing,
-        halted: followed
-          ? await haltOf(cluster, namespace, ref, result.resourceVersion, signal)
-          : null,
+        ...(followed
+          ? await fanoutOf(cluster, namespace, ref, result.resourceVersion, signal)
+          : {}),
       };
     }
     case 'absent':
@@ -184,20 +189,31 @@ async function explainSource(
   }
 }
 
-/** The newest halt of a fan-out of the source at `resourceVersion`, as its Events say. */
-async function haltOf(
+/**
+ * What holds a fan-out of the source at `resourceVersion`, as its Events say: the newest halt
+ * by a failed canary, and a change that waits for approval.
+ */
+async function fanoutOf(
   cluster: ExplainCluster,
   namespace: string,
   ref: SourceRef,
   resourceVersion: string,
   signal: AbortSignal,
-): Promise<FanoutHalt | null> {
+): Promise<Pick<ExplainedSource, 'halted' | 'awaitingApproval'>> {
   const events = await cluster.confighashEvents({ kind: ref.kind }, namespace, ref.name, signal);
-  if (events.status !== 'found') return null;
-  const halts = events.value
-    .filter((event) => event.reason === FANOUT_HALTED)
-    .flatMap((event) => readFanoutHaltedNote(event.note) ?? []);
-  return halts.findLast((halt) => halt.resourceVersion === resourceVersion) ?? null;
+  if (events.status !== 'found') return { halted: null, awaitingApproval: null };
+  const atVersion = <T extends { resourceVersion: string }>(
+    reason: string,
+    read: (note: string) => T | undefined,
+  ): T | undefined =>
+    events.value
+      .filter((event) => event.reason === reason)
+      .flatMap((event) => read(event.note) ?? [])
+      .findLast((found) => found.resourceVersion === resourceVersion);
+  return {
+    halted: atVersion(FANOUT_HALTED, readFanoutHaltedNote) ?? null,
+    awaitingApproval: atVersion(FANOUT_AWAITS_APPROVAL, readAwaitingApprovalNote)?.digest ?? null,
+  };
 }
 
 /** What the dry-run answer says the webhook writes; the template's hash changing is a rollout. */
@@ -331,7 +347,12 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
   const lines = [`the next write rolls: ${whatChanged(facts)}`];
   const own = formatWorkload(workload.kind, facts.name);
   const halt = facts.sources.find(({ halted }) => halted && halted.canary !== own)?.halted;
-  if (facts.namespaceMode === 'follow' && halt) {
+  const awaiting = facts.sources.find(({ awaitingApproval }) => awaitingApproval);
+  if (facts.namespaceMode === 'follow' && awaiting) {
+    lines.push(
+      `waits for approval: change ${awaiting.awaitingApproval} of ${awaiting.ref}, which more workloads read than follow mode rolls unasked; its FanoutAwaitsApproval Event says how to approve it (a write of yours is hashed as always)`,
+    );
+  } else if (facts.namespaceMode === 'follow' && halt) {
     lines.push(
       `held: canary ${halt.canary} failed for ${halt.source} at resourceVersion ${halt.resourceVersion}; follow mode does not touch it for this version (a write of yours is hashed as always)`,
     );

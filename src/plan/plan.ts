@@ -17,6 +17,7 @@ import {
   notAnnotatedReason,
   readWorkload,
 } from '../workload/index.js';
+import { describeWait, findApprovalWaits, waitsOf } from './approval-wait.js';
 import { changesHash } from './compare.js';
 import { type Context, createContext, type PlanOptions, type Target } from './context.js';
 import { describeSelection } from './describe.js';
@@ -54,6 +55,8 @@ export interface WorkloadPlan {
   readonly verdict: Verdict;
   readonly reasons: readonly string[];
   readonly changedSources: readonly ChangedSource[];
+  /** Sources whose change follow mode holds for approval before it rolls this workload. */
+  readonly waitsForApproval: readonly string[];
 }
 
 export interface Plan {
@@ -84,7 +87,10 @@ export async function planChanges(
     live: undefined,
   }));
   if (cluster) targets.push(...(await findLiveReaders(context, problems)));
-  const workloads = await Promise.all(targets.map((target) => planWorkload(context, target)));
+  const waits = await findApprovalWaits(context, targets);
+  const workloads = await Promise.all(
+    targets.map((target) => planWorkload(context, target, waits)),
+  );
   return { workloads, problems };
 }
 
@@ -146,19 +152,28 @@ interface Finding {
 const settled = (verdict: Verdict, ...reasons: string[]): Finding => ({ verdict, reasons });
 
 /** Each step either settles the workload (a Finding) or hands the next one what it learnt. */
-async function planWorkload(context: Context, target: Target): Promise<WorkloadPlan> {
+async function planWorkload(
+  context: Context,
+  target: Target,
+  waits: ReadonlyMap<string, number>,
+): Promise<WorkloadPlan> {
   const finding = await findVerdict(context, target);
   const { workload, namespace, name } = target;
+  const waiting = finding.verdict === 'roll' ? waitsOf(target, waits) : [];
   return {
     kind: workload.kind.kind,
     namespace,
     name,
     verdict: finding.verdict,
-    reasons: finding.reasons,
+    reasons: [
+      ...finding.reasons,
+      ...waiting.map((wait) => describeWait(wait, context.options.maxFanout)),
+    ],
     changedSources: (finding.changed ?? []).map(({ ref, change }) => ({
       ref: formatSource(ref),
       changedKeys: change.selected,
     })),
+    waitsForApproval: waiting.map(({ source }) => source),
   };
 }
 

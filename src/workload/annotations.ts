@@ -12,6 +12,11 @@ export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
 export const CANARY = 'confighash.dev/canary';
 /** On a namespace: how many canaries a fan-out touches first; `"0"` turns them off. */
 export const CANARIES = 'confighash.dev/canaries';
+/**
+ * On a ConfigMap or Secret: the digest of the content whose large fan-out someone approved
+ * (`--follow-max-fanout`, docs/design.md §6). Metadata: writing it changes no digest.
+ */
+export const APPROVED_CHANGE = 'confighash.dev/approved-change';
 /** `"true"`: the app reloads its mounted files; only config a running pod cannot see change counts. */
 export const LIVE_RELOAD = 'confighash.dev/live-reload';
 

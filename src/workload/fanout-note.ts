@@ -1,7 +1,8 @@
-// The words of a halted fan-out (docs/design.md §6 "Canary-first fan-out"): follow mode
-// writes them into the FanoutHalted Event on the source, and `confighash explain` reads them
-// back to say why a workload is held. One owner for both, so they cannot drift apart.
+// The words of a halted fan-out and of one that awaits approval (docs/design.md §6): follow
+// mode writes them into the Events on the source, and `confighash explain` reads them back to
+// say why a workload is held. One owner for both, so they cannot drift apart.
 
+import { APPROVED_CHANGE } from './annotations.js';
 import { warning } from './warning.js';
 
 /** The reason of the Event; explain finds the halt by it. */
@@ -30,4 +31,40 @@ const HALTED =
 export function readFanoutHaltedNote(note: string): FanoutHalt | undefined {
   const match = HALTED.exec(note);
   return match ? { canary: match[1]!, source: match[2]!, resourceVersion: match[3]! } : undefined;
+}
+
+/** The reason of the Event on a source whose large fan-out waits for approval. */
+export const FANOUT_AWAITS_APPROVAL = 'FanoutAwaitsApproval';
+
+export interface AwaitedChange {
+  /** `configmap/app` or `secret/app`. */
+  readonly source: string;
+  readonly namespace: string;
+  /** The source's resourceVersion when the change was found waiting. */
+  readonly resourceVersion: string;
+  /** The content's digest: what the approval names. */
+  readonly digest: string;
+}
+
+/** The Event note of a change that waits: its digest, its size, and the command that approves it. */
+export function awaitingApprovalNote(
+  change: AwaitedChange,
+  readers: number,
+  maxFanout: number,
+): string {
+  const { source, namespace, resourceVersion, digest } = change;
+  return warning(
+    `change ${digest} of ${source} at resourceVersion ${resourceVersion} awaits approval: ${readers} workloads read it, more than --follow-max-fanout ${maxFanout}; approve it with: kubectl annotate ${source} -n ${namespace} --overwrite ${APPROVED_CHANGE}=${digest}`,
+  );
+}
+
+const AWAITING =
+  /^confighash: change ([0-9a-f]{16}) of (\S+) at resourceVersion (\S+) awaits approval: \d+ workloads read it, more than --follow-max-fanout \d+; approve it with: kubectl annotate \S+ -n (\S+) /s;
+
+/** The waiting change a note names; undefined for any other note. */
+export function readAwaitingApprovalNote(note: string): AwaitedChange | undefined {
+  const match = AWAITING.exec(note);
+  return match
+    ? { digest: match[1]!, source: match[2]!, resourceVersion: match[3]!, namespace: match[4]! }
+    : undefined;
 }

@@ -1,8 +1,12 @@
 export * from './annotations.js';
 export {
+  type AwaitedChange,
+  awaitingApprovalNote,
+  FANOUT_AWAITS_APPROVAL,
   FANOUT_HALTED,
   type FanoutHalt,
   fanoutHaltedNote,
+  readAwaitingApprovalNote,
   readFanoutHaltedNote,
 } from './fanout-note.js';
 export { findSources, type SourceDiscovery } from './find-sources.js';

@@ -296,6 +296,7 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       'ConfighashFollowTouchesDeferred',
       'ConfighashFollowLeaderLost',
       'ConfighashFanoutHalted',
+      'ConfighashFanoutAwaitsApproval',
     ]);
     const dashboard = find(all, 'ConfigMap', 'confighash-dashboard');
     expect(dashboard.metadata.labels.grafana_dashboard).toBe('1');

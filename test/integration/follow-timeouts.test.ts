@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMutator } from '../../src/admission/mutate.js';
-import { createEvaluator } from '../../src/evaluate/index.js';
+import { createEvaluator, createSourceDigester } from '../../src/evaluate/index.js';
 import {
   DEFAULT_FOLLOW_OPTIONS,
   DEFAULT_TIMING,
@@ -320,11 +320,13 @@ describe('the touch queue', () => {
       previousKeyHash() {},
       fanoutHalted() {},
       workloadsHeld() {},
+      fanoutsAwaitingApproval() {},
     };
     const leaseStore = memoryLease();
     const mode = startFollowMode({
       api,
       evaluate: createEvaluator({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+      digestSource: createSourceDigester({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
       metrics,
       logger: quiet,
       options: {

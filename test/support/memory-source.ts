@@ -15,6 +15,8 @@ interface Entry {
   data?: Record<string, string>;
   binaryData?: Record<string, string>;
   resourceVersion: number;
+  /** Its `confighash.dev/approved-change` annotation. */
+  approvedChange?: string;
 }
 
 export class MemorySource implements ConfigSource {
@@ -34,6 +36,18 @@ export class MemorySource implements ConfigSource {
       Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
     );
     this.#objects.set(`Secret/${name}`, { data: encoded, resourceVersion: this.#version++ });
+    return this;
+  }
+
+  /** Writes the `confighash.dev/approved-change` annotation: metadata, the content stays. */
+  approve(kind: SourceKind, name: string, digest: string): this {
+    const entry = this.#objects.get(`${kind}/${name}`);
+    if (!entry) throw new Error(`${kind}/${name} does not exist`);
+    this.#objects.set(`${kind}/${name}`, {
+      ...entry,
+      approvedChange: digest,
+      resourceVersion: this.#version++,
+    });
     return this;
   }
 
@@ -59,6 +73,7 @@ export class MemorySource implements ConfigSource {
       uid: `uid-${id}`,
       resourceVersion: String(entry.resourceVersion),
       content: kind === 'ConfigMap' ? contentOfConfigMap(entry) : contentOfSecret(entry),
+      ...(entry.approvedChange ? { approvedChange: entry.approvedChange } : {}),
     };
   }
 }

@@ -39,6 +39,7 @@ const PLAN: Plan = {
         { ref: 'configmap/web-config', changedKeys: ['app.yaml', 'features.yaml'] },
         { ref: 'secret/web-tls', changedKeys: ['tls.crt', 'tls.key'] },
       ],
+      waitsForApproval: [],
     },
     {
       kind: 'StatefulSet',
@@ -47,6 +48,7 @@ const PLAN: Plan = {
       verdict: 'no-roll',
       reasons: ['only unselected keys of configmap/db-config change (debug)'],
       changedSources: [],
+      waitsForApproval: [],
     },
     {
       kind: 'DaemonSet',
@@ -55,6 +57,7 @@ const PLAN: Plan = {
       verdict: 'unknown',
       reasons: ['cannot read secret/agent-token: forbidden'],
       changedSources: [],
+      waitsForApproval: [],
     },
   ],
   problems: ['cannot list daemonsets in shop (forbidden)'],
@@ -286,6 +289,7 @@ describe('explain output', () => {
         resourceVersion: '1',
         missingRequiredKeys: [],
         halted: null,
+        awaitingApproval: null,
         lastWrite: null,
       },
       {
@@ -296,6 +300,7 @@ describe('explain output', () => {
         resourceVersion: '2',
         missingRequiredKeys: [],
         halted: null,
+        awaitingApproval: null,
         lastWrite: null,
       },
       {
@@ -306,6 +311,7 @@ describe('explain output', () => {
         resourceVersion: null,
         missingRequiredKeys: [],
         halted: null,
+        awaitingApproval: null,
         lastWrite: null,
       },
     ]);

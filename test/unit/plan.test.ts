@@ -15,6 +15,7 @@ import {
   renderPlanData,
 } from '../../src/plan/index.js';
 import {
+  awaitingApprovalNote,
   EVERY_KNOWN_KIND,
   fanoutHaltedNote,
   HANDLED_KINDS,
@@ -117,11 +118,16 @@ function manifests(...objects: object[]): Manifests {
   return parsed.manifests;
 }
 
-async function plan(objects: object[], cluster: MemoryPlanCluster | undefined, clientSide = false) {
+async function plan(
+  objects: object[],
+  cluster: MemoryPlanCluster | undefined,
+  clientSide = false,
+  maxFanout = 0,
+) {
   return planChanges(
     manifests(...objects),
     cluster,
-    { clientSide, kinds: EVERY_KNOWN_KIND },
+    { clientSide, kinds: EVERY_KNOWN_KIND, maxFanout },
     NEVER,
   );
 }
@@ -918,4 +924,116 @@ describe('explain: a workload held by a halted fan-out', () => {
       expect.stringMatching(/^follow mode touches it/),
     );
   });
+});
+
+// docs/design.md §6 "Approval above a size": a follow namespace's workload whose source's
+// change waits for approval at the version it reads now is held; explain reads it from the
+// FanoutAwaitsApproval Event on the source.
+describe('explain: a workload whose source waits for approval', () => {
+  const DIGEST = '0123456789abcdef';
+  async function explained(atVersion: (live: string) => string) {
+    const cluster = liveCluster('follow');
+    cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
+    const version = await cluster.configSource.get('ConfigMap', NS, 'web-config');
+    if (version.status !== 'found') throw new Error('no ConfigMap');
+    const change = {
+      source: 'configmap/web-config',
+      namespace: NS,
+      resourceVersion: atVersion(version.resourceVersion),
+      digest: DIGEST,
+    };
+    cluster.eventsOf.set('ConfigMap/web-config', [
+      {
+        reason: 'FanoutAwaitsApproval',
+        note: awaitingApprovalNote(change, 212, 50),
+        time: '2026-12-03T10:00:00Z',
+      },
+    ]);
+    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
+    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
+    cluster.dryRun = () => touch;
+    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
+    if (!result.ok) throw new Error(result.error);
+    return result.explanation;
+  }
+
+  it('a change at the version it reads waits: held, with the digest', async () => {
+    const explanation = await explained((live) => live);
+    expect(explanation.sources[0]!.awaitingApproval).toBe(DIGEST);
+    expect(explanation.explanation).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^waits for approval: change ${DIGEST} of configmap/web-config`),
+      ),
+    );
+  });
+
+  it('a wait of an earlier version (approved since, or changed again): not held', async () => {
+    const explanation = await explained(() => '1');
+    expect(explanation.sources[0]!.awaitingApproval).toBeNull();
+    expect(explanation.explanation).toContainEqual(
+      expect.stringMatching(/^follow mode touches it/),
+    );
+  });
+});
+
+// docs/design.md §6 "Approval above a size" and §9: with the follower's --follow-max-fanout,
+// plan says which live readers wait for approval before follow mode rolls them.
+describe('plan: a change that waits for approval', () => {
+  /** A follow namespace where web and three more Deployments read web-config. */
+  function sharedCluster(): MemoryPlanCluster {
+    const cluster = liveCluster('follow');
+    for (const name of ['api', 'jobs', 'admin']) {
+      cluster.workload(NS, deployment(name, { podSpec: podSpecOf('web', 'app:1') }));
+    }
+    return cluster;
+  }
+  const change = [configMap('web-config', { 'app.yaml': 'v: next' })];
+  const WAITS =
+    'waits for approval: 4 workloads read configmap/web-config, more than --follow-max-fanout 3; follow mode rolls them once the digest its FanoutAwaitsApproval Event names is approved';
+
+  it('more readers than --follow-max-fanout: every live reader that rolls says it waits', async () => {
+    const result = await plan(change, sharedCluster(), false, 3);
+    expect(result.workloads.map((w) => [w.name, w.verdict, w.waitsForApproval])).toEqual([
+      ['web', 'roll', ['configmap/web-config']],
+      ['api', 'roll', ['configmap/web-config']],
+      ['jobs', 'roll', ['configmap/web-config']],
+      ['admin', 'roll', ['configmap/web-config']],
+    ]);
+    expect(result.workloads[0]!.reasons).toContain(WAITS);
+  });
+
+  it.each([
+    ['as many readers as the limit', 4, () => sharedCluster(), change],
+    ['the limit off (0)', 0, () => sharedCluster(), change],
+    ['a "true" namespace: no follow mode', 3, () => sharedClusterLabelled('true'), change],
+    [
+      'only metadata changes: the digest is of the content',
+      3,
+      () => sharedCluster(),
+      [
+        {
+          ...configMap('web-config', { 'app.yaml': 'v: live' }),
+          metadata: { name: 'web-config', namespace: NS, labels: { team: 'a' } },
+        },
+      ],
+    ],
+  ])('%s: nothing waits', async (_, maxFanout, cluster, objects) => {
+    const result = await plan(objects, cluster(), false, maxFanout);
+    expect(result.workloads.flatMap((w) => w.waitsForApproval)).toEqual([]);
+  });
+
+  it('a workload of the manifests rolls by its own write: it does not wait', async () => {
+    const result = await plan([...change, deployment('web')], sharedCluster(), false, 3);
+    const byName = Object.fromEntries(result.workloads.map((w) => [w.name, w.waitsForApproval]));
+    expect(byName).toEqual({
+      web: [],
+      api: ['configmap/web-config'],
+      jobs: ['configmap/web-config'],
+      admin: ['configmap/web-config'],
+    });
+  });
+
+  function sharedClusterLabelled(label: string): MemoryPlanCluster {
+    return sharedCluster().withNamespace(NS, { 'confighash.dev/enabled': label });
+  }
 });

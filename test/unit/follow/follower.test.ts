@@ -8,7 +8,7 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMutator } from '../../../src/admission/mutate.js';
-import { createEvaluator } from '../../../src/evaluate/index.js';
+import { createEvaluator, createSourceDigester } from '../../../src/evaluate/index.js';
 import { runFollower } from '../../../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
@@ -37,6 +37,7 @@ function recordingMetrics() {
     previousKeyHash: () => calls.push('previous-key-hash'),
     fanoutHalted: () => calls.push('fanout-halted'),
     workloadsHeld: (count) => calls.push(`held ${count}`),
+    fanoutsAwaitingApproval: (count) => calls.push(`awaiting ${count}`),
   };
   return { calls, metrics };
 }
@@ -69,7 +70,7 @@ interface Setup {
   /** false: return at once, before taking the lead has evaluated everything. */
   settled?: boolean;
   /** Runs on the cluster before the follower starts. */
-  before?(api: MemoryFollowApi): Promise<void> | void;
+  before?(api: MemoryFollowApi, source: MemorySource): Promise<void> | void;
   /** The follower's keys (default: the webhook's KEY alone). */
   keys?: { hashKey: Buffer; previousHashKeys: Buffer[] };
 }
@@ -91,7 +92,7 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
       await api.write(namespace, DEPLOYMENT, `web-${i}`, signal());
     }
   }
-  await setup.before?.(api);
+  await setup.before?.(api, source);
   const { calls, metrics } = recordingMetrics();
   const stop = new AbortController();
   // Canaries off unless a row asks for them: the rows below them are about other things.
@@ -100,6 +101,7 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
     {
       api,
       evaluate: createEvaluator({ configSource: source, ...(setup.keys ?? { hashKey: KEY }) }),
+      digestSource: createSourceDigester({ configSource: source, hashKey: KEY }),
       metrics,
       logger: quiet,
       options: merged,
@@ -873,6 +875,97 @@ describe('canary-first fan-out', () => {
     changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1050);
     expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+    await h.stop();
+  });
+});
+
+describe('approval above a size', () => {
+  const APPROVAL_OPTIONS = { debounceMs: 1000, ratePerSecond: 100, burst: 100, maxFanout: 3 };
+  const touched = (h: Harness) => h.api.touches.map((touch) => touch.name);
+  const asked = (h: Harness) => h.api.events.filter((e) => e.reason === 'FanoutAwaitsApproval');
+
+  /** The digest the Event names for ConfigMap `app` as it is now: what an approval writes. */
+  async function digestNow(h: Harness): Promise<string> {
+    const digest = createSourceDigester({ configSource: h.source, hashKey: KEY });
+    const read = await digest({ kind: 'ConfigMap', name: 'app' }, NAMESPACE, signal());
+    if (read.status !== 'found') throw new Error('ConfigMap app is not there');
+    return read.digest;
+  }
+
+  /** What a user does with the Event's command: the annotation, seen by the metadata watch. */
+  function approve(h: Harness, digest: string): void {
+    h.source.approve('ConfigMap', 'app', digest);
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+  }
+
+  it('a change read by more than --follow-max-fanout waits, says so on the source, and fans out once approved', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 5 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + 2 * DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual([]);
+    expect(h.calls).toContain('awaiting 1');
+    const digest = await digestNow(h);
+    const [event, ...more] = asked(h);
+    expect(more).toEqual([]);
+    expect([event!.kind.kind, event!.name, event!.type]).toEqual(['ConfigMap', 'app', 'Warning']);
+    expect(event!.note).toBe(
+      `confighash: change ${digest} of configmap/app at resourceVersion ${h.api.config.get(`configmaps/${NAMESPACE}/app`)} awaits approval: 5 workloads read it, more than --follow-max-fanout 3; approve it with: kubectl annotate configmap/app -n ${NAMESPACE} --overwrite confighash.dev/approved-change=${digest}`,
+    );
+    approve(h, digest);
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2', 'web-3', 'web-4']);
+    expect(h.calls.filter((call) => call.startsWith('awaiting')).at(-1)).toBe('awaiting 0');
+    await h.stop();
+  });
+
+  it('an approval of other content lets nothing through; the next change of content waits anew', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 4 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    const first = await digestNow(h);
+    changeApp(h, '3');
+    await vi.advanceTimersByTimeAsync(1050);
+    approve(h, first); // The Event of `v: 2`, read too late: `v: 3` is not what was approved.
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual([]);
+    expect(new Set(asked(h).map((event) => event.note.split(' ')[2]))).toEqual(
+      new Set([first, await digestNow(h)]),
+    );
+    await h.stop();
+  });
+
+  it('a metadata write of a large source whose readers are current waits for nothing', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 5 });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED'); // a label, say: same content
+    await vi.advanceTimersByTimeAsync(1050 + DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(asked(h)).toEqual([]);
+    expect(touched(h)).toEqual([]);
+    await h.stop();
+  });
+
+  it('a change read by --follow-max-fanout workloads or fewer fans out at once', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 3 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+    expect(asked(h)).toEqual([]);
+    await h.stop();
+  });
+
+  it('a change no leader saw waits too: a new leader checks a large source before its resync touches a reader', async () => {
+    const h = await start(APPROVAL_OPTIONS, {
+      count: 5,
+      before(api, source) {
+        source.configMap('app', { v: '2' }); // changed while no follower ran
+        api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+      },
+    });
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual([]);
+    expect(asked(h)).toHaveLength(1);
+    approve(h, await digestNow(h));
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toHaveLength(5);
     await h.stop();
   });
 });
