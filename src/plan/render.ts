@@ -63,16 +63,20 @@ function summarize(workloads: readonly WorkloadPlan[]): string {
 /** For a program to read: JSON (the plan's tests pin it) or the same data as YAML. */
 export type DataFormat = 'json' | 'yaml';
 
-/** One object per workload, in an array: `kind`, `namespace`, `name`, `verdict`, `reasons`, `changedSources`. */
+/**
+ * One object per workload, in an array: `kind`, `namespace`, `name`, `verdict`, `reasons`,
+ * `changedSources`, `waitsForApproval`.
+ */
 export function renderPlanData(plan: Plan, format: DataFormat): string {
   const workloads = plan.workloads.map(
-    ({ kind, namespace, name, verdict, reasons, changedSources }) => ({
+    ({ kind, namespace, name, verdict, reasons, changedSources, waitsForApproval }) => ({
       kind,
       namespace,
       name,
       verdict,
       reasons,
       changedSources: changedSources.map(({ ref, changedKeys }) => ({ ref, changedKeys })),
+      waitsForApproval,
     }),
   );
   return renderData(workloads, format);

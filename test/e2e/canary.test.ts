@@ -3,6 +3,9 @@
 // the canary it never finishes: the fan-out halts at --follow-canary-timeout with the nine
 // others untouched, and says so (Events, the metric, explain). Deployments of zero replicas
 // finish at once: the next change then rolls all ten, the canary first, the rest in name order.
+// With --follow-max-fanout 10, a ConfigMap read by eleven waits for its approval instead
+// (docs/design.md §6, approval above a size): plan says so before, the Event names the
+// digest, explain says so meanwhile, and the annotation that names the digest rolls all eleven.
 
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +22,8 @@ import {
 import { runConfighash } from '../support/process.js';
 
 const CANARY_TIMEOUT_S = 10;
+/** The canary rows' ten readers are within it; the approval row's eleven are not. */
+const MAX_FANOUT = 10;
 let follower: LocalFollower;
 
 const file = e2eFile([], {
@@ -34,6 +39,7 @@ const file = e2eFile([], {
         '--follow-rate=50',
         `--follow-canary-timeout=${CANARY_TIMEOUT_S}s`,
         '--follow-canary-poll=500ms',
+        `--follow-max-fanout=${MAX_FANOUT}`,
       ],
     });
   },
@@ -42,11 +48,17 @@ const file = e2eFile([], {
   },
 });
 
-const NAMES = Array.from({ length: 10 }, (_, i) => `app-${i}`);
+const appNames = (count: number) => Array.from({ length: count }, (_, i) => `app-${i}`);
+const NAMES = appNames(10);
 
-/** Ten Deployments reading ConfigMap `shared`; `replicas` of each, by name. */
-async function tenReaders(ns: string, replicas: (name: string) => number, canary?: string) {
-  const readers = NAMES.map((name) => {
+/** Deployments reading ConfigMap `shared` (ten unless `names` says); `replicas` of each, by name. */
+async function tenReaders(
+  ns: string,
+  replicas: (name: string) => number,
+  canary?: string,
+  names = NAMES,
+) {
+  const readers = names.map((name) => {
     const object = workload(ns, name, {
       podSpec: {
         containers: [
@@ -66,7 +78,7 @@ async function tenReaders(ns: string, replicas: (name: string) => number, canary
     yamlDocuments(namespace(ns, 'follow'), configMap(ns, 'shared', { LEVEL: 'info' }), ...readers),
   );
   // Each at revision 1 (its ReplicaSet made): by then the follower's workload watch has them.
-  expect(Object.values(await revisions(ns))).toEqual(Array(NAMES.length).fill(1));
+  expect(Object.values(await revisions(ns, names))).toEqual(Array(names.length).fill(1));
 }
 
 async function logLines(): Promise<
@@ -95,19 +107,41 @@ async function touchedInOrder(ns: string): Promise<string[]> {
     .map((line) => line.name!);
 }
 
-async function revisions(ns: string): Promise<Record<string, number>> {
+async function revisions(ns: string, names = NAMES): Promise<Record<string, number>> {
   const entries = await Promise.all(
-    NAMES.map(async (name) => [name, await file.api.revision(ns, name)] as const),
+    names.map(async (name) => [name, await file.api.revision(ns, name)] as const),
   );
   return Object.fromEntries(entries);
 }
 
-async function changeShared(ns: string, level: string): Promise<void> {
+async function changeShared(ns: string, level: string, readers = NAMES.length): Promise<void> {
   await file.e2e.k(['apply', '-f', '-'], yamlDocuments(configMap(ns, 'shared', { LEVEL: level })));
   await waitUntil(
-    async () => (await readersSeen(ns)) === NAMES.length,
-    'the change, seen with its ten readers',
+    async () => (await readersSeen(ns)) === readers,
+    `the change, seen with its ${readers} readers`,
   );
+}
+
+async function eventsOf(ns: string, reason: string) {
+  const listed = await file.e2e.k([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    ns,
+    '-o',
+    'json',
+    '--field-selector',
+    `reason=${reason}`,
+  ]);
+  return JSON.parse(listed).items as { regarding: { kind: string; name: string }; note: string }[];
+}
+
+async function followMetrics(): Promise<string> {
+  return (await httpRequest(`http://127.0.0.1:${follower.port}/metrics`)).body.toString();
+}
+
+function confighash(args: readonly string[], input?: string) {
+  return runConfighash(args, { KUBECONFIG: file.e2e.controlPlane.kubeconfig }, input);
 }
 
 describe('canary-first fan-out', () => {
@@ -117,19 +151,7 @@ describe('canary-first fan-out', () => {
     await changeShared(ns, 'debug');
     await waitUntil(async () => (await touchedInOrder(ns)).length === 1, 'the canary’s touch');
     expect(await touchedInOrder(ns)).toEqual(['app-7']);
-    const halted = async () =>
-      JSON.parse(
-        await file.e2e.k([
-          'get',
-          'events.events.k8s.io',
-          '-n',
-          ns,
-          '-o',
-          'json',
-          '--field-selector',
-          'reason=FanoutHalted',
-        ]),
-      ).items as { regarding: { kind: string; name: string }; note: string }[];
+    const halted = () => eventsOf(ns, 'FanoutHalted');
     await waitUntil(
       async () => (await halted()).length === 2,
       'the FanoutHalted Events',
@@ -150,12 +172,10 @@ describe('canary-first fan-out', () => {
         .filter(([name]) => name !== 'app-7')
         .map(([, r]) => r),
     ).toEqual(Array(9).fill(1));
-    const metrics = await httpRequest(`http://127.0.0.1:${follower.port}/metrics`);
-    expect(metrics.body.toString()).toMatch(/^confighash_follow_fanouts_halted_total 1$/m);
-    expect(metrics.body.toString()).toMatch(/^confighash_follow_workloads_held 9$/m);
-    const explain = runConfighash(['explain', 'deploy/app-3', '-n', ns], {
-      KUBECONFIG: file.e2e.controlPlane.kubeconfig,
-    });
+    const metrics = await followMetrics();
+    expect(metrics).toMatch(/^confighash_follow_fanouts_halted_total 1$/m);
+    expect(metrics).toMatch(/^confighash_follow_workloads_held 9$/m);
+    const explain = confighash(['explain', 'deploy/app-3', '-n', ns]);
     expect(await explain.exited).toBe(0);
     expect(explain.output.stdout).toMatch(
       /held: canary deployment\/app-7 failed for configmap\/shared at resourceVersion \d+/,
@@ -173,5 +193,50 @@ describe('canary-first fan-out', () => {
     const [, ...second] = await touchedInOrder(ns);
     expect(second).toEqual(['app-7', ...NAMES.filter((name) => name !== 'app-7')]);
     expect(Object.values(await revisions(ns))).toEqual([2, 2, 2, 2, 2, 2, 2, 3, 2, 2]);
+  });
+
+  it('a change read by more than --follow-max-fanout waits for its approval: plan, the Event, explain; the approval rolls all', async () => {
+    const ns = 'approval';
+    const names = appNames(MAX_FANOUT + 1);
+    await tenReaders(ns, () => 0, undefined, names);
+    const changed = yamlDocuments(configMap(ns, 'shared', { LEVEL: 'debug' }));
+    const planned = confighash(
+      ['plan', '-f', '-', '-o', 'json', `--follow-max-fanout=${MAX_FANOUT}`],
+      changed,
+    );
+    expect(await planned.exited).toBe(1);
+    const plans = JSON.parse(planned.output.stdout) as { waitsForApproval: string[] }[];
+    expect(plans.map((plan) => plan.waitsForApproval)).toEqual(
+      Array(names.length).fill(['configmap/shared']),
+    );
+
+    await changeShared(ns, 'debug', names.length);
+    await waitUntil(
+      async () => (await eventsOf(ns, 'FanoutAwaitsApproval')).length === 1,
+      'the FanoutAwaitsApproval Event',
+    );
+    const [asked] = await eventsOf(ns, 'FanoutAwaitsApproval');
+    expect(asked!.regarding).toMatchObject({ kind: 'ConfigMap', name: 'shared' });
+    const approve = /approve it with: kubectl annotate (.*)$/.exec(asked!.note)![1]!;
+    const digest = /confighash.dev\/approved-change=([0-9a-f]{16})$/.exec(approve)![1]!;
+    expect(asked!.note).toContain(`change ${digest} of configmap/shared`);
+    expect(asked!.note).toContain(`11 workloads read it, more than --follow-max-fanout 10`);
+    expect(await followMetrics()).toMatch(/^confighash_follow_fanouts_awaiting_approval 1$/m);
+    const explain = confighash(['explain', 'deploy/app-3', '-n', ns]);
+    expect(await explain.exited).toBe(0);
+    expect(explain.output.stdout).toContain(
+      `waits for approval: change ${digest} of configmap/shared`,
+    );
+    expect(Object.values(await revisions(ns, names))).toEqual(Array(names.length).fill(1));
+
+    // The Event's own command approves it; the annotation is no change of content.
+    await file.e2e.k(['annotate', ...approve.split(' ')]);
+    await waitUntil(
+      async () => (await touchedInOrder(ns)).length === names.length,
+      'every touch once approved',
+      60_000,
+    );
+    expect(Object.values(await revisions(ns, names))).toEqual(Array(names.length).fill(2));
+    expect(await followMetrics()).toMatch(/^confighash_follow_fanouts_awaiting_approval 0$/m);
   });
 });

@@ -92,6 +92,7 @@ describe('plan output', () => {
         'verdict',
         'reasons',
         'changedSources',
+        'waitsForApproval',
       ]);
     }
     expect(parsed[0]!.changedSources).toEqual(PLAN.workloads[0]!.changedSources);
