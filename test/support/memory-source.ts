@@ -61,6 +61,12 @@ export class MemorySource implements ConfigSource {
     return this;
   }
 
+  /** Reads of it succeed again. */
+  heal(kind: SourceKind, name: string): this {
+    this.#failures.delete(`${kind}/${name}`);
+    return this;
+  }
+
   async get(kind: SourceKind, _namespace: string, name: string): Promise<LookupResult> {
     const id = `${kind}/${name}`;
     this.calls.push(id);

@@ -968,4 +968,45 @@ describe('approval above a size', () => {
     expect(touched(h)).toHaveLength(5);
     await h.stop();
   });
+
+  it('a large source that cannot be read holds its readers; the next resync checks it again', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 4 });
+    changeApp(h, '2');
+    h.source.fail('ConfigMap', 'app', 'forbidden');
+    await vi.advanceTimersByTimeAsync(1050 + DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual([]);
+    expect(asked(h)).toEqual([]);
+    h.source.heal('ConfigMap', 'app');
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual([]);
+    expect(asked(h)).toHaveLength(1);
+    await h.stop();
+  });
+
+  it('a reader held for approval is not touched by a change of another source it reads', async () => {
+    const h = await start(APPROVAL_OPTIONS, {
+      count: 4,
+      async before(api, source) {
+        source.configMap('own', { v: '1' });
+        api.change(NAMESPACE, 'configmaps', 'own', 'ADDED');
+        const podSpec = {
+          ...POD_SPEC,
+          volumes: [...POD_SPEC.volumes, { name: 'o', configMap: { name: 'own' } }],
+        };
+        api.putWorkload(NAMESPACE, workload({ name: 'solo', podSpec }));
+        await api.write(NAMESPACE, DEPLOYMENT, 'solo', signal());
+      },
+    });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(asked(h)).toHaveLength(1);
+    h.source.configMap('own', { v: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'own', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050 + DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h)).toEqual([]);
+    approve(h, await digestNow(h));
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h).sort()).toEqual(['solo', 'web-0', 'web-1', 'web-2', 'web-3']);
+    await h.stop();
+  });
 });
