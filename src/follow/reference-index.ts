@@ -15,15 +15,24 @@ import { type WorkloadRef, workloadKey } from './workload-ref.js';
 interface Entry extends Reader {
   sources: readonly string[];
   hash: string | undefined;
-  /** The version of each source when this leader last evaluated it; undefined: never. */
-  seen: ReadonlyMap<string, string | undefined> | undefined;
+  /**
+   * The version of each of `sources` (same order) when this leader last evaluated it;
+   * undefined: never. An array, not a map: the index holds one per workload.
+   */
+  seen: readonly (string | undefined)[] | undefined;
 }
+
+/**
+ * The workload keys that read one source: most sources have one reader, and a Set each
+ * would be most of the index's memory.
+ */
+type ReaderKeys = string | Set<string>;
 
 /** One followed namespace's part of the index. Sources are named `configmap/NAME`. */
 interface NamespaceIndex {
   readonly versions: Map<string, string>;
   readonly workloads: Map<string, Entry>;
-  readonly readers: Map<string, Set<string>>;
+  readonly readers: Map<string, ReaderKeys>;
 }
 
 export class ReferenceIndex {
@@ -40,14 +49,15 @@ export class ReferenceIndex {
     const key = workloadKey(ref);
     const entry = space.workloads.get(key);
     if (entry) this.#unlink(space, key, entry.sources);
-    space.workloads.set(key, { ref, sources, hash, canary, observable, seen: entry?.seen });
+    // What it saw stays only for the same sources: a workload that reads others is evaluated anew.
+    const seen = entry && sameSources(entry.sources, sources) ? entry.seen : undefined;
+    space.workloads.set(key, { ref, sources, hash, canary, observable, seen });
     for (const source of sources) {
-      let readers = space.readers.get(source);
-      if (!readers) {
-        readers = new Set();
-        space.readers.set(source, readers);
-      }
-      readers.add(key);
+      const readers = space.readers.get(source);
+      if (readers === undefined) space.readers.set(source, key);
+      else if (typeof readers === 'string') {
+        if (readers !== key) space.readers.set(source, new Set([readers, key]));
+      } else readers.add(key);
     }
   }
 
@@ -74,7 +84,8 @@ export class ReferenceIndex {
 
   readersOf(namespace: string, source: string): Reader[] {
     const space = this.#namespaces.get(namespace);
-    const keys = space?.readers.get(source) ?? [];
+    const readers = space?.readers.get(source);
+    const keys = readers === undefined ? [] : typeof readers === 'string' ? [readers] : readers;
     return [...keys].map((key) => {
       const { ref, canary, observable } = space!.workloads.get(key)!;
       return { ref, canary, observable };
@@ -83,7 +94,8 @@ export class ReferenceIndex {
 
   /** How many workloads read `source`. */
   readerCount(namespace: string, source: string): number {
-    return this.#namespaces.get(namespace)?.readers.get(source)?.size ?? 0;
+    const readers = this.#namespaces.get(namespace)?.readers.get(source);
+    return readers === undefined ? 0 : typeof readers === 'string' ? 1 : readers.size;
   }
 
   /** The sources `ref` reads, as last listed or watched. */
@@ -101,7 +113,7 @@ export class ReferenceIndex {
     const space = this.#namespaces.get(ref.namespace);
     const entry = space?.workloads.get(workloadKey(ref));
     if (!space || !entry) return;
-    entry.seen = new Map(entry.sources.map((source) => [source, space.versions.get(source)]));
+    entry.seen = entry.sources.map((source) => space.versions.get(source));
   }
 
   /** Workloads this leader never evaluated, or one of whose sources moved since it did. */
@@ -112,7 +124,7 @@ export class ReferenceIndex {
         const { seen } = entry;
         const moved =
           seen === undefined ||
-          entry.sources.some((source) => space.versions.get(source) !== seen.get(source));
+          entry.sources.some((source, i) => space.versions.get(source) !== seen[i]);
         if (moved) found.push(entry.ref);
       }
     }
@@ -180,10 +192,17 @@ export class ReferenceIndex {
   #unlink(space: NamespaceIndex, key: string, sources: readonly string[]): void {
     for (const source of sources) {
       const readers = space.readers.get(source);
-      readers?.delete(key);
-      if (readers?.size === 0) space.readers.delete(source);
+      if (readers === key) space.readers.delete(source);
+      else if (typeof readers === 'object') {
+        readers.delete(key);
+        if (readers.size === 1) space.readers.set(source, readers.values().next().value!);
+      }
     }
   }
+}
+
+function sameSources(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((source, i) => source === b[i]);
 }
 
 function sameKind(a: WorkloadRef['kind'], b: WorkloadRef['kind']): boolean {
