@@ -163,6 +163,7 @@ describe('plan before a config-only change', () => {
           verdict: 'roll',
           reasons: ['configmap/web-config changes: app.yaml'],
           changedSources: [{ ref: 'configmap/web-config', changedKeys: ['app.yaml'] }],
+          waitsForApproval: [],
         },
       ]);
       await apply(['--server-side'], appObjects(ns, 'v: 2'));

@@ -174,6 +174,7 @@ describe('--offline', () => {
         verdict: 'unknown',
         reasons: ['cannot read namespace shop: offline, and not in the manifests'],
         changedSources: [],
+        waitsForApproval: [],
       },
     ]);
   });
