@@ -42,8 +42,8 @@ export interface FanoutDependencies {
   readonly api: Pick<FollowApi, 'getWorkload' | 'recordEvent'>;
   readonly metrics: Pick<FollowMetrics, 'fanoutHalted' | 'workloadsHeld'>;
   readonly logger: FollowLogger;
-  /** Asks for a touch of `ref` (the queue's request). */
-  request(ref: WorkloadRef, reason: TouchReason): void;
+  /** Asks for a touch of `ref` for a change seen at `seenAt` (the queue's request). */
+  request(ref: WorkloadRef, reason: TouchReason, seenAt?: number): void;
   readonly options: FanoutOptions;
   readonly clock: Clock;
   readonly signal: AbortSignal;
@@ -51,6 +51,8 @@ export interface FanoutDependencies {
 
 interface Fanout {
   readonly event: SourceEvent;
+  /** When the change was seen: the rest's debounce ran out while the canaries rolled. */
+  readonly seenAt: number;
   /** Canaries whose rollout has not finished, by workload key. */
   readonly rolling: Map<string, WorkloadRef>;
   /** Canaries being read now (a canary evaluated twice is read once). */
@@ -86,6 +88,7 @@ export class Fanouts {
       .filter((ref) => !canaryKeys.has(workloadKey(ref)));
     const fanout: Fanout = {
       event,
+      seenAt: this.deps.clock.now(),
       rolling: new Map(chosen.map(({ ref }) => [workloadKey(ref), ref])),
       watching: new Set(),
       rest,
@@ -183,7 +186,7 @@ export class Fanouts {
       'follow: canaries finished; fanning out',
     );
     const change = { source: fanout.event.source, change: fanout.event.change };
-    for (const ref of fanout.rest) this.deps.request(ref, change);
+    for (const ref of fanout.rest) this.deps.request(ref, change, fanout.seenAt);
   }
 
   async #halt(

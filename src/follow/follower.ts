@@ -165,7 +165,7 @@ class Follower {
     this.#queue = new TouchQueue(deps.options, deps.metrics, clock);
     this.#fanouts = new Fanouts({
       ...deps,
-      request: (ref, reason) => this.#queue.request(ref, reason),
+      request: (ref, reason, seenAt) => this.#queue.request(ref, reason, seenAt),
       options: deps.options,
       clock,
       signal,

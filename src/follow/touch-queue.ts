@@ -92,11 +92,11 @@ export class TouchQueue {
   }
 
   /**
-   * A change affecting `ref`: touch it after the debounce, or once its minimum interval
-   * has passed. A resync asks for an evaluation, which waits behind every due touch and
-   * is not asked twice.
+   * A change affecting `ref`, seen at `seenAt`: touch it after the debounce from then, or
+   * once its minimum interval has passed. A resync asks for an evaluation, which waits
+   * behind every due touch and is not asked twice.
    */
-  request(ref: WorkloadRef, reason: TouchReason): void {
+  request(ref: WorkloadRef, reason: TouchReason, seenAt = this.clock.now()): void {
     const key = workloadKey(ref);
     if (reason === 'resync') {
       if (this.has(ref) || this.#evaluations.has(key)) return;
@@ -108,7 +108,7 @@ export class TouchQueue {
     if (this.#schedule.earliestAllowed(key) > now + this.options.debounceMs) {
       this.metrics.deferred('min-interval');
     }
-    this.#schedule.request(key, reason.source, now);
+    this.#schedule.request(key, reason.source, Math.min(seenAt, now));
     mergeChange(this.#pendingFor(key, ref).changes, reason.source, reason.change);
     this.metrics.pending(this.#schedule.size);
     this.#arm();
