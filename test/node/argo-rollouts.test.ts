@@ -16,6 +16,7 @@ import {
   attachNodeFixture,
   changeGreeting,
   FOLLOW_PODS,
+  followArgs,
   greetingPodTemplate,
   isReady,
   type NodeFixture,
@@ -47,14 +48,9 @@ let argo: ArgoRollouts;
 
 /** manifests/overlays/follow with the argo-rollouts component, as a user would compose them. */
 function followWithArgoRollouts(): Promise<string> {
-  const operations = FOLLOW_ARGS.map((value) => ({
-    op: 'add',
-    path: '/spec/template/spec/containers/0/args/-',
-    value,
-  }));
   return patchedOverlay(
     'manifests/overlays/follow',
-    [{ target: { kind: 'Deployment', name: 'confighash-follow' }, operations }],
+    [followArgs(FOLLOW_ARGS)],
     ['manifests/components/argo-rollouts'],
   );
 }

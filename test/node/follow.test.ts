@@ -4,18 +4,24 @@
 // within the lease duration (15 s, counted from the old leader's last renewal by
 // the apiserver's own timestamps), and a ConfigMap changed meanwhile — with no
 // write of the workload — rolls it exactly once, into pods that print the new value.
+// Canary-first fan-out with pods that really crash: a ConfigMap value that makes
+// the app exit, read by five Deployments, crash-loops the canary alone; its
+// ProgressDeadlineExceeded halts the fan-out and the four others keep their old
+// pods; fixing the value rolls all five, the canary first.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HASH } from '../../src/workload/annotations.js';
+import { CANARY, HASH } from '../../src/workload/annotations.js';
 import type { KubectlResult } from '../../tools/cluster/kubectl.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
   attachNodeFixture,
   changeGreeting,
+  followArgs,
   greetingPodTemplate,
   isReady,
   type NodeFixture,
   type Pod,
+  patchedOverlay,
   SYSTEM_NAMESPACE,
   waitForReadyFollowPods,
   waitForReadyWebhookPods,
@@ -27,9 +33,24 @@ const RENEWAL_FRESH_MS = 3_000;
 const NS = 'follow-app';
 let fixture: NodeFixture;
 
+/**
+ * The canary row touches its canary twice within a minute (the bad value, then the fix) and
+ * reads its rollout until it fails: a shorter minimum interval and canary poll than the
+ * defaults (60 s, 5 s) keep it from waiting on them. Neither changes the handover row, which
+ * touches one workload once. The debounce stays at its 10 s: the handover row's old leader,
+ * deleted just before the change, must be gone before its debounce could let it touch.
+ */
+const FOLLOW_ARGS = ['--follow-min-interval=1s', '--follow-canary-poll=1s'];
+
 beforeAll(async () => {
   fixture = await attachNodeFixture();
-  await fixture.install('follow');
+  await fixture.k([
+    'apply',
+    '--server-side',
+    '-k',
+    await patchedOverlay('manifests/overlays/follow', [followArgs(FOLLOW_ARGS)]),
+  ]);
+  await fixture.rollout();
   await waitForReadyWebhookPods(fixture);
   await waitForReadyFollowPods(fixture);
 });
@@ -205,6 +226,233 @@ async function expectNoFurtherRollout(startRevision: number): Promise<void> {
   expect(await revision()).toBe(startRevision + 1);
 }
 
+// --- canary-first fan-out, with pods that crash ---------------------------------------
+
+const CANARY_NS = 'follow-canary';
+const SHARED = 'shared';
+const READERS = ['app-1', 'app-2', 'app-3', 'app-4', 'app-5'];
+/** Annotated, and not first by name: the annotation, not the order, makes it the canary. */
+const CANARY_READER = 'app-3';
+const OTHERS = READERS.filter((name) => name !== CANARY_READER);
+const GOOD = 'hello';
+/** The value the app refuses: it exits 1 at start (greetingPodTemplate's exitOn). */
+const BAD = 'crash';
+const FIXED = 'hello-again';
+/** Without progress for this long a rollout has failed (600 s by default): the halt comes in seconds. */
+const PROGRESS_DEADLINE_S = 10;
+const ROLL_TIMEOUT_MS = 120_000;
+
+function reader(name: string): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name,
+      namespace: CANARY_NS,
+      ...(name === CANARY_READER ? { annotations: { [CANARY]: 'true' } } : {}),
+    },
+    spec: {
+      replicas: 1,
+      progressDeadlineSeconds: PROGRESS_DEADLINE_S,
+      selector: { matchLabels: { app: name } },
+      template: greetingPodTemplate(name, SHARED, BAD),
+    },
+  };
+}
+
+interface Condition {
+  type: string;
+  reason?: string;
+  lastUpdateTime?: string;
+}
+
+interface Listed {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: { template?: { metadata: { annotations?: Record<string, string> } } };
+  status?: { conditions?: Condition[] };
+}
+
+/** What a reader runs: the hash its template carries, its ReplicaSets, and its pods. */
+interface ReaderState {
+  readonly hash: string | undefined;
+  readonly progressing: Condition | undefined;
+  readonly replicaSets: readonly string[];
+  readonly pods: readonly Pod[];
+}
+
+/** Every reader's Deployment, ReplicaSets and pods (those terminating left out), in one read. */
+async function readers(): Promise<Map<string, ReaderState>> {
+  const { items } = await fixture.json<{ items: Listed[] }>([
+    'get',
+    'deployments,replicasets,pods',
+    '-n',
+    CANARY_NS,
+  ]);
+  const of = (kind: string, name: string) =>
+    items.filter((item) => item.kind === kind && item.metadata.labels?.app === name);
+  return new Map(
+    READERS.map((name) => {
+      const deployment = items.find(
+        (item) => item.kind === 'Deployment' && item.metadata.name === name,
+      );
+      return [
+        name,
+        {
+          hash: deployment?.spec.template?.metadata.annotations?.[HASH],
+          progressing: deployment?.status?.conditions?.find((c) => c.type === 'Progressing'),
+          replicaSets: of('ReplicaSet', name).map((rs) => rs.metadata.name),
+          pods: (of('Pod', name) as unknown as Pod[]).filter(
+            (pod) => !pod.metadata.deletionTimestamp,
+          ),
+        },
+      ];
+    }),
+  );
+}
+
+const greetingOf = async (pod: Pod) =>
+  (await fixture.k(['logs', '-n', CANARY_NS, pod.metadata.name])).trim();
+
+/** Each reader's one pod Ready and printing `greeting`. */
+async function expectEachPrinting(
+  state: Map<string, ReaderState>,
+  greeting: string,
+): Promise<void> {
+  for (const [name, { pods }] of state) {
+    expect(pods.map(isReady), name).toEqual([true]);
+  }
+  const printed = await Promise.all([...state.values()].map(({ pods }) => greetingOf(pods[0]!)));
+  expect(printed).toEqual(READERS.map(() => `greeting=${greeting}`));
+}
+
+/** Five Deployments reading ConfigMap `shared`, rolled out; what each runs then. */
+async function deployReaders(): Promise<Map<string, ReaderState>> {
+  await fixture.k(
+    ['apply', '--server-side', '-f', '-'],
+    yamlDocuments(
+      namespace(CANARY_NS, 'follow'),
+      configMap(CANARY_NS, SHARED, { GREETING: GOOD }),
+      ...READERS.map(reader),
+    ),
+  );
+  await rolledOut(READERS);
+  const state = await readers();
+  for (const { hash } of state.values()) expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  await expectEachPrinting(state, GOOD);
+  return state;
+}
+
+async function rolledOut(names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    await fixture.k(['rollout', 'status', `deployment/${name}`, '-n', CANARY_NS, '--timeout=120s']);
+  }
+}
+
+/** Waits until `check` holds of the readers; them then. */
+async function waitForReaders(
+  check: (state: Map<string, ReaderState>) => boolean,
+  what: string,
+): Promise<Map<string, ReaderState>> {
+  let state = new Map<string, ReaderState>();
+  await waitUntil(
+    async () => {
+      state = await readers();
+      return check(state);
+    },
+    what,
+    ROLL_TIMEOUT_MS,
+  );
+  return state;
+}
+
+const exitedOne = (pod: Pod) =>
+  pod.status.containerStatuses?.some(
+    (c) => c.state?.terminated?.exitCode === 1 || c.lastState?.terminated?.exitCode === 1,
+  ) ?? false;
+
+/**
+ * The others exactly as they were: the same hash, the one ReplicaSet, the same pods, Ready and
+ * never restarted — so still the processes that printed the first value.
+ */
+function expectUntouched(now: Map<string, ReaderState>, before: Map<string, ReaderState>): void {
+  const running = (state: ReaderState | undefined) => ({
+    hash: state?.hash,
+    replicaSets: state?.replicaSets,
+    pods: state?.pods.map((pod) => ({
+      uid: pod.metadata.uid,
+      ready: isReady(pod),
+      restarts: pod.status.containerStatuses?.[0]?.restartCount,
+    })),
+  });
+  for (const name of OTHERS) {
+    expect(running(now.get(name)), name).toEqual(running(before.get(name)));
+  }
+}
+
+interface EventsK8sIo {
+  regarding: { kind: string; name: string };
+  note: string;
+  eventTime: string;
+}
+
+const eventsOf = async (reason: string) =>
+  (
+    await fixture.json<{ items: EventsK8sIo[] }>([
+      'get',
+      'events.events.k8s.io',
+      '-n',
+      CANARY_NS,
+      '--field-selector',
+      `reason=${reason}`,
+    ])
+  ).items;
+
+/** The FanoutHalted Warnings, on the ConfigMap and on the canary, give the canary's own verdict. */
+async function expectFanoutHalted(): Promise<void> {
+  await waitUntil(
+    async () => (await eventsOf('FanoutHalted')).length === 2,
+    'the FanoutHalted Events',
+    ROLL_TIMEOUT_MS,
+  );
+  const events = await eventsOf('FanoutHalted');
+  expect(events.map(({ regarding }) => `${regarding.kind}/${regarding.name}`).sort()).toEqual([
+    `ConfigMap/${SHARED}`,
+    `Deployment/${CANARY_READER}`,
+  ]);
+  for (const { note } of events) {
+    expect(note).toMatch(
+      new RegExp(
+        `canary deployment/${CANARY_READER} failed \\(ProgressDeadlineExceeded\\) ` +
+          `for configmap/${SHARED} at resourceVersion \\d+; 4 workloads held`,
+      ),
+    );
+  }
+}
+
+/**
+ * The fix rolled the canary first: follow mode touched the others only once the canary's
+ * rollout had finished (its Progressing condition's time is whole seconds, rounded down), and
+ * each of them once — for the fix: no ReplicaSet of theirs ever had the bad value.
+ */
+async function expectCanaryFirst(state: Map<string, ReaderState>): Promise<void> {
+  const touches = await eventsOf('ConfigChanged');
+  const touchTimes = (name: string) =>
+    touches
+      .filter(({ regarding }) => regarding.name === name)
+      .map(({ eventTime }) => Date.parse(eventTime));
+  expect(touchTimes(CANARY_READER)).toHaveLength(2);
+  expect(state.get(CANARY_READER)?.replicaSets).toHaveLength(3);
+  for (const name of OTHERS) {
+    expect(touchTimes(name), name).toHaveLength(1);
+    expect(state.get(name)?.replicaSets, name).toHaveLength(2);
+  }
+  const finished = state.get(CANARY_READER)?.progressing;
+  expect(finished?.reason).toBe('NewReplicaSetAvailable');
+  const firstOtherTouch = Math.min(...OTHERS.flatMap(touchTimes));
+  expect(firstOtherTouch).toBeGreaterThanOrEqual(Date.parse(finished!.lastUpdateTime!));
+}
+
 describe('follow mode on a real node', () => {
   it('hands over the lead when the leader is deleted; a change made meanwhile rolls once', async () => {
     const startRevision = await deployHashedApp();
@@ -217,5 +465,39 @@ describe('follow mode on a real node', () => {
     await expectReleasedOnSigterm(oldLeader, handover, oldLeaderLog);
     await expectRolledToNewGreeting(startRevision);
     await expectNoFurtherRollout(startRevision);
+  });
+
+  it('a value that crashes the canary halts the fan-out at ProgressDeadlineExceeded: four keep their old pods; the fix rolls all five, canary first', async () => {
+    const started = Date.now();
+    const before = await deployReaders();
+    await changeGreeting(fixture, CANARY_NS, SHARED, BAD);
+    const changed = Date.now();
+    const failed = await waitForReaders((state) => {
+      const canary = state.get(CANARY_READER)!;
+      return (
+        canary.progressing?.reason === 'ProgressDeadlineExceeded' && canary.pods.some(exitedOne)
+      );
+    }, `${CANARY_READER} to crash-loop past its progress deadline`);
+    expectUntouched(failed, before);
+    await expectFanoutHalted();
+    const halted = Date.now();
+
+    await changeGreeting(fixture, CANARY_NS, SHARED, FIXED);
+    await waitForReaders(
+      (state) => READERS.every((name) => state.get(name)!.hash !== failed.get(name)!.hash),
+      'every reader to take the fixed value',
+    );
+    await rolledOut(READERS);
+    const fixed = await waitForReaders(
+      (state) => [...state.values()].every(({ pods }) => pods.length === 1),
+      'one pod per reader',
+    );
+    await expectEachPrinting(fixed, FIXED);
+    await expectCanaryFirst(fixed);
+    console.info(
+      `canary: five readers up in ${(changed - started) / 1000} s; halted ` +
+        `${(halted - changed) / 1000} s after the bad value; all five rolled ` +
+        `${(Date.now() - halted) / 1000} s after the fix`,
+    );
   });
 });

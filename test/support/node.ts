@@ -115,6 +115,18 @@ export async function patchedOverlay(
   return dir;
 }
 
+/** Appends `args` to confighash-follow's flags (manifests/components/follow), as a user would. */
+export function followArgs(args: readonly string[]): OverlayPatch {
+  return {
+    target: { kind: 'Deployment', name: 'confighash-follow' },
+    operations: args.map((value) => ({
+      op: 'add',
+      path: '/spec/template/spec/containers/0/args/-',
+      value,
+    })),
+  };
+}
+
 export interface Pod {
   metadata: {
     name: string;
@@ -131,7 +143,13 @@ export interface Pod {
     phase?: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { containerID?: string; ready: boolean; restartCount: number }[];
+    containerStatuses?: {
+      containerID?: string;
+      ready: boolean;
+      restartCount: number;
+      state?: { terminated?: { exitCode: number } };
+      lastState?: { terminated?: { exitCode: number } };
+    }[];
   };
 }
 
@@ -393,9 +411,15 @@ export async function applyContinuously(
 
 /**
  * The pod template of an app that prints `greeting=$GREETING`, read by env from the ConfigMap
- * `configMap`, once at start — so its log tells which config a pod started with.
+ * `configMap`, once at start — so its log tells which config a pod started with. With
+ * `exitOn`, the app exits 1 at start when GREETING is that value instead (a value its pods
+ * crash-loop on), and is Ready only once it started with another: without a readiness probe a
+ * container that exits at once is seen running, so its pod Ready, until the kubelet notices —
+ * seconds on a loaded node, long enough to be counted available.
  */
-export function greetingPodTemplate(app: string, configMap: string): object {
+export function greetingPodTemplate(app: string, configMap: string, exitOn?: string): object {
+  const greet = 'echo "greeting=$GREETING"; exec sleep 3600';
+  const refusing = exitOn === undefined ? {} : startedWith(exitOn, greet);
   return {
     metadata: { labels: { app } },
     spec: {
@@ -406,11 +430,20 @@ export function greetingPodTemplate(app: string, configMap: string): object {
           name: 'app',
           image: 'confighash.local/busybox:1',
           imagePullPolicy: 'Never',
-          command: ['/bin/sh', '-c', 'echo "greeting=$GREETING"; exec sleep 3600'],
+          command: ['/bin/sh', '-c', greet],
           envFrom: [{ configMapRef: { name: configMap } }],
+          ...refusing,
         },
       ],
     },
+  };
+}
+
+/** The command that refuses `bad` before it runs `greet`, and the probe that says it started. */
+function startedWith(bad: string, greet: string): object {
+  return {
+    command: ['/bin/sh', '-c', `[ "$GREETING" != '${bad}' ] || exit 1; : >/tmp/started; ${greet}`],
+    readinessProbe: { exec: { command: ['cat', '/tmp/started'] }, periodSeconds: 1 },
   };
 }
 
