@@ -876,34 +876,39 @@ describe('explain: a key that pods need, missing from a live object', () => {
   });
 });
 
+/**
+ * explain of web in a follow namespace whose web-config changed since its hash, with one
+ * confighash Event on web-config: `reason`, and the note `noteAt` writes for the
+ * ConfigMap's resourceVersion now.
+ */
+async function explainedWithSourceEvent(reason: string, noteAt: (version: string) => string) {
+  const cluster = liveCluster('follow');
+  cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
+  const version = await cluster.configSource.get('ConfigMap', NS, 'web-config');
+  if (version.status !== 'found') throw new Error('no ConfigMap');
+  cluster.eventsOf.set('ConfigMap/web-config', [
+    { reason, note: noteAt(version.resourceVersion), time: '2026-12-03T10:00:00Z' },
+  ]);
+  const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
+  const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
+  cluster.dryRun = () => touch;
+  const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
+  if (!result.ok) throw new Error(result.error);
+  return result.explanation;
+}
+
 // docs/design.md §6 "Canary-first fan-out": a follow namespace's workload whose source's
 // fan-out halted at the version it reads now is held; explain reads the halt from the
 // FanoutHalted Event on the source.
 describe('explain: a workload held by a halted fan-out', () => {
-  async function explained(canary: string, atVersion: (live: string) => string) {
-    const cluster = liveCluster('follow');
-    cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
-    const version = await cluster.configSource.get('ConfigMap', NS, 'web-config');
-    if (version.status !== 'found') throw new Error('no ConfigMap');
-    const note = fanoutHaltedNote(
-      {
-        canary,
-        source: 'configmap/web-config',
-        resourceVersion: atVersion(version.resourceVersion),
-      },
-      'ProgressDeadlineExceeded',
-      3,
+  const explained = (canary: string, atVersion: (live: string) => string) =>
+    explainedWithSourceEvent('FanoutHalted', (version) =>
+      fanoutHaltedNote(
+        { canary, source: 'configmap/web-config', resourceVersion: atVersion(version) },
+        'ProgressDeadlineExceeded',
+        3,
+      ),
     );
-    cluster.eventsOf.set('ConfigMap/web-config', [
-      { reason: 'FanoutHalted', note, time: '2026-12-03T10:00:00Z' },
-    ]);
-    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
-    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
-    cluster.dryRun = () => touch;
-    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
-    if (!result.ok) throw new Error(result.error);
-    return result.explanation;
-  }
   const HELD =
     /^held: canary deployment\/api failed for configmap\/web-config at resourceVersion \d+;/;
 
@@ -931,31 +936,19 @@ describe('explain: a workload held by a halted fan-out', () => {
 // FanoutAwaitsApproval Event on the source.
 describe('explain: a workload whose source waits for approval', () => {
   const DIGEST = '0123456789abcdef';
-  async function explained(atVersion: (live: string) => string) {
-    const cluster = liveCluster('follow');
-    cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
-    const version = await cluster.configSource.get('ConfigMap', NS, 'web-config');
-    if (version.status !== 'found') throw new Error('no ConfigMap');
-    const change = {
-      source: 'configmap/web-config',
-      namespace: NS,
-      resourceVersion: atVersion(version.resourceVersion),
-      digest: DIGEST,
-    };
-    cluster.eventsOf.set('ConfigMap/web-config', [
-      {
-        reason: 'FanoutAwaitsApproval',
-        note: awaitingApprovalNote(change, 212, 50),
-        time: '2026-12-03T10:00:00Z',
-      },
-    ]);
-    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
-    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
-    cluster.dryRun = () => touch;
-    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
-    if (!result.ok) throw new Error(result.error);
-    return result.explanation;
-  }
+  const explained = (atVersion: (live: string) => string) =>
+    explainedWithSourceEvent('FanoutAwaitsApproval', (version) =>
+      awaitingApprovalNote(
+        {
+          source: 'configmap/web-config',
+          namespace: NS,
+          resourceVersion: atVersion(version),
+          digest: DIGEST,
+        },
+        212,
+        50,
+      ),
+    );
 
   it('a change at the version it reads waits: held, with the digest', async () => {
     const explanation = await explained((live) => live);
