@@ -16,9 +16,9 @@ import { createMutator } from '../src/admission/mutate.js';
 import { createEvaluator, createSourceDigester } from '../src/evaluate/index.js';
 import { runFollower } from '../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS } from '../src/follow/index.js';
-import type { FollowMetrics } from '../src/follow/metrics.js';
 import type { Clock } from '../src/runtime/index.js';
 import { HANDLED_KINDS } from '../src/workload/index.js';
+import { silentFollowMetrics } from '../test/support/follow-metrics.js';
 import { MemoryFollowApi } from '../test/support/memory-follow-api.js';
 import { MemorySource } from '../test/support/memory-source.js';
 import { everyNamespaceOptedIn } from '../test/support/namespaces.js';
@@ -77,19 +77,7 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const noMetrics: FollowMetrics = {
-  touched() {},
-  touchDenied() {},
-  deferred() {},
-  reconcileError() {},
-  leader() {},
-  watchRestart() {},
-  pending() {},
-  previousKeyHash() {},
-  fanoutHalted() {},
-  workloadsHeld() {},
-  fanoutsAwaitingApproval() {},
-};
+const noMetrics = silentFollowMetrics();
 
 interface Figures {
   readonly workloads: number;

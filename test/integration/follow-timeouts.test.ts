@@ -16,7 +16,6 @@ import {
   DEFAULT_FOLLOW_OPTIONS,
   DEFAULT_TIMING,
   type FollowApi,
-  type FollowMetrics,
   type LeaseStore,
   startFollowMode,
 } from '../../src/follow/index.js';
@@ -31,6 +30,7 @@ import { API_TIMEOUTS, type ApiTimeouts } from '../../src/runtime/index.js';
 import { HANDLED_KINDS, type WorkloadKind } from '../../src/workload/index.js';
 import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
+import { silentFollowMetrics } from '../support/follow-metrics.js';
 import { MemoryFollowApi } from '../support/memory-follow-api.js';
 import { MemorySource } from '../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
@@ -309,19 +309,7 @@ describe('the touch queue', () => {
     }
     api.change(NAMESPACE, 'configmaps', 'app', 'ADDED');
     const leader: boolean[] = [];
-    const metrics: FollowMetrics = {
-      touched() {},
-      touchDenied() {},
-      deferred() {},
-      reconcileError() {},
-      leader: (isLeader) => leader.push(isLeader),
-      watchRestart() {},
-      pending() {},
-      previousKeyHash() {},
-      fanoutHalted() {},
-      workloadsHeld() {},
-      fanoutsAwaitingApproval() {},
-    };
+    const metrics = silentFollowMetrics({ leader: (isLeader) => void leader.push(isLeader) });
     const leaseStore = memoryLease();
     const mode = startFollowMode({
       api,

@@ -1,0 +1,22 @@
+// Follow-mode metrics that record nothing, for runs that measure something else; a caller
+// overrides the ones it watches.
+
+import type { FollowMetrics } from '../../src/follow/metrics.js';
+
+export function silentFollowMetrics(watched: Partial<FollowMetrics> = {}): FollowMetrics {
+  const nothing = () => {};
+  return {
+    touched: nothing,
+    touchDenied: nothing,
+    deferred: nothing,
+    reconcileError: nothing,
+    leader: nothing,
+    watchRestart: nothing,
+    pending: nothing,
+    previousKeyHash: nothing,
+    fanoutHalted: nothing,
+    workloadsHeld: nothing,
+    fanoutsAwaitingApproval: nothing,
+    ...watched,
+  };
+}
