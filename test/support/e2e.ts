@@ -52,7 +52,7 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
     kubectl,
     k: strictKubectl(kubectl),
     async stop() {
-      await restoreCluster(kubectl, before);
+      await restoreCluster(kubectl, before, controlPlane.kubeconfig);
       if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
     },
   };
