@@ -4,6 +4,10 @@ import { defineConfig } from 'vitest/config';
 // parallel), `e2e` (a control plane per worker, started once) and `node` (one real node,
 // likewise). Files that share a cluster run one after another on it: each finds the cluster
 // as the one before it left it, and puts it back (test/support/cluster-state.ts).
+// Every suite starts confighash from src/ compiled once for the run, not through tsx on each
+// start (test/support/compiled-source.ts).
+const COMPILED_SOURCE = 'test/support/compiled-source.ts';
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -16,6 +20,7 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          globalSetup: [COMPILED_SOURCE],
           // Two at a time (the default on two cores is one): the integration files wait on
           // child processes and timers (a body trickled for 10 s) as much as they compute —
           // measured 65 s against 88 s.
@@ -27,7 +32,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/e2e/global-setup.ts'],
+          globalSetup: [COMPILED_SOURCE, 'test/e2e/global-setup.ts'],
           // Two files at a time, each on a control plane of its own: the files mostly wait
           // (for controllers, debounces, renewals), so two share these two cores well.
           maxWorkers: 2,
@@ -39,7 +44,7 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['test/node/**/*.test.ts'],
-          globalSetup: ['test/node/global-setup.ts'],
+          globalSetup: [COMPILED_SOURCE, 'test/node/global-setup.ts'],
           // One file at a time, on one node: the load rows (writes through a real node
           // while a replica goes) need both cores — with a second node beside them, a
           // replica's deletion once cost a correct build 4 writes their hash (the apiserver

@@ -4,6 +4,7 @@
 // namespace. Each step counts rollouts as the Deployment's revision moves (a rollback
 // to an earlier template reuses its ReplicaSet, so counting ReplicaSets would miss it).
 
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
@@ -13,8 +14,13 @@ import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 
 const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
 const RELEASE = 'shop';
-/** Follow mode's debounce (LOCAL_FOLLOW_ARGS: 2 s) plus its evaluation, with room to spare. */
-const FOLLOW_SETTLE_MS = 6_000;
+/**
+ * Follow mode's debounce (LOCAL_FOLLOW_ARGS: 2 s), less the time between its log line of a
+ * change and the start of its timer: no verdict on a change comes sooner than this after it.
+ */
+const VERDICT_NOT_BEFORE_MS = 2_000 - 250;
+/** How long a watch event of a step's write may take to reach follow mode, on a loaded machine. */
+const WATCH_DELIVERY_MS = 2_000;
 const helm = helmOrSkip('Helm GitOps e2e');
 
 const file = e2eFile([], {
@@ -23,6 +29,56 @@ const file = e2eFile([], {
 });
 
 type Mode = 'true' | 'follow';
+
+interface FollowLogEntry {
+  time: number;
+  msg: string;
+  namespace?: string;
+  name?: string;
+  workload?: string;
+}
+
+async function followLog(): Promise<FollowLogEntry[]> {
+  const text = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
+  // JSON lines only: the runtime's own warnings may share the file.
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as FollowLogEntry);
+}
+
+const VERDICTS = ['follow: touched', 'follow: nothing to roll'];
+
+/**
+ * Waits until follow mode has judged every change of the release's sources it saw since
+ * `since`: each `change seen` has a verdict (a touch, or nothing to roll) made after its
+ * debounce, so a roll it owes is counted. What a step changed reaches it within the delivery
+ * time; a step that changed no source waits that long and no more.
+ */
+async function followJudgedChangesSince(ns: string, since: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, WATCH_DELIVERY_MS));
+  await waitUntil(
+    async () => {
+      const entries = await followLog();
+      const verdicts = entries.filter(
+        (entry) => VERDICTS.includes(entry.msg) && entry.namespace === ns && entry.name === RELEASE,
+      );
+      return entries
+        .filter(
+          (entry) =>
+            entry.msg === 'follow: change seen' &&
+            entry.namespace === ns &&
+            entry.workload === `Deployment/${RELEASE}` &&
+            entry.time >= since,
+        )
+        .every((seen) =>
+          verdicts.some((verdict) => verdict.time >= seen.time + VERDICT_NOT_BEFORE_MS),
+        );
+    },
+    `follow mode's verdict on what changed in ${ns}`,
+    20_000,
+  );
+}
 
 /** A release of the app chart in its own namespace, and how many rollouts each step made. */
 function releaseIn(ns: string, mode: Mode) {
@@ -44,6 +100,7 @@ function releaseIn(ns: string, mode: Mode) {
     /** Runs a step and returns the rollouts it caused, follow mode's included. */
     async rollouts(step: () => Promise<unknown>, atLeast = 0): Promise<number> {
       const before = await revision();
+      const startedAt = Date.now();
       await step();
       if (mode === 'follow') {
         // Waits for a rollout follow mode may still owe; a missing one shows in the count.
@@ -52,7 +109,7 @@ function releaseIn(ns: string, mode: Mode) {
           'a rollout',
           20_000,
         ).catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
+        await followJudgedChangesSince(ns, startedAt);
       }
       return (await revision()) - before;
     },

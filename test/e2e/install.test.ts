@@ -13,6 +13,7 @@ import tls from 'node:tls';
 import { dumpYaml, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificate } from '../../src/certs/generate.js';
+import { confighashNodeArgs } from '../../tools/cluster/confighash-command.js';
 import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl, KubectlResult } from '../../tools/cluster/kubectl.js';
 import { freePort } from '../../tools/cluster/ports.js';
@@ -413,10 +414,7 @@ describe('two replicas with --self-managed-certs, started together, running as t
       const process = startProcess(
         name,
         globalThis.process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(REPO, 'src/main.ts'),
+        confighashNodeArgs([
           'serve',
           '--self-managed-certs',
           '--host=127.0.0.1',
@@ -426,7 +424,7 @@ describe('two replicas with --self-managed-certs, started together, running as t
           '--cert-check-interval=1',
           '--tls-reload-interval=0.5',
           '--log-level=debug',
-        ],
+        ]),
         join(dir, `${name}.log`),
         { cwd: REPO, env: { ...globalThis.process.env, KUBECONFIG: kubeconfig } },
       );

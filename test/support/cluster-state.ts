@@ -1,10 +1,13 @@
 // What a test file leaves in a cluster it shares with the other files of its suite: the
 // objects it made are found by difference with what was there when it began, and removed when
-// it ends, so that the next file starts from the same cluster. Files of a suite run one after
+// it ends, so that the next file starts from the same cluster (once the namespaces it deleted
+// are gone: the next file waits for that before it begins). Files of a suite run one after
 // another on one cluster (per-worker.ts), so whatever is new was made by the file that is
 // ending. What a file changes of what was there before it is its own to put back.
 
+import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
+import { type AdminTls, adminTls } from './admin-api.js';
 
 /** Cluster-scoped kinds that an install or a test makes (RBAC, webhooks, policies, CRDs). */
 const CLUSTER_KINDS = [
@@ -29,6 +32,7 @@ const DEFAULT_NAMESPACE_KINDS = [
 ];
 /** Namespaces are gone once their objects are; a namespace still there after this is stuck. */
 const NAMESPACE_DELETION_TIMEOUT_MS = 120_000;
+const TERMINATING = ['get', 'namespaces', '--field-selector=status.phase=Terminating'];
 
 export interface ClusterState {
   readonly namespaces: ReadonlySet<string>;
@@ -36,10 +40,19 @@ export interface ClusterState {
   readonly defaultObjects: ReadonlySet<string>;
 }
 
+/**
+ * What is in the cluster now, once the namespaces a file before deleted are gone: a file may
+ * make one of the same name.
+ */
 export async function snapshotCluster(kubectl: Kubectl): Promise<ClusterState> {
+  await waitForTerminatingNamespaces(kubectl);
+  // Namespaces and the cluster-scoped kinds in one kubectl run: a file's start and end each
+  // take a snapshot, and a kubectl run costs a loaded machine up to a second.
+  const clusterScoped = await names(kubectl, ['get', ['namespaces', ...CLUSTER_KINDS].join(',')]);
+  const isNamespace = (name: string) => name.startsWith('namespace/');
   return {
-    namespaces: await names(kubectl, ['get', 'namespaces']),
-    clusterObjects: await names(kubectl, ['get', CLUSTER_KINDS.join(',')]),
+    namespaces: new Set([...clusterScoped].filter(isNamespace)),
+    clusterObjects: new Set([...clusterScoped].filter((name) => !isNamespace(name))),
     defaultObjects: await names(kubectl, [
       'get',
       '-n',
@@ -52,10 +65,17 @@ export async function snapshotCluster(kubectl: Kubectl): Promise<ClusterState> {
 /**
  * Removes what was made since `before`: webhook configurations first (so that no write of the
  * clean-up is sent to a webhook that is gone), then namespaces — their pods without the grace
- * period a drain would take, and waiting until each is gone, so that the next file can make
- * one of the same name — then the rest.
+ * period a drain would take — then the rest. It does not wait for the namespaces to go: the
+ * namespace controller looks at a deleted namespace only after a fixed 5 s
+ * (namespaceDeletionGracePeriod, kube-controller-manager), which the next file's start, its
+ * imports and hooks, takes anyway; it waits then (snapshotCluster), and the last file not at
+ * all.
  */
-export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Promise<void> {
+export async function restoreCluster(
+  kubectl: Kubectl,
+  before: ClusterState,
+  kubeconfig: string,
+): Promise<void> {
   const started = Date.now();
   const now = await snapshotCluster(kubectl);
   const added = (was: ReadonlySet<string>, is: ReadonlySet<string>) =>
@@ -64,7 +84,7 @@ export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Pr
   const namespaces = added(before.namespaces, now.namespaces);
   const webhooks = clusterObjects.filter((name) => name.includes('webhookconfiguration'));
   await deleteObjects(kubectl, webhooks);
-  await deleteNamespaces(kubectl, namespaces);
+  await deleteNamespaces(kubectl, namespaces, await adminTls(kubeconfig));
   await deleteObjects(
     kubectl,
     clusterObjects.filter((name) => !webhooks.includes(name)),
@@ -73,7 +93,7 @@ export async function restoreCluster(kubectl: Kubectl, before: ClusterState): Pr
   // What a file's clean-up costs is part of what the suite costs: said, so that it can be seen.
   console.info(
     `clean-up: ${clusterObjects.length} cluster objects and namespaces ` +
-      `${namespaces.join(' ') || '(none)'} removed in ` +
+      `${namespaces.join(' ') || '(none)'} deleted in ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 }
@@ -101,44 +121,64 @@ async function deleteObjects(
     throw new Error(`cleaning up ${objects.join(' ')}: ${result.stderr.trim()}`);
 }
 
-async function deleteNamespaces(kubectl: Kubectl, namespaces: readonly string[]): Promise<void> {
+async function deleteNamespaces(
+  kubectl: Kubectl,
+  namespaces: readonly string[],
+  admin: AdminTls,
+): Promise<void> {
   if (namespaces.length === 0) return;
-  for (const namespace of namespaces) {
-    // Their Deployments and ReplicaSets first, or the ReplicaSets make new pods in place of
-    // those force-deleted below, which then wait out preStop and their grace period (two
-    // Deployments in a follow install). Background, without waiting: they are gone at once,
-    // and their pods go below. Orphaning them instead waits for the garbage collector to
-    // patch each pod and ReplicaSet: 119 s and 167 s of two node files' clean-ups.
-    await kubectl([
-      'delete',
-      'deployments,replicasets',
-      '--all',
-      '-n',
-      namespace.replace('namespace/', ''),
-      '--cascade=background',
-      '--wait=false',
-    ]);
-    // Pods on a node wait out preStop and their grace period otherwise (up to 110 s).
-    await kubectl([
-      'delete',
-      'pods',
-      '--all',
-      '-n',
-      namespace.replace('namespace/', ''),
-      '--grace-period=0',
-      '--force',
-    ]);
-  }
+  await Promise.all(
+    namespaces.map((namespace) => deleteWorkloads(admin, namespace.replace('namespace/', ''))),
+  );
   await deleteObjects(kubectl, namespaces);
-  const deadline = Date.now() + NAMESPACE_DELETION_TIMEOUT_MS;
-  let left = namespaces;
-  while (left.length > 0) {
-    const present = await names(kubectl, ['get', 'namespaces']);
-    left = left.filter((namespace) => present.has(namespace));
-    if (left.length === 0) return;
+}
+
+/** Waits until no namespace is terminating; says how long that took, when it took any time. */
+async function waitForTerminatingNamespaces(kubectl: Kubectl): Promise<void> {
+  const started = Date.now();
+  const deadline = started + NAMESPACE_DELETION_TIMEOUT_MS;
+  for (;;) {
+    const terminating = await names(kubectl, TERMINATING);
+    if (terminating.size === 0) break;
     if (Date.now() > deadline) {
-      throw new Error(`namespaces still terminating after the file ended: ${left.join(' ')}`);
+      throw new Error(
+        `namespaces a file before deleted still terminating: ${[...terminating].join(' ')}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const waited = Date.now() - started;
+  if (waited > 1000) {
+    console.info(`waited ${(waited / 1000).toFixed(1)} s for the namespaces of the file before`);
+  }
+}
+
+/**
+ * A namespace's Deployments, ReplicaSets and pods, in that order, each kind in one request (a
+ * DELETE of the collection, which kubectl does not send: its `delete --all` deletes object by
+ * object, 68 s for the 1,360 Deployments the node suite's load rows leave). The Deployments and
+ * ReplicaSets first, or the ReplicaSets make new pods in place of those deleted, which then wait
+ * out preStop and their grace period (two Deployments in a follow install) — and the namespace
+ * controller, finding pods still there, waits half their grace period before it looks again.
+ * Background: they are gone at once; orphaning them instead waits for the garbage collector to
+ * patch each pod and ReplicaSet (119 s and 167 s of two node files' clean-ups). Pods without a
+ * grace period: on a node they wait out preStop and their grace period otherwise (up to 110 s).
+ */
+async function deleteWorkloads(admin: AdminTls, namespace: string): Promise<void> {
+  for (const collection of [
+    `/apis/apps/v1/namespaces/${namespace}/deployments?propagationPolicy=Background`,
+    `/apis/apps/v1/namespaces/${namespace}/replicasets?propagationPolicy=Background`,
+    `/api/v1/namespaces/${namespace}/pods?gracePeriodSeconds=0`,
+  ]) {
+    const response = await httpRequest(new URL(collection, admin.server), {
+      method: 'DELETE',
+      ca: admin.ca,
+      cert: admin.cert,
+      key: admin.key,
+      timeoutMs: 120_000,
+    });
+    if (response.status >= 300) {
+      throw new Error(`DELETE ${collection}: ${response.status} ${response.body.slice(0, 300)}`);
+    }
   }
 }

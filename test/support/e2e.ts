@@ -52,7 +52,7 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
     kubectl,
     k: strictKubectl(kubectl),
     async stop() {
-      await restoreCluster(kubectl, before);
+      await restoreCluster(kubectl, before, controlPlane.kubeconfig);
       if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
     },
   };
@@ -192,6 +192,44 @@ interface ObjectWithTemplate {
   status?: { observedGeneration?: number };
 }
 
+/** A Deployment or ReplicaSet of a namespace's list of both. */
+interface AppsObject extends ObjectWithTemplate {
+  kind: string;
+  metadata: ObjectWithTemplate['metadata'] & { name: string; labels?: Record<string, string> };
+}
+
+const REVISION = 'deployment.kubernetes.io/revision';
+
+/**
+ * Deployment `name`'s revision and its ReplicaSets (those of its pods' `app` label, as the
+ * workloads here label them) in revision order — or undefined while the controller has not
+ * seen its latest generation or not yet made the ReplicaSet of its revision.
+ */
+function replicaSetsIfObserved(items: readonly AppsObject[], name: string) {
+  const deployment = items.find(
+    (item) => item.kind === 'Deployment' && item.metadata.name === name,
+  );
+  if (!deployment || deployment.status?.observedGeneration !== deployment.metadata.generation) {
+    return undefined;
+  }
+  const revision = deployment.metadata.annotations?.[REVISION];
+  const replicaSets = items.filter(
+    (item) => item.kind === 'ReplicaSet' && item.metadata.labels?.app === name,
+  );
+  if (!replicaSets.some((rs) => rs.metadata.annotations?.[REVISION] === revision)) {
+    return undefined;
+  }
+  return {
+    revision: Number(revision),
+    replicaSets: replicaSets
+      .map((rs) => ({
+        revision: rs.metadata.annotations?.[REVISION] ?? '',
+        hash: rs.spec.template.metadata?.annotations?.[HASH],
+      }))
+      .sort((a, b) => Number(a.revision) - Number(b.revision)),
+  };
+}
+
 /** kubectl reads of a file's workloads, as the tests ask them. */
 export type ClusterApi = ReturnType<typeof cluster>;
 
@@ -217,36 +255,31 @@ export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
       ns: string,
       name: string,
     ): Promise<{ revision: string; hash: string | undefined }[]> {
-      await waitUntil(async () => {
-        const deployment = await api.get(ns, 'deployment', name);
-        if (deployment.status?.observedGeneration !== deployment.metadata.generation) return false;
-        const revision = deployment.metadata.annotations?.['deployment.kubernetes.io/revision'];
-        const list = await getJson<{
-          items: { metadata: { annotations?: Record<string, string> } }[];
-        }>(['get', '-n', ns, 'replicasets', '-l', `app=${name}`]);
-        return list.items.some(
-          (rs) => rs.metadata.annotations?.['deployment.kubernetes.io/revision'] === revision,
-        );
-      }, `deployment ${ns}/${name} to be observed`);
-      const list = await getJson<{
-        items: {
-          metadata: { annotations?: Record<string, string> };
-          spec: ObjectWithTemplate['spec'];
-        }[];
-      }>(['get', '-n', ns, 'replicasets', '-l', `app=${name}`]);
-      return list.items
-        .map((rs) => ({
-          revision: rs.metadata.annotations?.['deployment.kubernetes.io/revision'] ?? '',
-          hash: rs.spec.template.metadata?.annotations?.[HASH],
-        }))
-        .sort((a, b) => Number(a.revision) - Number(b.revision));
+      return (await observedDeployment(ns, name)).replicaSets;
     },
     async revision(ns: string, name: string): Promise<number> {
-      await api.replicaSets(ns, name);
-      const deployment = await api.get(ns, 'deployment', name);
-      return Number(deployment.metadata.annotations?.['deployment.kubernetes.io/revision']);
+      return (await observedDeployment(ns, name)).revision;
     },
   };
+  /**
+   * A Deployment's revision and ReplicaSets (their revisions, and the hash in their templates,
+   * in revision order), once the controller has seen its latest generation and made the
+   * ReplicaSet of its revision: read together, in one kubectl run a try.
+   */
+  async function observedDeployment(ns: string, name: string) {
+    let observed: ReturnType<typeof replicaSetsIfObserved>;
+    await waitUntil(async () => {
+      const list = await getJson<{ items: AppsObject[] }>([
+        'get',
+        '-n',
+        ns,
+        'deployments,replicasets',
+      ]);
+      observed = replicaSetsIfObserved(list.items, name);
+      return observed !== undefined;
+    }, `deployment ${ns}/${name} to be observed`);
+    return observed!;
+  }
   return api;
 }
 

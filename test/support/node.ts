@@ -3,7 +3,7 @@
 // manifests, and what the node tests measure with — a stream of server-side
 // applies, the apiserver's own webhook metrics, the webhook's pods.
 
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -13,6 +13,7 @@ import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kub
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { adminTls } from './admin-api.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
 import { thisWorkersCluster } from './per-worker.js';
@@ -44,7 +45,7 @@ export async function attachNodeFixture(): Promise<NodeFixture> {
   // Not confighash-node-*: that is a node run's, which removeStaleRuns may take for a dead one.
   const dir = await mkdtemp(join(tmpdir(), 'confighash-file-'));
   return fixtureOn(node, dir, kubectl, async () => {
-    await restoreCluster(kubectl, before);
+    await restoreCluster(kubectl, before, node.kubeconfig);
     if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });
   });
 }
@@ -330,25 +331,6 @@ export async function webhookCounters(
 }
 
 // --- a stream of server-side applies --------------------------------------------
-
-interface AdminTls {
-  readonly server: URL;
-  readonly ca: string;
-  readonly cert: string;
-  readonly key: string;
-}
-
-/** The admin credentials of the fixture's kubeconfig (control-plane.ts writes JSON). */
-async function adminTls(kubeconfig: string): Promise<AdminTls> {
-  const config = JSON.parse(await readFile(kubeconfig, 'utf8'));
-  const decode = (b64: string) => Buffer.from(b64, 'base64').toString();
-  return {
-    server: new URL(config.clusters[0].cluster.server),
-    ca: decode(config.clusters[0].cluster['certificate-authority-data']),
-    cert: decode(config.users[0].user['client-certificate-data']),
-    key: decode(config.users[0].user['client-key-data']),
-  };
-}
 
 export interface ApplyOutcome {
   readonly name: string;

@@ -3,10 +3,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { confighashNodeArgs } from '../../tools/cluster/confighash-command.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-
-const MAIN = join(REPO_ROOT, 'src/main.ts');
 
 export interface RunningProcess {
   readonly child: ChildProcess;
@@ -20,7 +18,7 @@ export function runConfighash(
   env: NodeJS.ProcessEnv = {},
   input?: string,
 ): RunningProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, confighashNodeArgs(args), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import { confighashNodeArgs } from './confighash-command.js';
 import { httpRequest } from './http.js';
 import type { Kubectl } from './kubectl.js';
 import { freePort } from './ports.js';
@@ -42,7 +43,7 @@ export interface WebhookOptions {
   readonly clientAuth?: { readonly caFile: string; readonly probePort: number };
 }
 
-/** Starts the webhook process (from source, through tsx) and waits until it is ready. */
+/** Starts the webhook process (from source: confighash-command.ts) and waits until it is ready. */
 export async function startLocalWebhook(options: WebhookOptions): Promise<LocalWebhook> {
   const certsDir = options.shareCertsWith?.certsDir ?? join(options.dir, 'webhook-certs');
   if (!options.shareCertsWith) {
@@ -62,10 +63,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
     const process = startProcess(
       'confighash',
       globalThis.process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(REPO_ROOT, 'src/main.ts'),
+      confighashNodeArgs([
         'serve',
         '--host=127.0.0.1',
         `--port=${port}`,
@@ -74,7 +72,7 @@ export async function startLocalWebhook(options: WebhookOptions): Promise<LocalW
         ...(options.hashKeyArgs ?? [`--hash-key-file=${join(certsDir, 'hash.key')}`]),
         ...clientAuthArgs,
         ...(options.extraArgs ?? []),
-      ],
+      ]),
       join(options.dir, `${options.name ?? 'confighash'}.log`),
       {
         cwd: REPO_ROOT,
@@ -121,16 +119,13 @@ export async function startLocalFollower(
   const process = startProcess(
     'confighash follow',
     globalThis.process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'src/main.ts'),
+    confighashNodeArgs([
       'follow',
       '--host=127.0.0.1',
       `--port=${port}`,
       `--hash-key-file=${join(options.webhook.certsDir, 'hash.key')}`,
       ...(options.extraArgs ?? []),
-    ],
+    ]),
     join(options.dir, `${options.name ?? 'confighash-follow'}.log`),
     {
       cwd: REPO_ROOT,
@@ -217,7 +212,7 @@ async function runToCompletion(args: readonly string[], dir: string): Promise<vo
   const managed = startProcess(
     'confighash dev-certs',
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), ...args],
+    confighashNodeArgs(args),
     join(dir, 'dev-certs.log'),
     { cwd: REPO_ROOT },
   );
