@@ -1,4 +1,4 @@
-// `npm run bench:simulate [-- --workloads=1000,10000,100000]` (issue 31, docs/design.md §11):
+// `npm run bench:simulate [-- --workloads=1000,10000,100000]` (docs/design.md §11):
 // the follower's own parts — the reference index, the resync, the touch queue and a fan-out —
 // against an in-memory API (test/support/memory-follow-api.ts) on a virtual clock, at sizes
 // no cluster on this machine can hold. Ten workloads a namespace, each reading five

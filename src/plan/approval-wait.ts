@@ -5,35 +5,11 @@
 // content changes (any key: the digest is of the whole source), and the readers are those
 // the namespace hands over.
 
-import { compareSources, formatSource, type NamedSource } from '../sources/index.js';
+import type { NamedSource } from '../sources/index.js';
 import { ENABLED, findSources, isWorkloadHandled } from '../workload/index.js';
 import { changesHash, compareContent } from './compare.js';
 import type { Context, Target } from './context.js';
 import { sourceKey } from './manifests.js';
-
-/** The manifests' sources whose change waits for approval: `sourceKey` → how many workloads read it. */
-export async function findApprovalWaits(
-  context: Context,
-  targets: readonly Target[],
-): Promise<ReadonlyMap<string, number>> {
-  const waits = new Map<string, number>();
-  if (context.options.maxFanout === 0 || !context.cluster) return waits;
-  for (const { namespace, source } of context.manifests.configs) {
-    const mode = await context.mode(namespace);
-    if (mode.status !== 'found' || mode.value !== 'follow') continue;
-    const readers = targets.filter(
-      (target) =>
-        target.namespace === namespace &&
-        target.workload.annotations[ENABLED] !== 'false' &&
-        isWorkloadHandled(target.workload.annotations, mode.workloads) &&
-        readsSource(target, source),
-    ).length;
-    if (readers <= context.options.maxFanout) continue;
-    const key = sourceKey(namespace, source);
-    if (await contentChanges(context, namespace, source, key)) waits.set(key, readers);
-  }
-  return waits;
-}
 
 export interface ApprovalWait {
   /** `configmap/NAME` or `secret/NAME`. */
@@ -41,14 +17,42 @@ export interface ApprovalWait {
   readonly readers: number;
 }
 
-/** The waiting sources a live reader reads: the manifests' own workloads roll by their write. */
-export function waitsOf(target: Target, waits: ReadonlyMap<string, number>): ApprovalWait[] {
-  if (waits.size === 0 || target.live === undefined) return [];
-  const { sources } = findSources(target.workload.template?.spec, target.workload.annotations);
-  return sources.flatMap((ref) => {
-    const readers = waits.get(sourceKey(target.namespace, ref));
-    return readers === undefined ? [] : [{ source: formatSource(ref), readers }];
-  });
+/** The waiting sources a target reads; none for a workload of the manifests (its write rolls it). */
+export type WaitsOf = (target: Target) => ApprovalWait[];
+
+/**
+ * Which of the manifests' sources wait for approval, and so which live readers wait: each
+ * target's sources are discovered once, for the counts and the answers alike.
+ */
+export async function findApprovalWaits(
+  context: Context,
+  targets: readonly Target[],
+): Promise<WaitsOf> {
+  if (context.options.maxFanout === 0 || !context.cluster) return () => [];
+  const reads = new Map(targets.map((target) => [target, sourcesRead(target)]));
+  const waits = new Map<string, number>();
+  for (const { namespace, source } of context.manifests.configs) {
+    const mode = await context.mode(namespace);
+    if (mode.status !== 'found' || mode.value !== 'follow') continue;
+    const key = sourceKey(namespace, source);
+    const readers = targets.filter(
+      (target) =>
+        target.namespace === namespace &&
+        target.workload.annotations[ENABLED] !== 'false' &&
+        isWorkloadHandled(target.workload.annotations, mode.workloads) &&
+        reads.get(target)!.has(key),
+    ).length;
+    if (readers <= context.options.maxFanout) continue;
+    if (await contentChanges(context, namespace, source, key)) waits.set(key, readers);
+  }
+  return (target) => {
+    if (target.live === undefined) return [];
+    return [...(reads.get(target) ?? [])].flatMap((key) => {
+      const readers = waits.get(key);
+      const source = key.slice(target.namespace.length + 1);
+      return readers === undefined ? [] : [{ source, readers }];
+    });
+  };
 }
 
 /** The plan's line for one wait. */
@@ -56,9 +60,10 @@ export function describeWait({ source, readers }: ApprovalWait, maxFanout: numbe
   return `waits for approval: ${readers} workloads read ${source}, more than --follow-max-fanout ${maxFanout}; follow mode rolls them once the digest its FanoutAwaitsApproval Event names is approved`;
 }
 
-function readsSource(target: Target, source: NamedSource): boolean {
+/** The `sourceKey`s of what the target reads, by the webhook's discovery. */
+function sourcesRead(target: Target): ReadonlySet<string> {
   const { sources } = findSources(target.workload.template?.spec, target.workload.annotations);
-  return sources.some((ref) => compareSources(ref, source) === 0);
+  return new Set(sources.map((ref) => sourceKey(target.namespace, ref)));
 }
 
 async function contentChanges(

@@ -17,7 +17,7 @@ import {
   notAnnotatedReason,
   readWorkload,
 } from '../workload/index.js';
-import { describeWait, findApprovalWaits, waitsOf } from './approval-wait.js';
+import { describeWait, findApprovalWaits, type WaitsOf } from './approval-wait.js';
 import { changesHash } from './compare.js';
 import { type Context, createContext, type PlanOptions, type Target } from './context.js';
 import { describeSelection } from './describe.js';
@@ -87,9 +87,9 @@ export async function planChanges(
     live: undefined,
   }));
   if (cluster) targets.push(...(await findLiveReaders(context, problems)));
-  const waits = await findApprovalWaits(context, targets);
+  const waitsOf = await findApprovalWaits(context, targets);
   const workloads = await Promise.all(
-    targets.map((target) => planWorkload(context, target, waits)),
+    targets.map((target) => planWorkload(context, target, waitsOf)),
   );
   return { workloads, problems };
 }
@@ -155,11 +155,11 @@ const settled = (verdict: Verdict, ...reasons: string[]): Finding => ({ verdict,
 async function planWorkload(
   context: Context,
   target: Target,
-  waits: ReadonlyMap<string, number>,
+  waitsOf: WaitsOf,
 ): Promise<WorkloadPlan> {
   const finding = await findVerdict(context, target);
   const { workload, namespace, name } = target;
-  const waiting = finding.verdict === 'roll' ? waitsOf(target, waits) : [];
+  const waiting = finding.verdict === 'roll' ? waitsOf(target) : [];
   return {
     kind: workload.kind.kind,
     namespace,
