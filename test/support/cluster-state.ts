@@ -46,6 +46,11 @@ export interface ClusterState {
  */
 export async function snapshotCluster(kubectl: Kubectl): Promise<ClusterState> {
   await waitForTerminatingNamespaces(kubectl);
+  return readCluster(kubectl);
+}
+
+/** What is in the cluster now, terminating namespaces included. */
+async function readCluster(kubectl: Kubectl): Promise<ClusterState> {
   // Namespaces and the cluster-scoped kinds in one kubectl run: a file's start and end each
   // take a snapshot, and a kubectl run costs a loaded machine up to a second.
   const clusterScoped = await names(kubectl, ['get', ['namespaces', ...CLUSTER_KINDS].join(',')]);
@@ -77,7 +82,9 @@ export async function restoreCluster(
   kubeconfig: string,
 ): Promise<void> {
   const started = Date.now();
-  const now = await snapshotCluster(kubectl);
+  // Not waiting for namespaces the file itself deleted (an uninstall): their pods may wait out
+  // preStop and their grace period, and the clean-up below deletes those pods at once.
+  const now = await readCluster(kubectl);
   const added = (was: ReadonlySet<string>, is: ReadonlySet<string>) =>
     [...is].filter((name) => !was.has(name));
   const clusterObjects = added(before.clusterObjects, now.clusterObjects);
