@@ -24,6 +24,7 @@ import {
 } from './lib/context.js';
 import { hashingScenario } from './lib/hashing.js';
 import { buildPeers } from './lib/peers.js';
+import { ratioScenario } from './lib/ratio-run.js';
 import { type BenchReport, renderMarkdown, type Scenario } from './lib/report.js';
 import { scaleScenario } from './lib/scale.js';
 import { renderRssChart, rssSeries } from './lib/scale-chart.js';
@@ -83,7 +84,22 @@ async function writeServingKeys(
   return { certs: { ca: authority.cert, cert: serving.cert, key: serving.key }, hashKeyFile };
 }
 
-const SCENARIO_ORDER = ['1', '2', '3', '4', '5a', '5b', '5c', '6', '7', '8', '9', 'peers', 'scale'];
+const SCENARIO_ORDER = [
+  '1',
+  '2',
+  'ratio',
+  '3',
+  '4',
+  '5a',
+  '5b',
+  '5c',
+  '6',
+  '7',
+  '8',
+  '9',
+  'peers',
+  'scale',
+];
 
 /** The scenarios asked for, in table order; every child process is stopped however they end. */
 async function runScenarios(context: Context): Promise<Scenario[]> {
@@ -92,6 +108,7 @@ async function runScenarios(context: Context): Promise<Scenario[]> {
   try {
     if (wants(options, '1', '2', '5a', '5b', '7', '8', '9'))
       await stubScenarios(context, scenarios);
+    if (options.only?.has('ratio')) scenarios.push(await ratioScenario(context));
     if (wants(options, '6')) scenarios.push(await hashingScenario(context));
     if (wants(options, '3', '4', '5c')) await clusterScenarios(context, scenarios);
     if (peers && wants(options, 'peers')) scenarios.push(await peersRun(context, peers));

@@ -38,7 +38,9 @@ try {
   const runs = new Map<Transport, Run[]>(TRANSPORTS.map((t) => [t, []]));
   for (let round = 0; round < rounds; round++) {
     for (const transport of TRANSPORTS) {
-      const client = forkHelper('transport', join(work, 'client.log'), ['--expose-gc']);
+      const client = forkHelper('transport', join(work, 'client.log'), {
+        execArgv: ['--expose-gc'],
+      });
       try {
         const run = await client.call<Run>('measure', { transport, ports, count, concurrency });
         runs.get(transport)!.push(run);

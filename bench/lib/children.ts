@@ -2,7 +2,7 @@
 // floors, load generator, hashing) are forked with an IPC channel; the webhook
 // is the real `confighash serve`, compiled, started like a user would start it.
 
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -18,10 +18,18 @@ export interface Helper {
   stop(): Promise<void>;
 }
 
+export interface HelperOptions {
+  readonly execArgv?: readonly string[];
+  /** Run on these CPUs only (a `taskset` list, such as "1"); see `tasksetAvailable`. */
+  readonly cpus?: string;
+}
+
 /** Forks bench/procs/NAME (compiled), its output appended to `logFile`. */
-export function forkHelper(name: string, logFile: string, execArgv: string[] = []): Helper {
+export function forkHelper(name: string, logFile: string, options: HelperOptions = {}): Helper {
   const log = openSync(logFile, 'a');
+  const [execPath, execArgv] = onCpus(options.cpus, process.execPath, options.execArgv ?? []);
   const child: ChildProcess = fork(join(BUILD_DIR, 'bench/procs', `${name}.js`), [], {
+    execPath,
     execArgv,
     stdio: ['ignore', log, log, 'ipc'],
   });
@@ -60,6 +68,26 @@ export function forkHelper(name: string, logFile: string, execArgv: string[] = [
   };
 }
 
+/** Whether `taskset` is here to pin processes to CPUs (util-linux; Linux only). */
+export function tasksetAvailable(): boolean {
+  return spawnSync('sh', ['-c', 'command -v taskset'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * `command args` run on `cpus` only, from its first instruction: every thread and child it
+ * starts inherits the mask. taskset execs the command in place, so the pid a caller reads
+ * CPU time from, and a fork's IPC channel, are the command's own.
+ */
+function onCpus(
+  cpus: string | undefined,
+  command: string,
+  args: readonly string[],
+): [string, string[]] {
+  return cpus === undefined
+    ? [command, [...args]]
+    : ['taskset', ['--cpu-list', cpus, command, ...args]];
+}
+
 export interface Webhook {
   readonly url: string;
   readonly pid: number;
@@ -84,6 +112,8 @@ export interface WebhookOptions {
   readonly profileDir?: string;
   /** The compiled entry point to run (a previous build, for same-run comparisons); default this tree's. */
   readonly mainJs?: string;
+  /** Run on these CPUs only (a `taskset` list, such as "0"). */
+  readonly cpus?: string;
 }
 
 /** `confighash serve` from the compiled source, as in production, at log level info. */
@@ -120,18 +150,14 @@ function spawnServe(options: WebhookOptions, connectionsFile: string): ManagedPr
   // Its log lines go straight to a file (through the shell's redirection, then
   // exec): piped through this process, they would cost this process CPU on the
   // same two cores during every measurement.
+  const [command, args] = onCpus(options.cpus, process.execPath, [
+    ...nodeFlags(options),
+    ...serveArgs(options),
+  ]);
   return startProcess(
     options.name,
     'bash',
-    [
-      '-c',
-      'log=$1; shift; exec "$@" >>"$log" 2>&1',
-      'confighash',
-      logFile,
-      process.execPath,
-      ...nodeFlags(options),
-      ...serveArgs(options),
-    ],
+    ['-c', 'log=$1; shift; exec "$@" >>"$log" 2>&1', 'confighash', logFile, command, ...args],
     `${logFile}.start`,
     {
       cwd: REPO_ROOT,
@@ -214,6 +240,12 @@ export async function cpuUs(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks / TICKS_PER_SECOND) * 1e6;
+}
+
+/** The CPUs a process may run on, as the kernel lists them ("0", "0-1"; from /proc; Linux only). */
+export async function allowedCpus(pid: number): Promise<string> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return /^Cpus_allowed_list:\s+(\S+)$/m.exec(status)?.[1] ?? 'unknown';
 }
 
 /** Resident set size of a process, in MB (from /proc; Linux only). */

@@ -20,6 +20,13 @@ export interface Plan {
   readonly hashRounds: number;
   readonly soakS: number;
   readonly soakRate: number;
+  /**
+   * The ratio run: the reviews that settle each fresh server, the length of one block, and the
+   * block pairs per concurrency (at least 5).
+   */
+  readonly ratioSettleReviews: number;
+  readonly ratioBlockS: number;
+  readonly ratioPairs: number;
 }
 
 export const KIB = 1024;
@@ -37,6 +44,9 @@ export const FULL: Plan = {
   hashRounds: 30,
   soakS: 60,
   soakRate: 500,
+  ratioSettleReviews: 20_000,
+  ratioBlockS: 4,
+  ratioPairs: 6,
 };
 export const QUICK: Plan = {
   warmupS: 0.25,
@@ -52,6 +62,9 @@ export const QUICK: Plan = {
   hashRounds: 5,
   soakS: 4,
   soakRate: 200,
+  ratioSettleReviews: 5_000,
+  ratioBlockS: 1,
+  ratioPairs: 5,
 };
 
 /** The standard workload of scenarios 1–4 and 7: 3 sources of 1 KiB. */
@@ -107,9 +120,9 @@ export function parseOptions(argv: readonly string[]): Options {
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,peers,scale] [--profile] [--baseline=MAIN_JS] [--peers] [--scale-sizes=10,100,1000]\n' +
+        'usage: npm run bench [-- --quick] [--only=1,2,3,4,5,5a,5b,5c,6,7,8,9,peers,scale,ratio] [--profile] [--baseline=MAIN_JS] [--peers] [--scale-sizes=10,100,1000]\n' +
           '  --quick     under a minute: shorter runs, fewer points\n' +
-          '  --only      run these scenarios (1 and 2 always run together; scale only when named)\n' +
+          '  --only      run these scenarios (1 and 2 always run together; scale and ratio only when named)\n' +
           '  --profile   write V8 CPU profiles of the webhook to bench/results/\n' +
           '  --baseline  a previous build (its compiled src/main.js), measured next to this one in 2 and 8\n' +
           "  --peers     also wave and Reloader (WAVE_SRC, RELOADER_SRC: see bench/build-peers.sh): their RSS, and wave's webhook in 4\n" +
@@ -136,7 +149,7 @@ export function parseSizes(arg: string): number[] {
   return sizes;
 }
 
-/** Scenario ids: 1–9 and peers (with --peers); 5 stands for 5a, 5b and 5c; scale only by name. */
+/** Scenario ids: 1–9 and peers (with --peers); 5 stands for 5a, 5b and 5c; scale and ratio only by name. */
 export const wants = (options: Options, ...ids: string[]) =>
   options.only === undefined ||
   ids.some((id) => options.only?.has(id) || (id.startsWith('5') && options.only?.has('5')));

@@ -58,7 +58,7 @@ export async function measureTargets(
   return runs;
 }
 
-function emptyAccumulator(): Accumulator {
+export function emptyAccumulator(): Accumulator {
   return {
     samples: [],
     responses: 0,
@@ -72,15 +72,24 @@ function emptyAccumulator(): Accumulator {
   };
 }
 
+export interface RoundTiming {
+  /** 0: no warm-up. */
+  readonly warmupS: number;
+  readonly measureS: number;
+  /** Measure until this many reviews are answered (`measureS` is then not used). */
+  readonly reviews?: number;
+}
+
 /** One target's turn in a round: a warm-up, then the measured window, added to `total`. */
-async function measureRound(
+export async function measureRound(
   context: Context,
   target: LoadTarget,
   concurrency: number,
   total: Accumulator,
+  timing: RoundTiming = context.plan,
 ): Promise<void> {
-  const { plan, loadgen } = context;
-  const load = (durationS: number) =>
+  const { loadgen } = context;
+  const load = (durationS: number, amount?: number) =>
     loadgen.call<LoadResult>('run', {
       request: {
         url: `${target.url}?timeout=${ADMISSION_TIMEOUT}`,
@@ -88,14 +97,15 @@ async function measureRound(
         connections: concurrency,
         durationS,
         warmupS: 0,
+        ...(amount ? { amount } : {}),
       },
     });
-  const warm = await load(plan.warmupS);
+  const warm = timing.warmupS > 0 ? await load(timing.warmupS) : undefined;
   // Connections are counted over the measured window only: the warm-up opened the pool.
   const connectionsBefore = await target.apiConnections?.();
   const wrongBefore = (await target.wrongOutcomes?.()) ?? 0;
   const cpuBefore = await cpuOf(target, loadgen.pid);
-  const result = await load(plan.measureS);
+  const result = await load(timing.measureS, timing.reviews);
   const cpuAfter = await cpuOf(target, loadgen.pid);
   total.serverCpuUs += cpuAfter.server - cpuBefore.server;
   total.apiCpuUs += cpuAfter.api - cpuBefore.api;
@@ -106,7 +116,12 @@ async function measureRound(
   total.responses += result.responses;
   total.elapsedS += result.elapsedS;
   total.failures +=
-    result.errors + result.timeouts + result.non2xx + wrongAfter - wrongBefore + warm.non2xx;
+    result.errors +
+    result.timeouts +
+    result.non2xx +
+    wrongAfter -
+    wrongBefore +
+    (warm?.non2xx ?? 0);
   if (connectionsBefore !== undefined && connectionsAfter !== undefined) {
     total.connections += connectionsAfter - connectionsBefore;
     total.counted = true;

@@ -16,11 +16,15 @@ export async function startFloor(
   context: Context,
   name: string,
   api?: { url: string; ca?: string; cert?: string; key?: string },
+  cpus?: string,
 ): Promise<Floor> {
   const profile = context.options.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${context.resultsDir}`, `--cpu-prof-name=${name}.cpuprofile`]
     : [];
-  const helper = forkHelper('floor', join(context.work, `${name}.log`), profile);
+  const helper = forkHelper('floor', join(context.work, `${name}.log`), {
+    execArgv: profile,
+    cpus,
+  });
   context.helpers.push(helper);
   const { port } = await helper.call<{ port: number }>('listen', {
     options: { tls: { cert: context.certs.cert, key: context.certs.key }, api },
@@ -33,9 +37,11 @@ export async function startConfighash(
   name: string,
   kubeconfig: string,
   mainJs?: string,
+  cpus?: string,
 ): Promise<Webhook> {
   const webhook = await startWebhook({
     ...(mainJs ? { mainJs } : {}),
+    cpus,
     dir: context.work,
     name,
     kubeconfig,

@@ -1,11 +1,9 @@
 // Scenarios 1, 2, 5a, 5b, 7, 8 and 9 against the API stub, and the peers' RSS run.
 
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { HASH } from '../../src/workload/annotations.js';
 import { startControlPlane } from '../../tools/cluster/control-plane.js';
 import { bigBodiesScenario } from './big-bodies.js';
-import { forkHelper, type Helper, type Webhook } from './children.js';
+import type { Webhook } from './children.js';
 import { connectApi } from './cluster.js';
 import {
   type Context,
@@ -36,15 +34,17 @@ import { checkReview } from './review.js';
 import { type Floor, lifetimeNote, startConfighash, startFloor, wrongOutcomes } from './servers.js';
 import { soakScenario } from './soak.js';
 import { ms, round } from './stats.js';
-import { admissionReviewBody, benchSources, sourcePath } from './workload.js';
+import {
+  confighashTarget,
+  floorBTarget,
+  type StubApi,
+  setFloorReads,
+  startStubApi,
+} from './stub-api.js';
+import { admissionReviewBody, benchSources } from './workload.js';
 
 /** The API stub (seeded per scenario), the floors and confighash against it. */
-interface StubSetup {
-  readonly stub: Helper;
-  readonly apiUrl: string;
-  readonly kubeconfig: string;
-  stubConnections(): Promise<number>;
-  seed(count: number, bytes: number, bump: boolean): Promise<unknown>;
+interface StubSetup extends StubApi {
   /** floor (b) reads what the review with `count` sources reads. */
   floorReads(count: number): Promise<unknown>;
   readonly floorA: Floor;
@@ -94,33 +94,18 @@ export async function stubScenarios(context: Context, scenarios: Scenario[]): Pr
 }
 
 async function prepareStub(context: Context): Promise<StubSetup> {
-  const stub = forkHelper('api-stub', join(context.work, 'api-stub.log'));
-  context.helpers.push(stub);
-  const { url: apiUrl } = await stub.call<{ url: string }>('listen');
-  const stubConnections = async () =>
-    (await stub.call<{ connections: number }>('stats')).connections;
-  const kubeconfig = join(context.work, 'stub.kubeconfig');
-  await writeFile(kubeconfig, stubKubeconfig(apiUrl));
+  const api = await startStubApi(context);
   const floorA = await startFloor(context, 'floor-a');
-  const floorB = await startFloor(context, 'floor-b', { url: apiUrl });
-  const webhook = await startConfighash(context, 'confighash-stub', kubeconfig);
-  const wrong = wrongOutcomes(webhook, 'patched');
+  const floorB = await startFloor(context, 'floor-b', { url: api.apiUrl });
+  const webhook = await startConfighash(context, 'confighash-stub', api.kubeconfig);
   const { options } = context;
   const previous =
     options.baseline && wants(options, '1', '2')
-      ? await startConfighash(context, 'confighash-previous', kubeconfig, options.baseline)
+      ? await startConfighash(context, 'confighash-previous', api.kubeconfig, options.baseline)
       : undefined;
   return {
-    stub,
-    apiUrl,
-    kubeconfig,
-    stubConnections,
-    seed: (count, bytes, bump) =>
-      stub.call('seed', { namespace: NAMESPACE, count, bytes, bump, unrelated: 0 }),
-    floorReads: (count) =>
-      floorB.helper.call('paths', {
-        paths: benchSources(count).map((s) => sourcePath(NAMESPACE, s)),
-      }),
+    ...api,
+    floorReads: (count) => setFloorReads(floorB, count),
     floorA,
     floorB,
     webhook,
@@ -129,23 +114,8 @@ async function prepareStub(context: Context): Promise<StubSetup> {
       const body = admissionReviewBody(NAMESPACE, benchSources(count));
       return [
         { id: 'floor-a', url: floorA.url, body, serverPid: floorA.helper.pid },
-        {
-          id: 'floor-b',
-          url: floorB.url,
-          body,
-          apiConnections: stubConnections,
-          serverPid: floorB.helper.pid,
-          apiPid: stub.pid,
-        },
-        {
-          id: 'confighash',
-          url: webhook.url,
-          body,
-          apiConnections: stubConnections,
-          wrongOutcomes: wrong,
-          serverPid: webhook.pid,
-          apiPid: stub.pid,
-        },
+        floorBTarget(floorB, api, body),
+        confighashTarget(webhook, api, body),
       ];
     },
   };
@@ -264,17 +234,6 @@ export async function memoryScenarioRun(context: Context, kubeconfig: string): P
     }
   }
   return memoryScenario(builds, measurements);
-}
-
-export function stubKubeconfig(server: string): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'stub', cluster: { server } }],
-    users: [{ name: 'bench', user: { token: 'bench-token' } }],
-    contexts: [{ name: 'stub', context: { cluster: 'stub', user: 'bench' } }],
-    'current-context': 'stub',
-  });
 }
 
 export function floorScenario(runs: readonly LoadRun[]): Scenario {
