@@ -2,7 +2,7 @@
 // and verdicts over given figures, no clock and no process.
 
 import { describe, expect, it } from 'vitest';
-import type { Accumulator } from '../../bench/lib/load.js';
+import { type Accumulator, emptyAccumulator } from '../../bench/lib/load.js';
 import {
   type Block,
   blockOf,
@@ -17,18 +17,7 @@ import {
 } from '../../bench/lib/ratio.js';
 
 function measured(overrides: Partial<Accumulator>): Accumulator {
-  return {
-    samples: [],
-    responses: 0,
-    elapsedS: 1,
-    failures: 0,
-    connections: 0,
-    counted: false,
-    serverCpuUs: 0,
-    apiCpuUs: 0,
-    loadgenCpuUs: 0,
-    ...overrides,
-  };
+  return { ...emptyAccumulator(), elapsedS: 1, ...overrides };
 }
 
 /** A block with the figures a pair reads; the rest fixed. */
