@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dumpYaml } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
 import { afterAll, beforeAll } from 'vitest';
 import { HASH } from '../../src/workload/annotations.js';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
@@ -129,7 +129,7 @@ export function e2eFile(
 
 /** Multi-document YAML, as users keep it in one file. */
 export function yamlDocuments(...objects: object[]): string {
-  return objects.map((object) => dumpYaml(object)).join('---\n');
+  return objects.map((object) => dump(object)).join('---\n');
 }
 
 export function namespace(name: string, label?: string): object {
