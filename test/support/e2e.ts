@@ -13,6 +13,9 @@ import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kub
 import { type LocalWebhook, withRegisteredWebhook } from '../../tools/cluster/webhook.js';
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
 import { thisWorkersCluster, verboseLog } from './per-worker.js';
+import { waitUntil } from './poll.js';
+
+export { waitUntil };
 
 /** A control plane as a test uses it: its address, CA and admin kubeconfigs. */
 export type ClusterAccess = Pick<
@@ -281,19 +284,6 @@ export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
     return observed!;
   }
   return api;
-}
-
-export async function waitUntil(
-  check: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A kubeconfig for the control plane (its address and CA) with one user, as JSON. */
