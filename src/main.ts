@@ -1,32 +1,33 @@
 #!/usr/bin/env node
 // The composition root, with src/main/: the only place that reads flags and the
 // environment, opens files, builds real adapters, listens and handles signals.
-// This file picks the command and turns its failure into one line and an exit code.
+// This file picks the command and turns its failure into one line and an exit code. Each
+// command's modules load when it runs: a plan need not load the server, nor a server the CLI's.
 
 import { readFileSync } from 'node:fs';
 import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
-import { devCerts } from './main/dev-certs.js';
 import { asUsageError, UsageError, unwrap } from './main/errors.js';
-import { follow } from './main/follow.js';
-import { explain, plan } from './main/preview.js';
-import { serve } from './main/serve.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'serve':
-      await serve(unwrap(parseServeConfig(rest, process.env)));
+    case 'serve': {
+      const config = unwrap(parseServeConfig(rest, process.env));
+      await (await import('./main/serve.js')).serve(config);
       return 0;
-    case 'follow':
-      await follow(unwrap(parseFollowCommandConfig(rest, process.env)));
+    }
+    case 'follow': {
+      const config = unwrap(parseFollowCommandConfig(rest, process.env));
+      await (await import('./main/follow.js')).follow(config);
       return 0;
+    }
     case 'dev-certs':
-      await devCerts(rest);
+      await (await import('./main/dev-certs.js')).devCerts(rest);
       return 0;
     case 'plan':
-      return plan(rest).catch(asUsageError);
+      return (await import('./main/preview.js')).plan(rest).catch(asUsageError);
     case 'explain':
-      return explain(rest).catch(asUsageError);
+      return (await import('./main/preview.js')).explain(rest).catch(asUsageError);
     case 'help':
       if (rest[0] !== undefined) return main([rest[0], '--help']);
       process.stdout.write(`${usage()}\n`);

@@ -160,13 +160,35 @@ function jwtExpiry(authorization: string | undefined): number | undefined {
 }
 
 /**
+ * A module-resolution hook for the child: client-node's config.js imports its generated API
+ * (tens of MB; more than a second of CPU to load) for makeApiClient alone, which the child never
+ * calls. This answers that one import with a stand-in of the two names config.js takes from it,
+ * so that resolving credentials costs a fraction of what loading client-node does — on every CLI
+ * start, and every few minutes in a serving pod, where the child shares the pod's memory limit.
+ */
+const GENERATED_API_STAND_IN = `
+const STAND_IN = 'data:text/javascript,' + encodeURIComponent(
+  'export function createConfiguration() { throw new Error("client-node\\'s API is not loaded in the credential child"); }' +
+  'export class ServerConfiguration {}');
+export async function resolve(specifier, context, next) {
+  if (specifier === './gen/index.js' && context.parentURL?.endsWith('/@kubernetes/client-node/dist/config.js')) {
+    return { url: STAND_IN, shortCircuit: true };
+  }
+  return next(specifier, context);
+}
+`;
+
+/**
  * Runs in the child (plain JavaScript: it is handed to `node --eval`). The one
  * client-node call that applies every kind of credential is applyToHTTPSOptions;
  * for an http:// server it refuses unless TLS verification is off, so a copy with
  * the flag set resolves the same headers there (there is no TLS to verify).
  */
 const RESOLVER_SCRIPT = `
-const { KubeConfig } = await import(process.argv[1]);
+const { register } = await import('node:module');
+// Node 20.6 and later; before, the generated API simply loads.
+register?.('data:text/javascript,' + encodeURIComponent(${JSON.stringify(GENERATED_API_STAND_IN)}));
+const { KubeConfig } = await import(new URL('./config.js', process.argv[1]).href);
 const selection = JSON.parse(process.argv[2]);
 const reply = (answer) => process.stdout.write(JSON.stringify(answer));
 const base64 = (value) => value === undefined || value === null ? undefined : Buffer.from(value).toString('base64');

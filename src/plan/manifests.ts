@@ -3,7 +3,6 @@
 // objects flattened, taken apart into workloads of the handled kinds, the
 // ConfigMaps and Secrets they would leave behind, and the Namespaces' labels.
 
-import { loadAllYaml } from '@kubernetes/client-node';
 import { contentOfConfigMap, contentOfSecret, type SourceContent } from '../hash/index.js';
 import { formatSource, type NamedSource, type SourceKind } from '../sources/index.js';
 import {
@@ -15,6 +14,7 @@ import {
   type Workload,
   type WorkloadKind,
 } from '../workload/index.js';
+import { parseYamlDocuments } from './yaml.js';
 
 export interface ManifestWorkload {
   readonly workload: Workload;
@@ -47,7 +47,7 @@ export function parseManifests(
 ): ManifestParse {
   let documents: unknown[];
   try {
-    documents = loadAllYaml(text);
+    documents = parseYamlDocuments(text);
   } catch (error) {
     return { ok: false, error: `the manifests are not YAML: ${firstLine(error)}` };
   }

@@ -2,9 +2,9 @@
 // columns, colour only when asked (a TTY); programs get one JSON (or YAML) object
 // per workload. Both carry names and key names only.
 
-import { dumpYaml } from '@kubernetes/client-node';
 import type { Explanation } from './explain.js';
 import type { Plan, Verdict, WorkloadPlan } from './plan.js';
+import { renderYaml } from './yaml.js';
 
 export interface RenderOptions {
   /** ANSI colour; the caller turns it on only for a TTY. */
@@ -85,7 +85,7 @@ export function renderPlanData(plan: Plan, format: DataFormat): string {
 /** YAML is the JSON's data, so the two never differ in what they carry (no undefined fields). */
 function renderData(value: unknown, format: DataFormat): string {
   const json = JSON.stringify(value, null, 2);
-  return format === 'json' ? `${json}\n` : dumpYaml(JSON.parse(json));
+  return format === 'json' ? `${json}\n` : renderYaml(JSON.parse(json));
 }
 
 // --- explain -------------------------------------------------------------------------

@@ -85,17 +85,7 @@ it('`confighash follow` with its ServiceAccount’s token takes the Lease and ro
   await applyFollowedApp(ns);
   await waitUntil(
     async () =>
-      (await file.e2e
-        .k([
-          'get',
-          'lease',
-          'confighash-follow',
-          '-n',
-          'confighash-system',
-          '-o',
-          'jsonpath={.spec.holderIdentity}',
-        ])
-        .catch(() => '')) === 'sa-follower',
+      (await file.api.leaseHolder('confighash-system', 'confighash-follow')) === 'sa-follower',
     'the follower to hold the Lease',
   );
   await file.e2e.k(['replace', '-f', '-'], yamlDocuments(secret(ns, 'web-secret', { b: '3' })));

@@ -49,17 +49,8 @@ const file = e2eFile([], {
   },
 });
 
-async function leaseHolder(): Promise<string> {
-  const result = await file.e2e.kubectl([
-    'get',
-    'lease',
-    'confighash-follow',
-    '-n',
-    'default',
-    '-o',
-    'jsonpath={.spec.holderIdentity}',
-  ]);
-  return result.code === 0 ? result.stdout.trim() : '';
+function leaseHolder(): Promise<string> {
+  return file.api.leaseHolder('default', 'confighash-follow');
 }
 
 async function leaderLog(): Promise<string> {

@@ -13,7 +13,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificateAuthority } from '../../src/certs/generate.js';
 import { HASH } from '../../src/workload/annotations.js';
@@ -278,7 +278,7 @@ describe.each(VARIANTS)('$name', (variant) => {
   const accounts = variant.follow ? [SERVING, FOLLOWER] : [SERVING];
 
   beforeAll(async () => {
-    objects = (loadAllYaml(await variant.render()) as Obj[]).filter((o) => KINDS.includes(o?.kind));
+    objects = (loadAll(await variant.render()) as Obj[]).filter((o) => KINDS.includes(o?.kind));
     await shared.k(
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],
       yamlDocuments(...objects),

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import tls from 'node:tls';
-import { dumpYaml, loadAllYaml } from '@kubernetes/client-node';
+import { dump, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificate } from '../../src/certs/generate.js';
 import { confighashNodeArgs } from '../../tools/cluster/confighash-command.js';
@@ -78,7 +78,7 @@ describe('the default overlay (self-managed certificates), applied server-side',
   it('applies with zero warnings, every object, into a namespace enforcing Pod Security restricted', async () => {
     expect(firstApply.stderr).toBe('');
     expect(firstApply.code).toBe(0);
-    const objects = loadAllYaml(rendered) as K8sObject[];
+    const objects = loadAll(rendered) as K8sObject[];
     for (const object of objects) {
       expect(firstApply.stdout).toContain(`/${object.metadata.name} serverside-applied`);
     }
@@ -90,7 +90,7 @@ describe('the default overlay (self-managed certificates), applied server-side',
   });
 
   it('the zero-warnings check can fail: the same Deployment without its securityContext is warned about', async () => {
-    const deployment = (loadAllYaml(rendered) as K8sObject[]).find((o) => o.kind === 'Deployment')!;
+    const deployment = (loadAll(rendered) as K8sObject[]).find((o) => o.kind === 'Deployment')!;
     const spec = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec;
     const copy = structuredClone(deployment);
     const copySpec = (copy.spec as { template: { spec: typeof spec } }).template.spec;
@@ -100,7 +100,7 @@ describe('the default overlay (self-managed certificates), applied server-side',
     }
     const result = await kubectl(
       ['apply', '--server-side', '--dry-run=server', '-f', '-'],
-      dumpYaml(copy),
+      dump(copy),
     );
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('would violate PodSecurity "restricted:latest"');
@@ -158,7 +158,7 @@ describe('the default overlay (self-managed certificates), applied server-side',
 
 describe('the cert-manager overlay (cert-manager is not installed here: no CRDs)', () => {
   it('everything but the cert-manager objects applies server-side (dry run) with zero warnings', async () => {
-    const objects = loadAllYaml(
+    const objects = loadAll(
       await render(join(REPO, 'manifests/overlays/cert-manager')),
     ) as K8sObject[];
     const certManager = objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/'));
@@ -627,7 +627,7 @@ describe('the namespaced RBAC variant (components/namespaced-rbac)', () => {
           '',
         ].join('\n'),
       );
-      const objects = loadAllYaml(await render(dir)) as K8sObject[];
+      const objects = loadAll(await render(dir)) as K8sObject[];
       const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding');
       // Namespaces are cluster-scoped: the namespace check's binding stays cluster-wide.
       expect(bindings.map((o) => o.metadata.name).sort()).toEqual([

@@ -10,7 +10,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadYaml } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT as REPO } from '../../tools/cluster/repo.js';
 import { runScript } from '../../tools/cluster/scripts.js';
@@ -95,8 +95,6 @@ async function installCrds(e2e: E2eCluster): Promise<void> {
   for (const crd of ['rollouts.yaml', 'clonesets.yaml', 'statefulsets.yaml']) {
     await e2e.k(['apply', '--server-side', '-f', join(crds, crd)]);
   }
-  // JSON, not yamlDocuments: client-node's dumpYaml serializes a CRD through its model, which drops
-  // the raw `x-kubernetes-preserve-unknown-fields` key.
   await e2e.k(['apply', '--server-side', '-f', '-'], JSON.stringify(WORKER_CRD));
   await e2e.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 }
@@ -108,7 +106,7 @@ async function addWebhookRules(e2e: E2eCluster): Promise<void> {
     const text = await readFile(
       join(REPO, 'manifests/components', component, 'webhook-rules.yaml'),
     );
-    ops.push(...loadYaml<object[]>(text.toString('utf8')));
+    ops.push(...(load(text.toString('utf8')) as object[]));
   }
   ops.push({
     op: 'add',

@@ -11,7 +11,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectToCluster } from '../../src/kube/connection.js';
 import { createCaBundleTarget } from '../../src/kube/webhook-configuration.js';
@@ -85,7 +85,7 @@ beforeAll(async () => {
     'kustomize',
     join(REPO_ROOT, 'manifests/overlays/default'),
   ]);
-  overlay = (loadAllYaml(stdout) as Obj[]).filter((o) => KINDS.includes(o.kind));
+  overlay = (loadAll(stdout) as Obj[]).filter((o) => KINDS.includes(o.kind));
   await shared.k(['apply', '--server-side', '-f', '-'], yamlDocuments(...overlay));
   await waitForFence(true);
 });

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { Histogram } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { optionEnvironmentVariables } from '../../src/config/index.js';
@@ -83,16 +83,16 @@ async function template(
   for (const [key, value] of Object.entries(json)) {
     args.push('--set-json', `${key}=${JSON.stringify(value)}`);
   }
-  return (loadAllYaml(await runHelm(helm![major], args)) as Obj[]).filter(Boolean);
+  return (loadAll(await runHelm(helm![major], args)) as Obj[]).filter(Boolean);
 }
 
 async function kustomize(dir: string): Promise<Obj[]> {
   const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
-  return loadAllYaml(stdout) as Obj[];
+  return loadAll(stdout) as Obj[];
 }
 
 const identity = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-/** Sorted, and as plain data (loadAllYaml makes class instances of the kinds it knows). */
+/** Sorted, as a copy. */
 const byIdentity = (objects: Obj[]): Obj[] =>
   JSON.parse(JSON.stringify([...objects].sort((a, b) => identity(a).localeCompare(identity(b)))));
 

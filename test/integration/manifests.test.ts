@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   commandHelp,
@@ -38,7 +38,7 @@ beforeAll(async () => {
       'kustomize',
       `${MANIFESTS}/overlays/${overlay}`,
     ]);
-    rendered[overlay] = loadAllYaml(stdout) as Obj[];
+    rendered[overlay] = loadAll(stdout) as Obj[];
   }
 });
 
@@ -350,7 +350,7 @@ describe('the opt-in kinds components (argo-rollouts, openkruise), together on t
     );
     try {
       const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
-      objects = loadAllYaml(stdout) as Obj[];
+      objects = loadAll(stdout) as Obj[];
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

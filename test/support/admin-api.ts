@@ -1,7 +1,9 @@
 // The admin credentials of a harness kubeconfig (tools/cluster/control-plane.ts writes it as
-// JSON, for a node's control plane too), for what the tests send the apiserver themselves.
+// JSON, for a node's control plane too), for what the tests send the apiserver themselves:
+// the clean-up's deletions, and the reads the tests poll with.
 
 import { readFile } from 'node:fs/promises';
+import { httpRequest } from '../../tools/cluster/http.js';
 
 export interface AdminTls {
   readonly server: URL;
@@ -19,4 +21,63 @@ export async function adminTls(kubeconfig: string): Promise<AdminTls> {
     cert: decode(config.users[0].user['client-certificate-data']),
     key: decode(config.users[0].user['client-key-data']),
   };
+}
+
+/** The API path of a namespaced object (or, without `name`, its collection) of the kinds tests poll. */
+const PATHS: Readonly<Record<string, string>> = {
+  deployment: '/apis/apps/v1/namespaces/NS/deployments',
+  replicaset: '/apis/apps/v1/namespaces/NS/replicasets',
+  statefulset: '/apis/apps/v1/namespaces/NS/statefulsets',
+  daemonset: '/apis/apps/v1/namespaces/NS/daemonsets',
+  lease: '/apis/coordination.k8s.io/v1/namespaces/NS/leases',
+};
+
+/** The kinds `readObject` reads without kubectl (lower case, singular). */
+export function readsWithoutKubectl(kind: string): boolean {
+  return kind in PATHS;
+}
+
+/**
+ * An object, or undefined when it does not exist: one GET as the admin, in this process. A
+ * poll through kubectl costs a process and a quarter of a second of CPU a try, which two files
+ * polling side by side take from the controllers they wait for.
+ */
+export async function readObject<T>(
+  admin: AdminTls,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<T | undefined> {
+  return adminGet<T>(admin, `${collectionPath(namespace, kind)}/${name}`);
+}
+
+/** Every object of `kind` in `namespace`, each with its kind (a list's items carry none). */
+export async function listObjects<T extends object>(
+  admin: AdminTls,
+  namespace: string,
+  kind: string,
+): Promise<(T & { kind: string })[]> {
+  const list = await adminGet<{ kind: string; items: T[] }>(admin, collectionPath(namespace, kind));
+  const itemKind = list?.kind.replace(/List$/, '') ?? '';
+  return (list?.items ?? []).map((item) => ({ ...item, kind: itemKind }));
+}
+
+function collectionPath(namespace: string, kind: string): string {
+  const path = PATHS[kind];
+  if (!path) throw new Error(`no API path known for ${kind}: read it with kubectl`);
+  return path.replace('NS', encodeURIComponent(namespace));
+}
+
+async function adminGet<T>(admin: AdminTls, path: string): Promise<T | undefined> {
+  const response = await httpRequest(new URL(path, admin.server), {
+    ca: admin.ca,
+    cert: admin.cert,
+    key: admin.key,
+    timeoutMs: 30_000,
+  });
+  if (response.status === 404) return undefined;
+  if (response.status !== 200) {
+    throw new Error(`GET ${path}: ${response.status} ${response.body.slice(0, 300)}`);
+  }
+  return JSON.parse(response.body) as T;
 }

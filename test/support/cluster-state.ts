@@ -8,6 +8,7 @@
 import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
 import { type AdminTls, adminTls } from './admin-api.js';
+import { restAfterTry } from './poll.js';
 
 /** Cluster-scoped kinds that an install or a test makes (RBAC, webhooks, policies, CRDs). */
 const CLUSTER_KINDS = [
@@ -145,6 +146,7 @@ async function waitForTerminatingNamespaces(kubectl: Kubectl): Promise<void> {
   const started = Date.now();
   const deadline = started + NAMESPACE_DELETION_TIMEOUT_MS;
   for (;;) {
+    const triedAt = Date.now();
     const terminating = await names(kubectl, TERMINATING);
     if (terminating.size === 0) break;
     if (Date.now() > deadline) {
@@ -152,7 +154,7 @@ async function waitForTerminatingNamespaces(kubectl: Kubectl): Promise<void> {
         `namespaces a file before deleted still terminating: ${[...terminating].join(' ')}`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await restAfterTry(triedAt);
   }
   const waited = Date.now() - started;
   if (waited > 1000) {

@@ -5,14 +5,24 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dumpYaml } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
 import { afterAll, beforeAll } from 'vitest';
 import { HASH } from '../../src/workload/annotations.js';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { type LocalWebhook, withRegisteredWebhook } from '../../tools/cluster/webhook.js';
+import {
+  type AdminTls,
+  adminTls,
+  listObjects,
+  readObject,
+  readsWithoutKubectl,
+} from './admin-api.js';
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
 import { thisWorkersCluster, verboseLog } from './per-worker.js';
+import { waitUntil } from './poll.js';
+
+export { waitUntil };
 
 /** A control plane as a test uses it: its address, CA and admin kubeconfigs. */
 export type ClusterAccess = Pick<
@@ -129,7 +139,7 @@ export function e2eFile(
 
 /** Multi-document YAML, as users keep it in one file. */
 export function yamlDocuments(...objects: object[]): string {
-  return objects.map((object) => dumpYaml(object)).join('---\n');
+  return objects.map((object) => dump(object)).join('---\n');
 }
 
 export function namespace(name: string, label?: string): object {
@@ -230,16 +240,25 @@ function replicaSetsIfObserved(items: readonly AppsObject[], name: string) {
   };
 }
 
-/** kubectl reads of a file's workloads, as the tests ask them. */
+/** Reads of a file's workloads, as the tests ask them: GETs of their own for the apps kinds, kubectl for the rest. */
 export type ClusterApi = ReturnType<typeof cluster>;
 
-export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
+export function cluster(e2e: Pick<SharedControlPlane, 'k' | 'controlPlane'>) {
   const { k } = e2e;
   const getJson = async <T>(args: readonly string[]): Promise<T> =>
     JSON.parse(await k([...args, '-o', 'json'])) as T;
+  let admin: Promise<AdminTls> | undefined;
+  const asAdmin = () => {
+    admin ??= adminTls(e2e.controlPlane.kubeconfig);
+    return admin;
+  };
   const api = {
-    get: (ns: string, kind: string, name: string) =>
-      getJson<ObjectWithTemplate>(['get', '-n', ns, kind, name]),
+    async get(ns: string, kind: string, name: string): Promise<ObjectWithTemplate> {
+      if (!readsWithoutKubectl(kind)) return getJson(['get', '-n', ns, kind, name]);
+      const object = await readObject<ObjectWithTemplate>(await asAdmin(), ns, kind, name);
+      if (!object) throw new Error(`${kind} ${ns}/${name} not found`);
+      return object;
+    },
     async templateAnnotations(
       ns: string,
       kind: string,
@@ -260,40 +279,33 @@ export function cluster(e2e: Pick<SharedControlPlane, 'k'>) {
     async revision(ns: string, name: string): Promise<number> {
       return (await observedDeployment(ns, name)).revision;
     },
+    /** Who holds Lease `ns/name`; '' when nobody does or there is no such Lease. */
+    async leaseHolder(ns: string, name: string): Promise<string> {
+      type Lease = { spec?: { holderIdentity?: string } };
+      return (
+        (await readObject<Lease>(await asAdmin(), ns, 'lease', name))?.spec?.holderIdentity ?? ''
+      );
+    },
   };
   /**
    * A Deployment's revision and ReplicaSets (their revisions, and the hash in their templates,
    * in revision order), once the controller has seen its latest generation and made the
-   * ReplicaSet of its revision: read together, in one kubectl run a try.
+   * ReplicaSet of its revision: read together, two GETs a try.
    */
   async function observedDeployment(ns: string, name: string) {
     let observed: ReturnType<typeof replicaSetsIfObserved>;
     await waitUntil(async () => {
-      const list = await getJson<{ items: AppsObject[] }>([
-        'get',
-        '-n',
-        ns,
-        'deployments,replicasets',
-      ]);
-      observed = replicaSetsIfObserved(list.items, name);
+      const tls = await asAdmin();
+      const items = [
+        ...(await listObjects<AppsObject>(tls, ns, 'deployment')),
+        ...(await listObjects<AppsObject>(tls, ns, 'replicaset')),
+      ];
+      observed = replicaSetsIfObserved(items, name);
       return observed !== undefined;
     }, `deployment ${ns}/${name} to be observed`);
     return observed!;
   }
   return api;
-}
-
-export async function waitUntil(
-  check: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A kubeconfig for the control plane (its address and CA) with one user, as JSON. */

@@ -192,6 +192,13 @@ it('server imports neither kube nor the client kube wraps', () => {
   ]).toEqual([]);
 });
 
+it('nothing of src loads client-node: the credential child alone does (kube/credentials.ts)', () => {
+  // Its generated API is tens of MB and more than a second of CPU on every start of the CLI.
+  expect(
+    packageImports.filter(({ to, typesOnly }) => to === '@kubernetes/client-node' && !typesOnly),
+  ).toEqual([]);
+});
+
 it('only main builds adapters: nothing else imports kube or close-with-grace', () => {
   expect([
     ...imports.filter(({ from, to }) => to === 'kube' && from !== 'kube' && from !== 'main'),

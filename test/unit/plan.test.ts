@@ -2,7 +2,7 @@
 // each reason, the exit code, the manifests' forms (List, stringData, numbers),
 // and that no value ever reaches the output.
 
-import { dumpYaml } from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { createMutator } from '../../src/admission/mutate.js';
 import {
@@ -113,7 +113,7 @@ function annotatedOnlyCluster(label = 'true'): MemoryPlanCluster {
 }
 
 function manifests(...objects: object[]): Manifests {
-  const parsed = parseManifests(objects.map((o) => dumpYaml(o)).join('---\n'), 'default');
+  const parsed = parseManifests(objects.map((o) => dump(o)).join('---\n'), 'default');
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.manifests;
 }
@@ -647,7 +647,7 @@ describe('workloads only in the cluster', () => {
 
 describe('the manifests', () => {
   it('flattens List objects (kubectl get -o yaml) and defaults the namespace', () => {
-    const text = dumpYaml({
+    const text = dump({
       apiVersion: 'v1',
       kind: 'List',
       items: [

@@ -5,7 +5,7 @@
 
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadYaml } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import { REPO_ROOT } from '../cluster/repo.js';
 
 /** The part of a JSON Schema the table reads. */
@@ -152,7 +152,7 @@ export async function readChartReadme(): Promise<{ current: string; generated: s
     readFile(join(CHART_DIR, 'values.yaml'), 'utf8'),
     readFile(CHART_README, 'utf8'),
   ]);
-  const rows = listValueRows(JSON.parse(schemaText) as SchemaNode, loadYaml(valuesText));
+  const rows = listValueRows(JSON.parse(schemaText) as SchemaNode, load(valuesText));
   return { current, generated: replaceValuesTable(current, renderValuesTable(rows)) };
 }
 

@@ -5,7 +5,7 @@
 
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
 import { confighashNodeArgs } from './confighash-command.js';
 import { httpRequest } from './http.js';
 import type { Kubectl } from './kubectl.js';
@@ -192,12 +192,12 @@ export async function withRegisteredWebhook<Host extends { stop(): Promise<void>
 
 /** Applies the manifests' MutatingWebhookConfiguration, pointed at a local URL. */
 export async function registerLocalWebhook(kubectl: Kubectl, webhook: LocalWebhook): Promise<void> {
-  const manifest = loadYaml<{ webhooks: { clientConfig: unknown }[] }>(
-    await readFile(WEBHOOK_MANIFEST, 'utf8'),
-  );
+  const manifest = load(await readFile(WEBHOOK_MANIFEST, 'utf8')) as {
+    webhooks: { clientConfig: unknown }[];
+  };
   const caBundle = (await readFile(join(webhook.certsDir, 'ca.crt'))).toString('base64');
   for (const entry of manifest.webhooks) entry.clientConfig = { url: webhook.url, caBundle };
-  const result = await kubectl(['apply', '--server-side', '-f', '-'], dumpYaml(manifest));
+  const result = await kubectl(['apply', '--server-side', '-f', '-'], dump(manifest));
   if (result.code !== 0) throw new Error(`registering the webhook failed: ${result.stderr}`);
 }
 
