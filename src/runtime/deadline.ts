@@ -7,13 +7,22 @@
 import { type Clock, systemClock } from './clock.js';
 
 /**
+ * Work with no caller's signal (a review; a CLI command) shares its deadline with the work that
+ * began with the same budget within this many ms before it: one AbortController and one timer
+ * per bucket, however many reviews a second, not one of each and a listener per review. The
+ * bucket's deadline is rounded down, so a deadline is at most this much early, never late.
+ */
+export const SHARED_DEADLINE_MS = 10;
+
+/**
  * Runs `work` with a signal that aborts when `parent` does or `ms` pass, whichever comes
  * first, and lets go of both as soon as `work` settles. Not AbortSignal.any with
  * AbortSignal.timeout: on Node 20 each such signal that is given a listener (every
  * request gives one) stays reachable after it is done, so a follower's heap grew with
  * every request it had ever made, and a webhook's signals lived for the whole budget,
  * seconds after their review, long enough to reach the old generation
- * (BENCHMARKS.md has the figures). Cleared here, they die young.
+ * (BENCHMARKS.md has the figures). Cleared here, they die young; without a parent, one shared
+ * signal per SHARED_DEADLINE_MS lives for the budget: a few hundred, however busy.
  */
 export async function withDeadline<T>(
   parent: AbortSignal | undefined,
@@ -21,17 +30,52 @@ export async function withDeadline<T>(
   work: (signal: AbortSignal) => Promise<T>,
   clock: Clock = systemClock,
 ): Promise<T> {
+  if (parent === undefined) return work(sharedDeadlines(clock).signal(ms));
   const bounded = new AbortController();
-  const abortWithParent = () => bounded.abort(parent?.reason);
-  if (parent?.aborted) abortWithParent();
-  else parent?.addEventListener('abort', abortWithParent, { once: true });
-  const cancel = clock.setTimer(ms, () =>
-    bounded.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')),
-  );
+  const abortWithParent = () => bounded.abort(parent.reason);
+  if (parent.aborted) abortWithParent();
+  else parent.addEventListener('abort', abortWithParent, { once: true });
+  const cancel = clock.setTimer(ms, () => bounded.abort(timeoutReason(ms)));
   try {
     return await work(bounded.signal);
   } finally {
     cancel();
-    parent?.removeEventListener('abort', abortWithParent);
+    parent.removeEventListener('abort', abortWithParent);
   }
+}
+
+function timeoutReason(ms: number): DOMException {
+  return new DOMException(`no answer within ${ms} ms`, 'TimeoutError');
+}
+
+/** The shared deadlines of one clock: a signal per budget and bucket, until its timer fires. */
+class SharedDeadlines {
+  readonly #due = new Map<string, AbortSignal>();
+
+  constructor(private readonly clock: Clock) {}
+
+  signal(ms: number): AbortSignal {
+    const at = Math.floor((this.clock.now() + ms) / SHARED_DEADLINE_MS) * SHARED_DEADLINE_MS;
+    const key = `${ms}@${at}`;
+    const known = this.#due.get(key);
+    if (known) return known;
+    const controller = new AbortController();
+    this.#due.set(key, controller.signal);
+    this.clock.setTimer(Math.max(0, at - this.clock.now()), () => {
+      this.#due.delete(key);
+      controller.abort(timeoutReason(ms));
+    });
+    return controller.signal;
+  }
+}
+
+const sharedByClock = new WeakMap<Clock, SharedDeadlines>();
+
+function sharedDeadlines(clock: Clock): SharedDeadlines {
+  let shared = sharedByClock.get(clock);
+  if (!shared) {
+    shared = new SharedDeadlines(clock);
+    sharedByClock.set(clock, shared);
+  }
+  return shared;
 }

@@ -4,7 +4,8 @@
 
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { withDeadline } from '../../src/runtime/index.js';
+import { SHARED_DEADLINE_MS } from '../../src/runtime/deadline.js';
+import { type Clock, withDeadline } from '../../src/runtime/index.js';
 
 /** Work that ends only when its signal aborts, with the signal's reason. */
 function untilAborted(signal: AbortSignal): Promise<never> {
@@ -48,5 +49,48 @@ describe('withDeadline', () => {
       seen = signal.aborted;
     });
     expect(seen).toBe(true);
+  });
+
+  describe('without a caller’s signal (a review)', () => {
+    /** A clock at `now` that records its timers and fires none. */
+    function recordingClock(now: number) {
+      const timers: number[] = [];
+      const clock: Clock = {
+        now: () => now,
+        setTimer(ms) {
+          timers.push(ms);
+          return () => {};
+        },
+      };
+      return { clock, timers, at: (ms: number) => (now = ms) };
+    }
+    const signalOf = (clock: Clock, ms: number) =>
+      withDeadline(undefined, ms, async (signal) => signal, clock);
+
+    it('work that starts within one bucket shares one signal and one timer', async () => {
+      const { clock, timers, at } = recordingClock(1_000);
+      const first = await signalOf(clock, 5_000);
+      at(1_000 + SHARED_DEADLINE_MS - 1);
+      expect(await signalOf(clock, 5_000)).toBe(first);
+      expect(timers).toHaveLength(1);
+      at(1_000 + SHARED_DEADLINE_MS);
+      expect(await signalOf(clock, 5_000)).not.toBe(first);
+      expect(await signalOf(clock, 3_000)).not.toBe(first);
+      expect(timers).toHaveLength(3);
+    });
+
+    it('its deadline comes no later than asked, and at most a bucket early', async () => {
+      for (const start of [1_000, 1_003, 1_009, 1_010]) {
+        const { clock, timers } = recordingClock(start);
+        await signalOf(clock, 5_000);
+        expect(timers[0]).toBeLessThanOrEqual(5_000);
+        expect(timers[0]).toBeGreaterThan(5_000 - SHARED_DEADLINE_MS);
+      }
+    });
+
+    it('aborts the work when the deadline passes', async () => {
+      const error = await withDeadline(undefined, 20, untilAborted).catch((e: Error) => e);
+      expect(error).toMatchObject({ name: 'TimeoutError', message: 'no answer within 20 ms' });
+    });
   });
 });
