@@ -287,7 +287,8 @@ describe('npm run image (tools/image/build.sh)', () => {
 
   it('is reproducible: two builds give the same index digest and the same archive bytes', async () => {
     // A real build says `index digest D`; one that found its stamp current, `current (…): index D`.
-    const digestOf = (stderr: string) => /index (?:digest )?(sha256:[0-9a-f]{64})/.exec(stderr)?.[1];
+    const digestOf = (stderr: string) =>
+      /index (?:digest )?(sha256:[0-9a-f]{64})/.exec(stderr)?.[1];
     expect(digestOf(first.stderr)).toMatch(/^sha256:/);
     expect(digestOf(second.stderr)).toBe(digestOf(first.stderr));
     expect(sha256(await readFile(second.archive))).toBe(firstBytes);
