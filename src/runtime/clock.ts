@@ -4,14 +4,18 @@
 
 export interface Clock {
   now(): number;
-  /** Calls `fire` once after `ms`, unless the returned function is called first. */
-  setTimer(ms: number, fire: () => void): () => void;
+  /**
+   * Calls `fire` once after `ms`, unless the returned function is called first. A timer that
+   * does not `keepAlive` lets the process exit before it fires, when nothing else holds it.
+   */
+  setTimer(ms: number, fire: () => void, options?: { readonly keepAlive: false }): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimer(ms, fire) {
+  setTimer(ms, fire, options) {
     const timer = setTimeout(fire, ms);
+    if (options?.keepAlive === false) timer.unref();
     return () => clearTimeout(timer);
   },
 };

@@ -61,10 +61,16 @@ class SharedDeadlines {
     if (known) return known;
     const controller = new AbortController();
     this.#due.set(key, controller.signal);
-    this.clock.setTimer(Math.max(0, at - this.clock.now()), () => {
-      this.#due.delete(key);
-      controller.abort(timeoutReason(ms));
-    });
+    // Never cleared, so it must not hold the process: a CLI command that is done exits at
+    // once, and work still waiting for an answer holds the process by its socket.
+    this.clock.setTimer(
+      Math.max(0, at - this.clock.now()),
+      () => {
+        this.#due.delete(key);
+        controller.abort(timeoutReason(ms));
+      },
+      { keepAlive: false },
+    );
     return controller.signal;
   }
 }

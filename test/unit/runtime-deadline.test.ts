@@ -5,7 +5,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { SHARED_DEADLINE_MS } from '../../src/runtime/deadline.js';
-import { type Clock, withDeadline } from '../../src/runtime/index.js';
+import { type Clock, systemClock, withDeadline } from '../../src/runtime/index.js';
 
 /** Work that ends only when its signal aborts, with the signal's reason. */
 function untilAborted(signal: AbortSignal): Promise<never> {
@@ -55,14 +55,16 @@ describe('withDeadline', () => {
     /** A clock at `now` that records its timers and fires none. */
     function recordingClock(now: number) {
       const timers: number[] = [];
+      const keptAlive: boolean[] = [];
       const clock: Clock = {
         now: () => now,
-        setTimer(ms) {
+        setTimer(ms, _fire, options) {
           timers.push(ms);
+          keptAlive.push(options?.keepAlive !== false);
           return () => {};
         },
       };
-      return { clock, timers, at: (ms: number) => (now = ms) };
+      return { clock, timers, keptAlive, at: (ms: number) => (now = ms) };
     }
     const signalOf = (clock: Clock, ms: number) =>
       withDeadline(undefined, ms, async (signal) => signal, clock);
@@ -86,6 +88,17 @@ describe('withDeadline', () => {
         expect(timers[0]).toBeLessThanOrEqual(5_000);
         expect(timers[0]).toBeGreaterThan(5_000 - SHARED_DEADLINE_MS);
       }
+    });
+
+    it('its timer, never cleared, does not keep the process alive (a CLI that is done exits)', async () => {
+      const { clock, keptAlive } = recordingClock(1_000);
+      await signalOf(clock, 60_000);
+      expect(keptAlive).toEqual([false]);
+      const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const before = timers();
+      const cancel = systemClock.setTimer(60_000, () => {}, { keepAlive: false });
+      expect(timers()).toBe(before);
+      cancel();
     });
 
     it('aborts the work when the deadline passes', async () => {
