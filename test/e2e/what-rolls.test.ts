@@ -47,6 +47,9 @@ async function changeConfig(kind: Kind, spec: Record<string, unknown>) {
   };
   const created = await apply('v: 1');
   const first = await file.api.hash(ns, kind.toLowerCase(), 'web');
+  // The first ReplicaSet exists before the change, as between a user's two applies: a change
+  // the controller meets before it made one gives one ReplicaSet for both.
+  if (kind === 'Deployment' && !spec.paused) await file.api.revision(ns, 'web');
   const changed = await apply('v: 2');
   const second = await file.api.hash(ns, kind.toLowerCase(), 'web');
   return { ns, created, changed, first, second };

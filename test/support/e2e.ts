@@ -210,10 +210,21 @@ interface AppsObject extends ObjectWithTemplate {
 
 const REVISION = 'deployment.kubernetes.io/revision';
 
+/** A pod template as JSON, without the label a ReplicaSet's copy of its Deployment's gains. */
+function templateOf(object: ObjectWithTemplate): string {
+  const { metadata = {}, ...rest } = object.spec.template as {
+    metadata?: { labels?: Record<string, string> };
+  };
+  const { 'pod-template-hash': _, ...labels } = metadata.labels ?? {};
+  return JSON.stringify({ ...rest, metadata: { ...metadata, labels } });
+}
+
 /**
  * Deployment `name`'s revision and its ReplicaSets (those of its pods' `app` label, as the
  * workloads here label them) in revision order — or undefined while the controller has not
- * seen its latest generation or not yet made the ReplicaSet of its revision.
+ * seen its latest generation, or not yet made the ReplicaSet of its template at its revision.
+ * Seen is not made: a Recreate Deployment's controller observes a new generation, scales the
+ * old ReplicaSet down and only on a later sync makes the new one and moves the revision on.
  */
 function replicaSetsIfObserved(items: readonly AppsObject[], name: string) {
   const deployment = items.find(
@@ -226,9 +237,8 @@ function replicaSetsIfObserved(items: readonly AppsObject[], name: string) {
   const replicaSets = items.filter(
     (item) => item.kind === 'ReplicaSet' && item.metadata.labels?.app === name,
   );
-  if (!replicaSets.some((rs) => rs.metadata.annotations?.[REVISION] === revision)) {
-    return undefined;
-  }
+  const current = replicaSets.find((rs) => rs.metadata.annotations?.[REVISION] === revision);
+  if (!current || templateOf(current) !== templateOf(deployment)) return undefined;
   return {
     revision: Number(revision),
     replicaSets: replicaSets
