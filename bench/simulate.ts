@@ -16,6 +16,7 @@ import { createMutator } from '../src/admission/mutate.js';
 import { createEvaluator, createSourceDigester } from '../src/evaluate/index.js';
 import { runFollower } from '../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS } from '../src/follow/index.js';
+import { hashKeyId } from '../src/hash/index.js';
 import type { Clock } from '../src/runtime/index.js';
 import { HANDLED_KINDS } from '../src/workload/index.js';
 import { silentFollowMetrics } from '../test/support/follow-metrics.js';
@@ -141,6 +142,7 @@ async function simulate(workloads: number): Promise<Figures> {
       api,
       evaluate: createEvaluator({ configSource: source, hashKey: KEY }),
       digestSource: createSourceDigester({ configSource: source, hashKey: KEY }),
+      hashKeyId: hashKeyId(KEY),
       metrics: noMetrics,
       logger: quiet,
       options,

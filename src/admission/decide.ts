@@ -3,7 +3,6 @@
 
 import {
   type CurrentHash,
-  type Digests,
   type Evaluation,
   isCurrentHash,
   MAX_SOURCES,
@@ -14,7 +13,9 @@ import { describeSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
+  formatHashedVersions,
   HASH,
+  HASHED_VERSIONS,
   PREVIOUS_KEY_WARNING,
   parseRolloutWindow,
   ROLLOUT_WINDOW,
@@ -34,7 +35,11 @@ interface Annotations {
   readonly hash: string | undefined;
   readonly sources: string | undefined;
   readonly adoptedHash: string | undefined;
+  /** What the hash (or adopted hash) was computed from (docs/design.md §2). */
+  readonly hashedVersions: string | undefined;
 }
+
+type Hashed = Extract<Evaluation, { readonly status: 'hashed' }>;
 
 interface Decision {
   readonly outcome: Exclude<Outcome, 'unchanged' | 'skipped'>;
@@ -53,7 +58,13 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
       metadataPath: [...target.workload.kind.templatePath, 'metadata'],
       desired: { [HASH]: decision.desired.hash, [SOURCES]: decision.desired.sources },
     },
-    { metadataPath: ['metadata'], desired: { [ADOPTED_HASH]: decision.desired.adoptedHash } },
+    {
+      metadataPath: ['metadata'],
+      desired: {
+        [ADOPTED_HASH]: decision.desired.adoptedHash,
+        [HASHED_VERSIONS]: decision.desired.hashedVersions,
+      },
+    },
   ]);
   const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
@@ -140,7 +151,7 @@ function keepOld(
 function write(
   target: Target,
   previous: Annotations | undefined,
-  now: (Digests & { readonly sources: string }) | undefined,
+  now: Hashed | undefined,
   warnings: readonly string[],
 ): Decision {
   const otherwiseUnchanged =
@@ -150,17 +161,33 @@ function write(
   // rolls nothing; the first write that changes the hash for a real reason uses the current key.
   if (otherwiseUnchanged && now) {
     const current = isCurrentHash(previous.hash ?? previous.adoptedHash, now);
-    if (current !== undefined) return keepCurrent(previous, current, warnings);
+    if (current !== undefined) return keepCurrent(previous, current, now, warnings);
   }
+  const hashedVersions = now && hashedVersionsOf(now.hash, now);
   // Labelling a namespace must not restart every workload in it.
   if (otherwiseUnchanged && previous.hash === undefined && previous.adoptedHash === undefined) {
-    return { outcome: 'adopted', desired: { ...previous, adoptedHash: now?.hash }, warnings };
+    const adopted = { ...previous, adoptedHash: now?.hash, hashedVersions };
+    return { outcome: 'adopted', desired: adopted, warnings };
   }
   return {
     outcome: 'patched',
-    desired: { hash: now?.hash, sources: now?.sources, adoptedHash: undefined },
+    desired: { hash: now?.hash, sources: now?.sources, adoptedHash: undefined, hashedVersions },
     warnings,
   };
+}
+
+/**
+ * `hash`, made with the current key, stands for the content `now` read: the versions it read
+ * are what `hash` was computed from.
+ */
+function hashedVersionsOf(hash: string, now: Hashed): string | undefined {
+  return formatHashedVersions(
+    { keyId: now.keyId, hash },
+    now.lookups.map(({ ref, result }) => ({
+      ref,
+      version: result.status === 'found' ? result.resourceVersion : undefined,
+    })),
+  );
 }
 
 /**
@@ -171,15 +198,25 @@ function write(
 function keepCurrent(
   previous: Annotations,
   current: CurrentHash,
+  now: Hashed,
   warnings: readonly string[],
 ): Decision {
   const hashed = previous.hash !== undefined;
-  const kept = {
+  // Recorded anew only for a hash of the current key. A previous key's hash keeps the record
+  // its key wrote, which counts for nothing to a follower hashing with the current key: that
+  // follower evaluates it, and touches it once the previous key is dropped.
+  const hashedVersions =
+    current === 'current-key'
+      ? hashedVersionsOf(previous.hash ?? previous.adoptedHash!, now)
+      : previous.hashedVersions;
+  const decision = {
     outcome: hashed ? 'patched' : 'adopted',
-    desired: hashed ? { ...previous, adoptedHash: undefined } : previous,
+    desired: hashed
+      ? { ...previous, adoptedHash: undefined, hashedVersions }
+      : { ...previous, hashedVersions },
     warnings,
   } as const;
-  return current === 'previous-key' ? { ...kept, previousKeyHash: true } : kept;
+  return current === 'previous-key' ? { ...decision, previousKeyHash: true } : decision;
 }
 
 /** Follow mode holds changes outside a window it cannot read: say so at write time. */
@@ -201,6 +238,7 @@ function currentAnnotations(workload: Workload): Annotations {
     hash: template[HASH],
     sources: template[SOURCES],
     adoptedHash: workload.annotations[ADOPTED_HASH],
+    hashedVersions: workload.annotations[HASHED_VERSIONS],
   };
 }
 

@@ -69,6 +69,8 @@ export type Evaluation = EvaluationBase &
 export interface Digests {
   /** The digest with the current hash key (docs/design.md §3): the `hash` a write gets. */
   readonly hash: string;
+  /** The current hash key's id (hashKeyId): what `hash` was made with. */
+  readonly keyId: string;
   /**
    * Whether `value` is the digest of the content now with one of the previous hash keys.
    * Their digests are computed when first asked: only a value other than `hash` needs them.
@@ -262,6 +264,7 @@ function digestLookups(
   };
   return {
     hash: digest(keyring.current),
+    keyId: keyring.current.id,
     madeWithPreviousKey: (value) => keyring.previous.some((keys) => previousDigest(keys) === value),
   };
 }

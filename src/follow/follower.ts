@@ -82,6 +82,11 @@ export interface FollowerDependencies {
   readonly evaluate: Evaluator;
   /** Names a source's content for approval above a size (the same hash key as `evaluate`). */
   readonly digestSource: SourceDigester;
+  /**
+   * hashKeyId of the key `evaluate` hashes with: a workload's `hashed-versions` count as
+   * evaluated only when a hash of that key wrote them (docs/design.md §6).
+   */
+  readonly hashKeyId: string;
   readonly metrics: FollowMetrics;
   readonly logger: FollowLogger;
   readonly options: FollowOptions;
@@ -173,6 +178,7 @@ class Follower {
     this.#resources = {
       api: deps.api,
       index: this.#index,
+      hashKeyId: deps.hashKeyId,
       isFollowed: (namespace) => this.#namespaces.has(namespace),
       handles: (namespace, annotations) => this.#handles(namespace, annotations),
       onSourceChange: (event, readers) => this.#onSourceChange(event, readers),
@@ -205,7 +211,7 @@ class Follower {
   #indexUpdates(): IndexUpdates {
     return {
       read: (ref, object) => {
-        const references = readReferences(object, ref.kind);
+        const references = readReferences(object, ref.kind, this.deps.hashKeyId);
         if (!references || !this.#namespaces.has(ref.namespace)) return false;
         if (!this.#handles(ref.namespace, workloadAnnotations(object))) {
           this.#index.deleteWorkload(ref);

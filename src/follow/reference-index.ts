@@ -16,8 +16,9 @@ interface Entry extends Reader {
   sources: readonly string[];
   hash: string | undefined;
   /**
-   * The version of each of `sources` (same order) when this leader last evaluated it;
-   * undefined: never. An array, not a map: the index holds one per workload.
+   * The version of each of `sources` (same order) when this leader last evaluated it, or
+   * else when the webhook hashed it; undefined: neither. An array, not a map: the index
+   * holds one per workload.
    */
   seen: readonly (string | undefined)[] | undefined;
 }
@@ -41,16 +42,18 @@ export class ReferenceIndex {
   /**
    * A workload as listed or watched (ADDED, MODIFIED): its entry is set from the object,
    * which corrects whatever the index believed. What its last evaluation saw is kept, so
-   * the MODIFIED event of a touch's own patch asks for nothing.
+   * the MODIFIED event of a touch's own patch asks for nothing; a workload this leader
+   * never evaluated counts as seen at the versions the webhook read for its hash.
    */
   putWorkload(references: References): void {
-    const { ref, sources, hash, canary, observable } = references;
+    const { ref, sources, hash, hashedVersions, canary, observable } = references;
     const space = this.#space(ref.namespace);
     const key = workloadKey(ref);
     const entry = space.workloads.get(key);
     if (entry) this.#unlink(space, key, entry.sources);
     // What it saw stays only for the same sources: a workload that reads others is evaluated anew.
-    const seen = entry && sameSources(entry.sources, sources) ? entry.seen : undefined;
+    const evaluated = entry && sameSources(entry.sources, sources) ? entry.seen : undefined;
+    const seen = evaluated ?? hashedVersions;
     space.workloads.set(key, { ref, sources, hash, canary, observable, seen });
     for (const source of sources) {
       const readers = space.readers.get(source);
@@ -116,7 +119,10 @@ export class ReferenceIndex {
     entry.seen = entry.sources.map((source) => space.versions.get(source));
   }
 
-  /** Workloads this leader never evaluated, or one of whose sources moved since it did. */
+  /**
+   * Workloads one of whose sources moved since this leader evaluated them (or since the
+   * webhook hashed them), or that nothing says was ever evaluated.
+   */
   stale(): WorkloadRef[] {
     const found: WorkloadRef[] = [];
     for (const space of this.#namespaces.values()) {

@@ -41,6 +41,8 @@ export interface FollowedResource extends ListWatchResource {
 export interface ResourceContext {
   readonly api: FollowApi;
   readonly index: ReferenceIndex;
+  /** hashKeyId of the follower's hash key (readReferences). */
+  readonly hashKeyId: string;
   isFollowed(namespace: string): boolean;
   /** Whether a workload of a followed namespace, with these annotations, is handled (docs/design.md §2). */
   handles(namespace: string, annotations: Readonly<Record<string, string>>): boolean;
@@ -111,7 +113,7 @@ export function workloadResource(
         kind,
         (objects) => {
           for (const object of objects) {
-            const references = readReferences(object, kind);
+            const references = readReferences(object, kind, context.hashKeyId);
             if (!references || !context.isFollowed(references.ref.namespace)) continue;
             if (!context.handles(references.ref.namespace, workloadAnnotations(object))) continue;
             index.putWorkload(references);
@@ -155,11 +157,11 @@ function onConfig(
  * handled (any more: its opt-in annotation removed) leaves the index.
  */
 function onWorkload(
-  { index, isFollowed, handles }: ResourceContext,
+  { index, hashKeyId, isFollowed, handles }: ResourceContext,
   kind: WorkloadKind,
   { type, object }: WorkloadWatchEvent,
 ): void {
-  const references = readReferences(object, kind);
+  const references = readReferences(object, kind, hashKeyId);
   if (!references || !isFollowed(references.ref.namespace)) return;
   const { namespace } = references.ref;
   if (type === 'DELETED' || !handles(namespace, workloadAnnotations(object))) {

@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { FollowCommandConfig, FollowConfig } from '../config/index.js';
 import { createEvaluator, createSourceDigester } from '../evaluate/index.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
+import { hashKeyId } from '../hash/index.js';
 import {
   type ClusterCredentials,
   connectToCluster,
@@ -77,6 +78,7 @@ function startFollow(
     api: createFollowApi(connection),
     evaluate: createEvaluator({ configSource, ...keys }),
     digestSource: createSourceDigester({ configSource, hashKey: keys.hashKey }),
+    hashKeyId: hashKeyId(keys.hashKey),
     metrics: createFollowMetrics(registry),
     logger: logger.child({ component: 'follow' }),
     options: config.options,

@@ -7,6 +7,8 @@ export const EXCLUDE = 'confighash.dev/exclude';
 export const HASH = 'confighash.dev/hash';
 export const SOURCES = 'confighash.dev/sources';
 export const ADOPTED_HASH = 'confighash.dev/adopted-hash';
+/** On the workload: the versions of the sources its hash was computed from (hashed-versions.ts). */
+export const HASHED_VERSIONS = 'confighash.dev/hashed-versions';
 export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
 /** `"true"`: touched first when a change of a source it reads fans out (docs/design.md §6). */
 export const CANARY = 'confighash.dev/canary';

@@ -11,6 +11,12 @@ export {
 } from './fanout-note.js';
 export { findSources, type SourceDiscovery } from './find-sources.js';
 export {
+  formatHashedVersions,
+  type HashMadeWith,
+  readHashedVersions,
+  type SourceVersion,
+} from './hashed-versions.js';
+export {
   EVERY_KNOWN_KIND,
   findWorkloadKind,
   findWorkloadKindByName,

@@ -20,6 +20,7 @@ import {
   startFollowMode,
 } from '../../src/follow/index.js';
 import type { StoredLease, WorkloadEvent } from '../../src/follow/ports.js';
+import { hashKeyId } from '../../src/hash/index.js';
 import {
   type ApiConnection,
   connectToCluster,
@@ -314,6 +315,7 @@ describe('the touch queue', () => {
     const mode = startFollowMode({
       api,
       evaluate: createEvaluator({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+      hashKeyId: hashKeyId(Buffer.alloc(32, 7)),
       digestSource: createSourceDigester({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
       metrics,
       logger: quiet,

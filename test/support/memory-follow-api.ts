@@ -6,6 +6,7 @@
 // single judge, as in a cluster. Records every request, touches and Events.
 
 import type { Mutator } from '../../src/admission/index.js';
+import type { ConfigSource } from '../../src/evaluate/index.js';
 import type {
   ConfigEvent,
   ConfigObject,
@@ -19,6 +20,7 @@ import type {
   WorkloadWatchEvent,
 } from '../../src/follow/ports.js';
 import type { WatchEnd } from '../../src/runtime/index.js';
+import { SOURCE_RESOURCE } from '../../src/sources/index.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
 import { applyPatch } from './json-patch.js';
 
@@ -47,8 +49,6 @@ export class MemoryFollowApi implements FollowApi {
   readonly namespaces = new Map<string, NamespaceInfo>();
   /** `Kind/namespace/name` → the object. */
   readonly workloads = new Map<string, Stored>();
-  /** `configmaps/namespace/name` → resourceVersion. */
-  readonly config = new Map<string, string>();
   readonly watches: OpenWatch[] = [];
   readonly touches: Touch[] = [];
   readonly events: WorkloadEvent[] = [];
@@ -65,7 +65,14 @@ export class MemoryFollowApi implements FollowApi {
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
   #version = 100;
 
-  constructor(private readonly webhook: Mutator) {}
+  /**
+   * `config`: `configmaps/namespace/name` → resourceVersion, shared with the webhook's
+   * ConfigSource when it reads through `withClusterVersions`.
+   */
+  constructor(
+    private readonly webhook: Mutator,
+    readonly config = new Map<string, string>(),
+  ) {}
 
   /** How many requests start with `prefix` (`GET`, `LIST Deployment`, …). */
   count(prefix: string): number {
@@ -119,6 +126,13 @@ export class MemoryFollowApi implements FollowApi {
   change(namespace: string, resource: ConfigResource, name: string, type: ConfigEvent['type']) {
     const version = this.#changeUnseen(namespace, resource, name, type);
     this.#deliver(resource, namespace, type, { namespace, name, resourceVersion: version });
+  }
+
+  /** Tells the watches of the source's version now, late: a watch that sees it after others. */
+  announceConfig(namespace: string, resource: ConfigResource, name: string): void {
+    const version = this.config.get(`${resource}/${namespace}/${name}`);
+    if (version === undefined) throw new Error(`no ${resource} ${namespace}/${name}`);
+    this.#deliver(resource, namespace, 'MODIFIED', { namespace, name, resourceVersion: version });
   }
 
   /** The same change, missed by every watch (the next relist shows it). */
@@ -258,22 +272,49 @@ export class MemoryFollowApi implements FollowApi {
   ) {
     const object = this.workload(kind.kind, namespace, name);
     if (!object) throw new Error(`no ${kind.kind} ${namespace}/${name}`);
+    const written = await this.#admit(namespace, kind, object, object, signal);
+    if (unseen) this.putWorkloadUnseen(namespace, written);
+    else this.putWorkload(namespace, written);
+  }
+
+  /**
+   * A create through the webhook, stored and seen by the watches. `meanwhile` runs between
+   * the webhook's answer and the store: what lands between the webhook's reads and the commit.
+   */
+  async create(
+    namespace: string,
+    kind: WorkloadKind,
+    object: Record<string, unknown>,
+    signal: AbortSignal,
+    meanwhile: () => void = () => {},
+  ): Promise<void> {
+    const created = await this.#admit(namespace, kind, object, undefined, signal);
+    meanwhile();
+    this.putWorkload(namespace, created);
+  }
+
+  /** `object` as the webhook's patch leaves it (`old`: an UPDATE of it, else a CREATE). */
+  async #admit(
+    namespace: string,
+    kind: WorkloadKind,
+    object: Record<string, unknown>,
+    old: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const result = await this.webhook.review(
       {
         uid: `write-${++this.#version}`,
         kind: { group: kind.group, version: kind.version, kind: kind.kind },
-        name,
+        name: nameOf(object),
         namespace,
-        operation: 'UPDATE',
+        operation: old ? 'UPDATE' : 'CREATE',
         dryRun: false,
         object,
-        oldObject: object,
+        ...(old ? { oldObject: old } : {}),
       },
       signal,
     );
-    const written = applyPatch(object, result.patch as never);
-    if (unseen) this.putWorkloadUnseen(namespace, written);
-    else this.putWorkload(namespace, written);
+    return applyPatch(object, result.patch as never);
   }
 
   async recordEvent(event: WorkloadEvent) {
@@ -356,4 +397,24 @@ function inScope(scope: WatchNamespace, namespace: string): boolean {
 
 function nameOf(object: Record<string, unknown>): string {
   return String((object.metadata as { name: string }).name);
+}
+
+/**
+ * `content`'s answers with the resourceVersions of `config` (a MemoryFollowApi's): the webhook
+ * and the follower's evaluations read the versions its watches report, as on one apiserver.
+ * Change content and version together (MemorySource, then `change`), as one write does.
+ */
+export function withClusterVersions(
+  content: ConfigSource,
+  config: ReadonlyMap<string, string>,
+): ConfigSource {
+  return {
+    async get(kind, namespace, name, signal) {
+      const result = await content.get(kind, namespace, name, signal);
+      const version = config.get(`${SOURCE_RESOURCE[kind]}/${namespace}/${name}`);
+      return result.status === 'found' && version !== undefined
+        ? { ...result, resourceVersion: version }
+        : result;
+    },
+  };
 }

@@ -375,6 +375,7 @@ describe('isCurrentHash', () => {
   const previous = 'b'.repeat(64);
   const digests: Digests = {
     hash: 'a'.repeat(64),
+    keyId: 'current-key-id',
     madeWithPreviousKey: (value) => {
       asked++;
       return value === previous;

@@ -136,6 +136,7 @@ describe('admission of more kinds', () => {
     expect(on.outcome).toBe('patched');
     expect(on.patch).toEqual([
       expect.objectContaining({ path: '/spec/template/metadata/annotations' }),
+      expect.objectContaining({ path: '/metadata/annotations' }),
     ]);
   });
 

@@ -6,11 +6,16 @@ import type { AdmissionRequest } from '../../src/admission/index.js';
 import { createMutator } from '../../src/admission/mutate.js';
 import type { NamespaceCheck } from '../../src/admission/namespace-check.js';
 import type { MutationResult } from '../../src/admission/result.js';
+import { hashKeyId } from '../../src/hash/index.js';
+import { formatSource } from '../../src/sources/index.js';
 import {
   ADOPTED_HASH,
+  findSources,
   HANDLED_KINDS,
   HASH,
+  HASHED_VERSIONS,
   PREVIOUS_KEY_WARNING,
+  readHashedVersions,
   readWorkload,
   SOURCES,
 } from '../../src/workload/index.js';
@@ -49,9 +54,28 @@ async function review(
     namespaces: everyNamespaceOptedIn,
   });
   const request = admissionRequest(options);
-  const result = await mutator.review(request, NO_DEADLINE);
-  const after = applyPatch(request.object as Workload, result.patch as never);
-  return { result, after };
+  const full = await mutator.review(request, NO_DEADLINE);
+  const after = applyPatch(request.object as Workload, full.patch as never);
+  // The rows are about the template's annotations and adopted-hash; hashed-versions, which
+  // nearly every write sets beside them, has rows of its own that read `full`.
+  const result = { ...full, patch: withoutHashedVersions(full.patch) };
+  return { result, full, after };
+}
+
+/** `patch` without what it does to the hashed-versions annotation. */
+function withoutHashedVersions(patch: MutationResult['patch']): MutationResult['patch'] {
+  const escaped = HASHED_VERSIONS.replace('/', '~1');
+  return patch.flatMap((operation) => {
+    if (operation.path.endsWith(`/annotations/${escaped}`)) return [];
+    if (operation.op !== 'add' || !operation.path.startsWith('/metadata')) return [operation];
+    const value = structuredClone(operation.value) as Record<string, unknown>;
+    const annotations = (operation.path === '/metadata' ? value.annotations : value) as Record<
+      string,
+      string
+    >;
+    delete annotations[HASHED_VERSIONS];
+    return Object.keys(annotations).length === 0 ? [] : [{ ...operation, value }];
+  });
 }
 
 function templateAnnotationsOf(object: unknown): Record<string, string> {
@@ -546,13 +570,14 @@ describe('key rotation', () => {
 
   it('a touch of a previous-key hashed template writes no patch at all', async () => {
     const { source, old } = await writtenWithPreviousKey();
-    const { result } = await rotatedReview(source, {
-      operation: 'UPDATE',
-      object: old,
-      oldObject: old,
-    });
-    expect(result.patch).toEqual([]);
-    expect(result.outcome).toBe('unchanged');
+    const touch = (object: Workload) =>
+      rotatedReview(source, { operation: 'UPDATE', object, oldObject: object });
+    // The first touch records what the kept hash stands for, as the write before the rotation would have.
+    const first = await touch(old);
+    expect(first.result.patch).toEqual([]);
+    const { full } = await touch(first.after);
+    expect(full.patch).toEqual([]);
+    expect(full.outcome).toBe('unchanged');
   });
 
   it('without the previous key, the same touch rewrites the hash: one rollout', async () => {
@@ -1137,4 +1162,121 @@ it('does not rehash sources whose versions it has hashed, but notices a new vers
   source.configMap('flags', { mode: 'other' });
   const third = await mutator.review(request, NO_DEADLINE);
   expect(third.patch).not.toEqual(first.patch);
+});
+
+// docs/design.md §2, §4: beside the hash a write gets or keeps, the versions it was computed
+// from, which follow mode takes as evaluated (§6).
+describe('hashed-versions', () => {
+  /** The versions `object`'s annotation records, by source, when it holds for its hash and template. */
+  function recordedVersions(
+    object: Workload,
+    key = KEY,
+  ): Record<string, string | undefined> | undefined {
+    const read = readWorkload(object, HANDLED_KINDS[0]!);
+    const refs = findSources(read.template?.spec, read.annotations).sources;
+    const hash = templateAnnotationsOf(object)[HASH] ?? read.annotations[ADOPTED_HASH];
+    const made = { keyId: hashKeyId(key), hash };
+    const versions = readHashedVersions(read.annotations[HASHED_VERSIONS], made, refs);
+    return versions && Object.fromEntries(refs.map((ref, i) => [formatSource(ref), versions[i]]));
+  }
+  // standardSource's objects, as it numbers them.
+  const READ_FIRST = { 'configmap/app-config': '1', 'secret/db': '2', 'configmap/flags': '3' };
+
+  it('a CREATE records the version of every source it read, for the hash it wrote', async () => {
+    const { after } = await review(standardSource(), { operation: 'CREATE' });
+    expect(recordedVersions(after)).toEqual(READ_FIRST);
+  });
+
+  it('a write of its own output writes nothing', async () => {
+    const source = standardSource();
+    const first = await created(source);
+    const { full } = await review(source, { operation: 'UPDATE', object: first, oldObject: first });
+    expect(full.patch).toEqual([]);
+    expect(full.outcome).toBe('unchanged');
+  });
+
+  it('a source written again with the same content: only the version moves, nothing rolls', async () => {
+    const source = standardSource();
+    const first = await created(source);
+    source.configMap('flags', { mode: 'fast', unrelated: 'x' });
+    const { full, after } = await review(source, {
+      operation: 'UPDATE',
+      object: first,
+      oldObject: first,
+    });
+    expect(full.patch).toEqual([
+      {
+        op: 'replace',
+        path: '/metadata/annotations/confighash.dev~1hashed-versions',
+        value: expect.any(String),
+      },
+    ]);
+    expect(full.hashChanged).toBe(false);
+    expect(recordedVersions(after)).toEqual({ ...READ_FIRST, 'configmap/flags': '4' });
+  });
+
+  it('a write that keeps the previous hash (a lookup failed) keeps what it was computed from', async () => {
+    const source = standardSource();
+    const first = await created(source);
+    source.configMap('app-config', { 'app.yaml': 'port: 9090' }).fail('Secret', 'db', 'timeout');
+    const dropped = structuredClone(first) as { metadata: { annotations?: object } };
+    delete dropped.metadata.annotations;
+    const { after } = await review(source, {
+      operation: 'UPDATE',
+      object: dropped,
+      oldObject: first,
+    });
+    expect(recordedVersions(after)).toEqual(READ_FIRST);
+  });
+
+  it('an adoption records them for the adopted hash', async () => {
+    const neverHashed = workload();
+    const { after } = await review(standardSource(), {
+      operation: 'UPDATE',
+      object: neverHashed,
+      oldObject: neverHashed,
+    });
+    expect(templateAnnotationsOf(after)[HASH]).toBeUndefined();
+    expect(recordedVersions(after)).toEqual(READ_FIRST);
+  });
+
+  it('a hash kept from a previous key keeps the record that key wrote: nothing to a reader of the new key', async () => {
+    const source = standardSource();
+    const old = await created(source);
+    source.configMap('flags', { mode: 'fast', unrelated: 'x' }); // a version moved, no content
+    const newKey = Buffer.alloc(32, 9);
+    const { full, after } = await review(
+      source,
+      { operation: 'UPDATE', object: old, oldObject: old },
+      { hashKey: newKey, previousHashKeys: [KEY] },
+    );
+    expect(full.patch).toEqual([]);
+    expect(recordedVersions(after)).toEqual(READ_FIRST);
+    expect(recordedVersions(after, newKey)).toBeUndefined();
+  });
+
+  it('an absent optional source is recorded as absent', async () => {
+    const source = standardSource().delete('ConfigMap', 'flags');
+    const optional = readingKeys({
+      by: 'env key ref',
+      kind: 'ConfigMap',
+      name: 'flags',
+      key: 'mode',
+      optional: true,
+    });
+    const { after } = await review(source, {
+      operation: 'CREATE',
+      object: workload({ podSpec: optional }),
+    });
+    expect(recordedVersions(after)).toEqual({ 'configmap/flags': undefined });
+  });
+
+  it('a workload without sources has none', async () => {
+    const source = standardSource();
+    const first = await created(source);
+    const bare = structuredClone(first) as { spec: { template: { spec: unknown } } };
+    bare.spec.template.spec = { containers: [{ name: 'app', image: 'x' }] };
+    const { after } = await review(source, { operation: 'UPDATE', object: bare, oldObject: first });
+    expect(workloadAnnotationsOf(after)[HASHED_VERSIONS]).toBeUndefined();
+  });
 });

@@ -12,9 +12,17 @@ import { createEvaluator, createSourceDigester } from '../../../src/evaluate/ind
 import { runFollower } from '../../../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
-import { HANDLED_KINDS, KNOWN_KINDS, type WorkloadKind } from '../../../src/workload/index.js';
-import { MemoryFollowApi } from '../../support/memory-follow-api.js';
-import { MemorySource } from '../../support/memory-source.js';
+import { hashKeyId } from '../../../src/hash/index.js';
+import {
+  HANDLED_KINDS,
+  HASH,
+  HASHED_VERSIONS,
+  KNOWN_KINDS,
+  readWorkload,
+  type WorkloadKind,
+} from '../../../src/workload/index.js';
+import { MemoryFollowApi, withClusterVersions } from '../../support/memory-follow-api.js';
+import { digestOf, MemorySource } from '../../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../../support/namespaces.js';
 import { NAMESPACE, workload } from '../../support/workloads.js';
 
@@ -73,18 +81,25 @@ interface Setup {
   before?(api: MemoryFollowApi, source: MemorySource): Promise<void> | void;
   /** The follower's keys (default: the webhook's KEY alone). */
   keys?: { hashKey: Buffer; previousHashKeys: Buffer[] };
+  /**
+   * false: the workloads carry no hashed-versions, as a confighash that recorded none left
+   * them, so taking the lead evaluates every one (docs/design.md §6).
+   */
+  recorded?: false;
 }
 
 async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promise<Harness> {
   const { count = 1, unfollowed = [], kinds } = setup;
   const source = new MemorySource().configMap('app', { v: '1' });
+  const config = new Map<string, string>();
+  const configSource = withClusterVersions(source, config);
   const mutator = createMutator({
-    configSource: source,
+    configSource,
     hashKey: KEY,
     namespaces: everyNamespaceOptedIn,
     ...(kinds ? { kinds } : {}),
   });
-  const api = new MemoryFollowApi(mutator).followNamespace(NAMESPACE);
+  const api = new MemoryFollowApi(mutator, config).followNamespace(NAMESPACE);
   for (const namespace of [NAMESPACE, ...unfollowed]) {
     api.change(namespace, 'configmaps', 'app', 'ADDED');
     for (let i = 0; i < count; i++) {
@@ -93,6 +108,11 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
     }
   }
   await setup.before?.(api, source);
+  if (setup.recorded === false) {
+    for (const stored of api.workloads.values()) {
+      delete (stored.metadata.annotations as Record<string, string> | undefined)?.[HASHED_VERSIONS];
+    }
+  }
   const { calls, metrics } = recordingMetrics();
   const stop = new AbortController();
   // Canaries off unless a row asks for them: the rows below them are about other things.
@@ -100,8 +120,9 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
   const running = runFollower(
     {
       api,
-      evaluate: createEvaluator({ configSource: source, ...(setup.keys ?? { hashKey: KEY }) }),
-      digestSource: createSourceDigester({ configSource: source, hashKey: KEY }),
+      evaluate: createEvaluator({ configSource, ...(setup.keys ?? { hashKey: KEY }) }),
+      digestSource: createSourceDigester({ configSource, hashKey: KEY }),
+      hashKeyId: hashKeyId(setup.keys?.hashKey ?? KEY),
       metrics,
       logger: quiet,
       options: merged,
@@ -182,7 +203,11 @@ describe('what it asks of the apiserver', () => {
     // The ConfigMaps are listed last: evaluating before would see none of their versions.
     const h = await start(
       { evaluatePerSecond: 10 },
-      { count: 25, before: (api) => void api.listDelayMs.set('configmaps', 2000) },
+      {
+        count: 25,
+        recorded: false,
+        before: (api) => void api.listDelayMs.set('configmaps', 2000),
+      },
     );
     await vi.advanceTimersByTimeAsync(2000);
     expect(h.api.count('GET')).toBe(25);
@@ -193,7 +218,10 @@ describe('what it asks of the apiserver', () => {
 
   it('the evaluations of a resync start no faster than --follow-evaluate-rate', async () => {
     // 25 workloads at 10/s, a burst of 10: 20 after 1 s, all 25 after 2 s.
-    const h = await start({ evaluatePerSecond: 10 }, { count: 25, settled: false });
+    const h = await start(
+      { evaluatePerSecond: 10 },
+      { count: 25, settled: false, recorded: false },
+    );
     await vi.advanceTimersByTimeAsync(1050);
     expect(h.api.count('GET')).toBe(20);
     await vi.advanceTimersByTimeAsync(1000);
@@ -279,6 +307,7 @@ describe('the reference index', () => {
       { debounceMs: 1000 },
       {
         count: 2,
+        recorded: false,
         unfollowed: ['kube-system', 'team-b'],
         excluded: ['team-b'],
         before: (api) => void ['kube-system', 'team-b'].map((name) => api.followNamespace(name)),
@@ -297,7 +326,10 @@ describe('the reference index', () => {
   });
 
   it('a namespace labelled follow later is listed once by itself, then evaluated', async () => {
-    const h = await start({ debounceMs: 1000 }, { count: 2, unfollowed: ['later'] });
+    const h = await start(
+      { debounceMs: 1000 },
+      { count: 2, unfollowed: ['later'], recorded: false },
+    );
     h.api.followNamespace('later');
     await vi.advanceTimersByTimeAsync(1000);
     expect(h.since('LIST Deployment')).toBe(1);
@@ -373,10 +405,14 @@ describe('per-workload opt-in', () => {
   const OPTED_IN = { 'confighash.dev/enabled': 'true' };
 
   /** web-0 and web-1, unannotated, and `mine`, annotated, all reading `app`. */
-  async function startAnnotatedOnly(options: Partial<FollowOptions> = {}): Promise<Harness> {
+  async function startAnnotatedOnly(
+    options: Partial<FollowOptions> = {},
+    setup: Pick<Setup, 'recorded'> = {},
+  ): Promise<Harness> {
     return start(
       { debounceMs: 1000, ...options },
       {
+        ...setup,
         count: 2,
         before: async (api) => {
           api.followNamespace(NAMESPACE, {}, ANNOTATED_ONLY);
@@ -406,7 +442,7 @@ describe('per-workload opt-in', () => {
   }
 
   it('taking the lead evaluates only the annotated workload; a change touches only it', async () => {
-    const h = await startAnnotatedOnly();
+    const h = await startAnnotatedOnly({}, { recorded: false });
     expect(h.api.count(`GET Deployment ${NAMESPACE}/mine`)).toBe(1);
     expect(h.api.count(`GET Deployment ${NAMESPACE}/web-`)).toBe(0);
     changeApp(h, '2');
@@ -562,7 +598,12 @@ describe('kinds', () => {
   it('a resource whose list keeps failing holds back no evaluation of the others', async () => {
     const h = await start(
       { resyncMs: 60_000 },
-      { count: 3, settled: false, before: (api) => void api.failingLists.add('secrets') },
+      {
+        count: 3,
+        settled: false,
+        recorded: false,
+        before: (api) => void api.failingLists.add('secrets'),
+      },
     );
     await vi.advanceTimersByTimeAsync(1010);
     expect(h.api.requests.filter((r) => r === 'LIST secrets').length).toBeGreaterThan(0);
@@ -572,6 +613,119 @@ describe('kinds', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(h.api.requests.filter((r) => r.startsWith('GET Deployment')).length).toBe(3);
     expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+});
+
+// docs/design.md §6: a workload the webhook hashed counts as evaluated at the versions it
+// read (its hashed-versions), so creating workloads and taking the lead cost work only for
+// the sources that moved since — and a change that lands between the webhook's read and
+// the follower's event is never lost.
+describe('cost in proportion to what changed', () => {
+  const OPTIONS = { debounceMs: 1000, resyncMs: 60_000 };
+  /** `own-N`: a Deployment reading ConfigMap `own-N` alone. */
+  const reader = (n: number) =>
+    workload({
+      name: `own-${n}`,
+      podSpec: { volumes: [{ name: 'c', configMap: { name: `own-${n}` } }], containers: [] },
+    });
+  /** ConfigMap `own-N` written with `v`, its watch event delivered (or, `unseen`, not yet). */
+  function writeOwn(
+    api: MemoryFollowApi,
+    source: MemorySource,
+    n: number,
+    v: string,
+    unseen = false,
+  ) {
+    source.configMap(`own-${n}`, { v });
+    if (unseen) api.changeUnseen(NAMESPACE, 'configmaps', `own-${n}`);
+    else api.change(NAMESPACE, 'configmaps', `own-${n}`, v === '1' ? 'ADDED' : 'MODIFIED');
+  }
+  /** Whether own-N's template carries the hash of its ConfigMap's content now. */
+  async function hashedNow(h: Harness, n: number): Promise<boolean> {
+    const stored = h.api.workload('Deployment', NAMESPACE, `own-${n}`)!;
+    const now = await digestOf(h.source, readWorkload(stored, DEPLOYMENT), KEY, NAMESPACE);
+    const template = (
+      stored.spec as { template: { metadata?: { annotations?: Record<string, string> } } }
+    ).template;
+    return template.metadata?.annotations?.[HASH] === now;
+  }
+  const gets = (h: Harness) => h.api.count('GET Deployment');
+
+  it('a new leader reads only the readers of what changed while no leader ran', async () => {
+    const h = await start(OPTIONS, {
+      count: 0,
+      before: async (api, source) => {
+        for (let n = 0; n < 10; n++) {
+          writeOwn(api, source, n, '1');
+          await api.create(NAMESPACE, DEPLOYMENT, reader(n), signal());
+        }
+        writeOwn(api, source, 3, '2', true);
+      },
+    });
+    await vi.advanceTimersByTimeAsync(OPTIONS.debounceMs + 1000);
+    expect(h.api.requests.filter((r) => r.startsWith('GET '))).toEqual([
+      `GET Deployment ${NAMESPACE}/own-3`,
+    ]);
+    expect(h.api.touches.map((t) => t.name)).toEqual(['own-3']);
+    expect(await hashedNow(h, 3)).toBe(true);
+    await h.stop();
+  });
+
+  it('workloads created while it leads cost no read at the next resyncs', async () => {
+    const h = await start(OPTIONS, { count: 0 });
+    for (let n = 0; n < 10; n++) {
+      writeOwn(h.api, h.source, n, '1');
+      await h.api.create(NAMESPACE, DEPLOYMENT, reader(n), signal());
+    }
+    await vi.advanceTimersByTimeAsync(2 * OPTIONS.resyncMs + 1000);
+    expect(gets(h)).toBe(0);
+    expect(h.api.touches).toEqual([]);
+    await h.stop();
+  });
+
+  it.each([
+    {
+      name: 'changed before the webhook read it: nothing to do',
+      create: async (h: Harness) => {
+        writeOwn(h.api, h.source, 0, '2');
+        await h.api.create(NAMESPACE, DEPLOYMENT, reader(0), signal());
+      },
+      touches: 0,
+    },
+    {
+      name: 'changed after the webhook read it, its event before the workload’s: the resync touches it',
+      create: (h: Harness) =>
+        h.api.create(NAMESPACE, DEPLOYMENT, reader(0), signal(), () =>
+          writeOwn(h.api, h.source, 0, '2'),
+        ),
+      touches: 1,
+    },
+    {
+      name: 'changed after the webhook read it, its event after the workload’s: the event touches it',
+      create: async (h: Harness) => {
+        await h.api.create(NAMESPACE, DEPLOYMENT, reader(0), signal(), () =>
+          writeOwn(h.api, h.source, 0, '2', true),
+        );
+        h.api.announceConfig(NAMESPACE, 'configmaps', 'own-0');
+      },
+      touches: 1,
+    },
+    {
+      name: 'changed after the workload reached the follower: the event touches it',
+      create: async (h: Harness) => {
+        await h.api.create(NAMESPACE, DEPLOYMENT, reader(0), signal());
+        writeOwn(h.api, h.source, 0, '2');
+      },
+      touches: 1,
+    },
+  ])('a source $name', async ({ create, touches }) => {
+    const h = await start(OPTIONS, { count: 0 });
+    writeOwn(h.api, h.source, 0, '1');
+    await create(h);
+    await vi.advanceTimersByTimeAsync(OPTIONS.resyncMs + OPTIONS.debounceMs + 1000);
+    expect(h.api.touches).toHaveLength(touches);
+    expect(await hashedNow(h, 0)).toBe(true);
     await h.stop();
   });
 });

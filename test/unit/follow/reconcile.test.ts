@@ -28,6 +28,7 @@ function hashed(hash: string, missingRequired: readonly MissingRequired[] = []):
   return {
     status: 'hashed',
     hash,
+    keyId: 'current-key-id',
     madeWithPreviousKey: (value) => hash === HASH_A && value === OLD_KEY_OF_A,
     sources: 'configmap/app',
     missingRequired,
