@@ -3,11 +3,13 @@
 // against an in-memory API (test/support/memory-follow-api.ts) on a virtual clock, at sizes
 // no cluster on this machine can hold. Ten workloads a namespace, each reading five
 // ConfigMaps of its own and one its namespace shares: 100,000 workloads are 10,000
-// namespaces and 600,000 sources. It measures what depends on the follower alone: its heap
-// per workload once the index is built and everything evaluated, the requests of a resync
-// with nothing changed, the virtual time to take the lead (every workload evaluated once at
-// --follow-evaluate-rate) and the requests of one shared change. Wall and CPU times are the
-// simulation's, not a cluster's: the API answers in no time here.
+// namespaces and 600,000 sources, every workload created through the webhook. It measures
+// what depends on the follower alone: its heap per workload once the index is built, what
+// taking the lead costs — over workloads hashed at their create, after 1 % of them had a
+// source changed while no leader ran, and over workloads without hashed-versions (every one
+// evaluated at --follow-evaluate-rate) — the requests of a resync with nothing changed and
+// those of one shared change. Wall and CPU times are the simulation's, not a cluster's: the
+// API answers in no time here.
 
 import { writeFile } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
@@ -18,9 +20,9 @@ import { runFollower } from '../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS } from '../src/follow/index.js';
 import { hashKeyId } from '../src/hash/index.js';
 import type { Clock } from '../src/runtime/index.js';
-import { HANDLED_KINDS } from '../src/workload/index.js';
+import { HANDLED_KINDS, HASHED_VERSIONS } from '../src/workload/index.js';
 import { silentFollowMetrics } from '../test/support/follow-metrics.js';
-import { MemoryFollowApi } from '../test/support/memory-follow-api.js';
+import { MemoryFollowApi, withClusterVersions } from '../test/support/memory-follow-api.js';
 import { MemorySource } from '../test/support/memory-source.js';
 import { everyNamespaceOptedIn } from '../test/support/namespaces.js';
 import { workload } from '../test/support/workloads.js';
@@ -84,13 +86,15 @@ interface Figures {
   readonly workloads: number;
   readonly namespaces: number;
   readonly sources: number;
-  /** The follower's heap once everything is evaluated, per workload (bytes). */
+  /** The follower's heap once the index is built and the lead taken, per workload (bytes). */
   readonly heapPerWorkloadBytes: number;
   readonly followerHeapMb: number;
-  /** Virtual seconds from the start until every workload was evaluated once. */
-  readonly takeLeadS: number;
-  readonly takeLeadGets: number;
-  readonly takeLeadLists: number;
+  /** Taking the lead over workloads the webhook hashed at their create, nothing changed since. */
+  readonly takeLead: LeadTaken;
+  /** A new leader after 1 % of the workloads' own sources changed while no leader ran. */
+  readonly takeLeadAfterChanges: LeadTaken & { readonly changedSources: number };
+  /** A new leader over workloads that carry no hashed-versions (hashed by an older confighash). */
+  readonly takeLeadUnrecorded: LeadTaken;
   /** Requests of two resync periods with nothing changed. */
   readonly idleResyncRequests: number;
   /** Requests of one change of a namespace's shared ConfigMap (canaries off). */
@@ -99,16 +103,24 @@ interface Figures {
   readonly cpuS: number;
 }
 
-async function simulate(workloads: number): Promise<Figures> {
+/** What taking the lead cost: virtual seconds until the last evaluation it needed, and requests. */
+interface LeadTaken {
+  readonly seconds: number;
+  readonly gets: number;
+  readonly lists: number;
+  readonly touches: number;
+}
+
+/** The simulated cluster: every workload created through the webhook, as `kubectl apply` would. */
+async function buildCluster(workloads: number) {
   const namespaces = Math.ceil(workloads / PER_NAMESPACE);
   const source = new MemorySource();
-  const mutator = createMutator({
-    configSource: source,
-    hashKey: KEY,
-    namespaces: everyNamespaceOptedIn,
-  });
-  const api = new MemoryFollowApi(mutator);
+  const config = new Map<string, string>();
+  const configSource = withClusterVersions(source, config);
+  const mutator = createMutator({ configSource, hashKey: KEY, namespaces: everyNamespaceOptedIn });
+  const api = new MemoryFollowApi(mutator, config);
   const signal = new AbortController().signal;
+  const own: string[][] = [];
   for (let n = 0; n < namespaces; n++) {
     const ns = `ns-${n}`;
     api.followNamespace(ns);
@@ -116,87 +128,159 @@ async function simulate(workloads: number): Promise<Figures> {
     api.change(ns, 'configmaps', `${ns}-shared`, 'ADDED');
     for (let w = 0; w < PER_NAMESPACE && n * PER_NAMESPACE + w < workloads; w++) {
       const name = `app-${w}`;
-      const own = Array.from({ length: OWN_SOURCES }, (_, i) => `${ns}-${name}-${i}`);
-      for (const cm of own) {
+      const names = Array.from({ length: OWN_SOURCES }, (_, i) => `${ns}-${name}-${i}`);
+      for (const cm of names) {
         source.configMap(cm, { v: '1' });
         api.change(ns, 'configmaps', cm, 'ADDED');
       }
-      const volumes = [...own, `${ns}-shared`].map((cm, i) => ({
+      own.push([ns, ...names]);
+      const volumes = [...names, `${ns}-shared`].map((cm, i) => ({
         name: `c${i}`,
         configMap: { name: cm },
       }));
-      api.putWorkloadUnseen(ns, workload({ name, podSpec: { volumes, containers: [] } }));
-      await api.write(ns, DEPLOYMENT, name, signal, { unseen: true }); // hashed at its create
+      await api.create(
+        ns,
+        DEPLOYMENT,
+        workload({ name, podSpec: { volumes, containers: [] } }),
+        signal,
+      );
     }
   }
+  return { namespaces, source, configSource, api, own };
+}
+
+type Cluster = Awaited<ReturnType<typeof buildCluster>>;
+
+/** A follower leading on `cluster` until `stop` aborts. */
+function lead(cluster: Cluster, clock: VirtualClock, stop: AbortSignal): Promise<void> {
+  const { api, configSource } = cluster;
+  return runFollower(
+    {
+      api,
+      evaluate: createEvaluator({ configSource, hashKey: KEY }),
+      digestSource: createSourceDigester({ configSource, hashKey: KEY }),
+      hashKeyId: hashKeyId(KEY),
+      metrics: noMetrics,
+      logger: quiet,
+      options: OPTIONS,
+      clock,
+    },
+    stop,
+  );
+}
+
+const OPTIONS = { ...DEFAULT_FOLLOW_OPTIONS, canaries: 0 };
+
+/**
+ * Runs the world until `expectedGets` workloads were read (and past the first resync), then
+ * a second more; what the lead cost from the start.
+ */
+async function takeLead(
+  api: MemoryFollowApi,
+  clock: VirtualClock,
+  expectedGets: number,
+): Promise<LeadTaken> {
+  api.requests.length = 0;
+  api.touches.length = 0;
+  const started = clock.now();
+  let counted = 0;
+  let gets = 0;
+  let lastGetAt = started;
+  // Counted as requests arrive: the predicate runs after every timer, over 100,000s of requests.
+  const count = () => {
+    for (; counted < api.requests.length; counted++) {
+      if (api.requests[counted]!.startsWith('GET ')) {
+        gets++;
+        lastGetAt = clock.now();
+      }
+    }
+    return gets;
+  };
+  const limit = started + 10 * Math.max(expectedGets, 1) * 1000 + 60_000;
+  // At least a minute: the first resync runs once every first list is done.
+  await clock.advance(started + 60_000, () => {
+    count();
+    return false;
+  });
+  if (!(await clock.advance(limit, () => count() >= expectedGets))) {
+    throw new Error(
+      `${count()} of ${expectedGets} workloads were evaluated within ${limit / 1000} s`,
+    );
+  }
+  await clock.advance(clock.now() + 1000);
+  count();
+  return {
+    seconds: Math.round((lastGetAt - started) / 100) / 10,
+    gets,
+    lists: api.count('LIST '),
+    touches: api.touches.length,
+  };
+}
+
+async function simulate(workloads: number): Promise<Figures> {
+  const cluster = await buildCluster(workloads);
+  const { api, source, own, namespaces } = cluster;
   api.requests.length = 0;
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
   const clock = new VirtualClock();
-  const stop = new AbortController();
   const cpu = process.cpuUsage();
   const wall = performance.now();
-  const options = { ...DEFAULT_FOLLOW_OPTIONS, canaries: 0 };
-  const running = runFollower(
-    {
-      api,
-      evaluate: createEvaluator({ configSource: source, hashKey: KEY }),
-      digestSource: createSourceDigester({ configSource: source, hashKey: KEY }),
-      hashKeyId: hashKeyId(KEY),
-      metrics: noMetrics,
-      logger: quiet,
-      options,
-      clock,
-    },
-    stop.signal,
-  );
-  let counted = 0;
-  let getCount = 0;
-  // Counted as requests arrive: the predicate runs after every timer, over 100,000s of requests.
-  const gets = () => {
-    for (; counted < api.requests.length; counted++) {
-      if (api.requests[counted]!.startsWith('GET ')) getCount++;
-    }
-    return getCount;
-  };
-  const limit = 10 * workloads * 1000;
-  if (!(await clock.advance(limit, () => gets() >= workloads))) {
-    throw new Error(`not every workload was evaluated within ${limit / 1000} s`);
-  }
-  const takeLeadS = clock.now() / 1000;
-  const takeLeadGets = gets();
-  const takeLeadLists = api.count('LIST ');
-  await clock.advance(clock.now() + 1000);
+
+  const first = new AbortController();
+  let running = lead(cluster, clock, first.signal);
+  const takeLeadFigures = await takeLead(api, clock, 0);
   api.requests.length = 0; // The in-memory API's own record, not the follower's.
-  counted = 0;
   gc();
   const followerHeap = process.memoryUsage().heapUsed - heapBefore;
 
   const beforeIdle = api.requests.length;
-  await clock.advance(clock.now() + 2 * options.resyncMs);
+  await clock.advance(clock.now() + 2 * OPTIONS.resyncMs);
   const idleResyncRequests = api.requests.length - beforeIdle;
 
   const beforeChange = api.requests.length;
   source.configMap('ns-0-shared', { v: '2' });
   api.change('ns-0', 'configmaps', 'ns-0-shared', 'MODIFIED');
-  await clock.advance(clock.now() + options.debounceMs + 10_000);
+  await clock.advance(clock.now() + OPTIONS.debounceMs + 10_000);
   const sharedChangeRequests: Record<string, number> = {};
   for (const request of api.requests.slice(beforeChange)) {
     const verb = request.split(' ')[0]!;
     sharedChangeRequests[verb] = (sharedChangeRequests[verb] ?? 0) + 1;
   }
-  const used = process.cpuUsage(cpu);
-  stop.abort();
+  first.abort();
   await running;
+
+  // While no leader runs, one workload in a hundred gets one of its own sources changed.
+  const changed = own.filter((_, i) => i % 100 === 0);
+  for (const [ns, name] of changed) {
+    source.configMap(name!, { v: '2' });
+    api.changeUnseen(ns!, 'configmaps', name!);
+  }
+  const second = new AbortController();
+  running = lead(cluster, clock, second.signal);
+  const afterChanges = await takeLead(api, clock, changed.length);
+  second.abort();
+  await running;
+
+  for (const stored of api.workloads.values()) {
+    delete (stored.metadata.annotations as Record<string, string> | undefined)?.[HASHED_VERSIONS];
+  }
+  const third = new AbortController();
+  running = lead(cluster, clock, third.signal);
+  const unrecorded = await takeLead(api, clock, workloads);
+  third.abort();
+  await running;
+
+  const used = process.cpuUsage(cpu);
   return {
     workloads,
     namespaces,
     sources: namespaces + workloads * OWN_SOURCES,
     heapPerWorkloadBytes: Math.round(followerHeap / workloads),
     followerHeapMb: Math.round((followerHeap / 2 ** 20) * 10) / 10,
-    takeLeadS,
-    takeLeadGets,
-    takeLeadLists,
+    takeLead: takeLeadFigures,
+    takeLeadAfterChanges: { ...afterChanges, changedSources: changed.length },
+    takeLeadUnrecorded: unrecorded,
     idleResyncRequests,
     sharedChangeRequests,
     wallS: Math.round((performance.now() - wall) / 100) / 10,
