@@ -5,8 +5,10 @@
 // touch costs the apiserver nothing; and each is sampled for its highest RSS.
 
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { load } from 'js-yaml';
 import { httpRequest } from '../../tools/cluster/http.js';
 import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
@@ -41,11 +43,21 @@ export interface ToolSite {
 /** Bench settings of the follower: the defaults, but a resync short enough to measure. */
 export interface FollowerSettings {
   readonly resyncS: number;
+  /** V8's --max-old-space-size, as the follow Deployment sets it (chart value follow.maxHeapMb). */
+  readonly maxHeapMb: number;
   /** `--follow-evaluate-rate`, when this build has the flag. */
   readonly evaluateRate?: number;
 }
 
 const MAIN_JS = join(BUILD_DIR, 'src/main.js');
+
+/** The chart's default follow.maxHeapMb: the heap the follower runs with where it is installed. */
+export async function chartFollowerHeapMb(): Promise<number> {
+  const values = load(await readFile(join(REPO_ROOT, 'charts/confighash/values.yaml'), 'utf8')) as {
+    follow: { maxHeapMb: number };
+  };
+  return values.follow.maxHeapMb;
+}
 
 /** Whether this build's `confighash follow` takes `flag` (the follower is being rewritten). */
 export async function followerHasFlag(flag: string): Promise<boolean> {
@@ -71,6 +83,7 @@ export async function startFollower(
       name,
       logFile,
       process.execPath,
+      `--max-old-space-size=${settings.maxHeapMb}`,
       MAIN_JS,
       'follow',
       '--host=127.0.0.1',

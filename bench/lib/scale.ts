@@ -57,6 +57,7 @@ import {
   scaleScenarioOf,
 } from './scale-report.js';
 import {
+  chartFollowerHeapMb,
   type FollowerSettings,
   followerHasFlag,
   startFollower,
@@ -124,7 +125,11 @@ async function scalePlan(sizes: readonly number[]): Promise<ScalePlan> {
     sizes,
     fanout: 200,
     latencyChanges: 8,
-    follower: { resyncS: 60, ...(evaluateRate === undefined ? {} : { evaluateRate }) },
+    follower: {
+      resyncS: 60,
+      maxHeapMb: await chartFollowerHeapMb(),
+      ...(evaluateRate === undefined ? {} : { evaluateRate }),
+    },
     idleS: 30,
   };
 }

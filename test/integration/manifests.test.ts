@@ -436,7 +436,13 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     expect(pod.serviceAccountName).toBe('confighash-follow');
     expect(pod.enableServiceLinks).toBe(false);
     const app = container(objects(), 'confighash-follow');
-    expect(app.command).toEqual(['/nodejs/bin/node', '/app/dist/main.js', 'follow']);
+    // A heap of its own size: V8 would size it from the machine and let the kernel kill the pod.
+    expect(app.command).toEqual([
+      '/nodejs/bin/node',
+      '--max-old-space-size=96',
+      '/app/dist/main.js',
+      'follow',
+    ]);
     expect(app.image).toBe(container(objects()).image);
     expect(app.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
