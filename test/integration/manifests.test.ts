@@ -439,7 +439,7 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     // A heap of its own size: V8 would size it from the machine and let the kernel kill the pod.
     expect(app.command).toEqual([
       '/nodejs/bin/node',
-      '--max-old-space-size=96',
+      '--max-old-space-size=80',
       '/app/dist/main.js',
       'follow',
     ]);
