@@ -69,7 +69,10 @@ export interface ScaleResult {
     readonly latencyChanges: number;
     readonly follower: {
       readonly resyncS: number;
-      readonly maxHeapMb: number;
+      readonly runtime: {
+        readonly nodeFlags: readonly string[];
+        readonly env: Readonly<Record<string, string>>;
+      };
       readonly evaluateRate?: number;
     };
     readonly idleS: number;
@@ -226,7 +229,13 @@ export function scaleScenarioOf(result: ScaleResult): Scenario {
     targets: scaleTargets(result),
     notes: [
       `Each size adds follow namespaces of 10 Deployments (replicas 0, every one annotated reloader.stakater.com/auto) and ${result.rows[0] ? result.rows[0].sources / result.rows[0].namespaces : 0} ConfigMaps and Secrets of 1 KiB, each Deployment reading 3 of them (a ConfigMap volume, a Secret envFrom, a ConfigMap key); plus one fan-out namespace of ${plan.fanout} Deployments reading one ConfigMap. The confighash webhook is registered throughout, so every write of a workload is hashed.`,
-      `At each size the follower runs first (compiled \`confighash follow\` on node --max-old-space-size=${plan.follower.maxHeapMb} as the chart runs it, defaults but --follow-resync=${plan.follower.resyncS}s${plan.follower.evaluateRate === undefined ? '' : ` and --follow-evaluate-rate=${plan.follower.evaluateRate}`}), then Reloader v1.4.21 (--reload-strategy=annotations), never both at once: requests are deltas of the apiserver's apiserver_request_total around each step, so they include the webhook's lookups, the bench's own PUT of the source and the controllers' writes of a rollout; lease renewals, the apiserver's own endpoints reconciler and ended watches are left out of the table (not of the JSON). Watches are the rise of apiserver_longrunning_requests{verb="WATCH"} while the tool runs.`,
+      `At each size the follower runs first (compiled \`confighash follow\` run as the follow Deployment runs it: node ${plan.follower.runtime.nodeFlags.join(' ')}${Object.entries(
+        plan.follower.runtime.env,
+      )
+        .map(([name, value]) => `, ${name}=${value}`)
+        .join(
+          '',
+        )}; defaults but --follow-resync=${plan.follower.resyncS}s${plan.follower.evaluateRate === undefined ? '' : ` and --follow-evaluate-rate=${plan.follower.evaluateRate}`}), then Reloader v1.4.21 (--reload-strategy=annotations), never both at once: requests are deltas of the apiserver's apiserver_request_total around each step, so they include the webhook's lookups, the bench's own PUT of the source and the controllers' writes of a rollout; lease renewals, the apiserver's own endpoints reconciler and ended watches are left out of the table (not of the JSON). Watches are the rise of apiserver_longrunning_requests{verb="WATCH"} while the tool runs.`,
       '"Steady" is the RSS once the tool and the apiserver have both been quiet for 5 s after its start (its initial evaluation or informer sync done); "after a restart" is the same for a second follower process, whose start is the one in the request table (taking the lead over workloads it never saw). Change → rollout is the time from the PUT of a source to the new generation of the one workload reading it.',
       fanoutNote(result),
       `A serving replica (\`confighash serve\`) started at the largest size: ${mb(result.fresh.rssMb)} 5 s after ready, watches held: ${formatCounts(result.fresh.watches)}.`,

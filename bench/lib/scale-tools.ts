@@ -43,20 +43,45 @@ export interface ToolSite {
 /** Bench settings of the follower: the defaults, but a resync short enough to measure. */
 export interface FollowerSettings {
   readonly resyncS: number;
-  /** V8's --max-old-space-size, as the follow Deployment sets it (chart value follow.maxHeapMb). */
-  readonly maxHeapMb: number;
+  /** Node's flags and the allocator's variables the follow Deployment runs it with. */
+  readonly runtime: FollowerRuntime;
   /** `--follow-evaluate-rate`, when this build has the flag. */
   readonly evaluateRate?: number;
 }
 
 const MAIN_JS = join(BUILD_DIR, 'src/main.js');
 
-/** The chart's default follow.maxHeapMb: the heap the follower runs with where it is installed. */
-export async function chartFollowerHeapMb(): Promise<number> {
-  const values = load(await readFile(join(REPO_ROOT, 'charts/confighash/values.yaml'), 'utf8')) as {
-    follow: { maxHeapMb: number };
+export interface FollowerRuntime {
+  /** Node's own flags, before the script (`--max-old-space-size=80`). */
+  readonly nodeFlags: readonly string[];
+  /** The C library's variables (`MALLOC_…`); the options' variables are the bench's own. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * How the follow Deployment (manifests/components/follow; the chart renders the same) runs
+ * the follower: the bench runs it so, and measures what a cluster would.
+ */
+export async function followerRuntime(): Promise<FollowerRuntime> {
+  const path = join(REPO_ROOT, 'manifests/components/follow/deployment.yaml');
+  const deployment = load(await readFile(path, 'utf8')) as {
+    spec: {
+      template: {
+        spec: {
+          containers: { command: string[]; env?: { name: string; value?: string }[] }[];
+        };
+      };
+    };
   };
-  return values.follow.maxHeapMb;
+  const [container] = deployment.spec.template.spec.containers;
+  const script = container!.command.indexOf('/app/dist/main.js');
+  const env = (container!.env ?? []).filter(
+    (variable) => variable.name.startsWith('MALLOC_') && variable.value !== undefined,
+  );
+  return {
+    nodeFlags: container!.command.slice(1, script),
+    env: Object.fromEntries(env.map((variable) => [variable.name, variable.value!])),
+  };
 }
 
 /** Whether this build's `confighash follow` takes `flag` (the follower is being rewritten). */
@@ -83,7 +108,7 @@ export async function startFollower(
       name,
       logFile,
       process.execPath,
-      `--max-old-space-size=${settings.maxHeapMb}`,
+      ...settings.runtime.nodeFlags,
       MAIN_JS,
       'follow',
       '--host=127.0.0.1',
@@ -99,7 +124,12 @@ export async function startFollower(
     `${logFile}.start`,
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, KUBECONFIG: site.kubeconfig, CONFIGHASH_LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        ...settings.runtime.env,
+        KUBECONFIG: site.kubeconfig,
+        CONFIGHASH_LOG_LEVEL: 'info',
+      },
     },
   );
   const metric = (name: string) => metricSum(`http://127.0.0.1:${port}/metrics`, name);

@@ -57,9 +57,9 @@ import {
   scaleScenarioOf,
 } from './scale-report.js';
 import {
-  chartFollowerHeapMb,
   type FollowerSettings,
   followerHasFlag,
+  followerRuntime,
   startFollower,
   startReloader,
   type ToolProcess,
@@ -127,7 +127,7 @@ async function scalePlan(sizes: readonly number[]): Promise<ScalePlan> {
     latencyChanges: 8,
     follower: {
       resyncS: 60,
-      maxHeapMb: await chartFollowerHeapMb(),
+      runtime: await followerRuntime(),
       ...(evaluateRate === undefined ? {} : { evaluateRate }),
     },
     idleS: 30,

@@ -18,6 +18,7 @@ import {
   parseServeConfig,
 } from '../../src/config/index.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { FOLLOWER_ALLOCATOR_VARIABLES } from '../support/follower-allocator.js';
 
 const MANIFESTS = join(REPO_ROOT, 'manifests');
 const OVERLAYS = ['default', 'cert-manager'] as const;
@@ -473,9 +474,12 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     );
   });
 
-  it('gives the follower an environment that `confighash follow` reads, every variable of it', () => {
+  it('gives the follower an environment that `confighash follow` reads, every variable of it but glibc’s allocator settings', () => {
     const followEnv = env(objects(), 'confighash-follow');
-    for (const name of Object.keys(followEnv))
+    const names = Object.keys(followEnv);
+    const allocator = names.filter((name) => FOLLOWER_ALLOCATOR_VARIABLES.includes(name));
+    expect(allocator).toEqual(FOLLOWER_ALLOCATOR_VARIABLES);
+    for (const name of names.filter((name) => !allocator.includes(name)))
       expect(commandHelp('follow')).toContain(`env ${name}`);
     // The same hash key as the webhook: the same Secret.
     expect(followEnv.CONFIGHASH_HASH_KEY_SECRET).toBe(env(objects()).CONFIGHASH_HASH_KEY_SECRET);
