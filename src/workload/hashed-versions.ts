@@ -34,17 +34,19 @@ export function formatHashedVersions(
   made: HashMadeWith,
   read: readonly SourceVersion[],
 ): string | undefined {
+  const sorted = [...read].sort((a, b) => compareSources(a.ref, b.ref));
   const entries: string[] = [];
-  for (const { ref, version } of [...read].sort((a, b) => compareSources(a.ref, b.ref))) {
+  for (const { ref, version } of sorted) {
     if (version !== undefined && (version === ABSENT || !PLAIN_VERSION.test(version))) {
       return undefined;
     }
     entries.push(`${formatSource(ref)}=${version ?? ABSENT}`);
   }
-  return `${bindingOf(
+  const binding = bindingOf(
     made,
-    read.map(({ ref }) => ref),
-  )} ${entries.join(',')}`;
+    sorted.map(({ ref }) => ref),
+  );
+  return `${binding} ${entries.join(',')}`;
 }
 
 /**
@@ -54,7 +56,7 @@ export function formatHashedVersions(
  */
 export function readHashedVersions(
   value: string | undefined,
-  made: { readonly keyId: string; readonly hash: string | undefined },
+  made: Omit<HashMadeWith, 'hash'> & { readonly hash: string | undefined },
   refs: readonly SourceRef[],
 ): (string | undefined)[] | undefined {
   const { keyId, hash } = made;
