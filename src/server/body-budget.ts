@@ -96,7 +96,11 @@ export class BodyBudgets {
     return this.#large.bounds.size;
   }
 
-  admit(bytes: number, address: string, signal: AbortSignal): Refusal | Ticket {
+  /**
+   * `waitUntil` gives the signal that ends a wait: asked for only when the body must wait,
+   * so the reviews let in at once, nearly all of them, make no AbortController.
+   */
+  admit(bytes: number, address: string, waitUntil: () => AbortSignal): Refusal | Ticket {
     const { name, share, bounds } = bytes <= this.sizes.smallBodyBytes ? this.#small : this.#large;
     if (bytes > share.size) {
       return {
@@ -106,7 +110,7 @@ export class BodyBudgets {
     }
     const leave = bounds.tryTake(address, bytes);
     if (!leave) return { refused: 503, error: `too many ${name} bodies from this address` };
-    return placeIn(share, bytes, signal, leave);
+    return placeIn(share, bytes, waitUntil, leave);
   }
 }
 
@@ -115,8 +119,13 @@ function lane(name: Lane['name'], shareBytes: number, perAddress: number): Lane 
 }
 
 /** Waits in `share`; `leave` runs once, when the place is given up or released. */
-function placeIn(share: Slots, bytes: number, signal: AbortSignal, leave: () => void): Ticket {
-  const granted = share.take(signal, bytes);
+function placeIn(
+  share: Slots,
+  bytes: number,
+  waitUntil: () => AbortSignal,
+  leave: () => void,
+): Ticket {
+  const granted = share.tryTake(bytes) || share.take(waitUntil(), bytes);
   if (granted === false) leave();
   else if (granted !== true) void granted.then((ok) => ok || leave());
   return {

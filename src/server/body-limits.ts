@@ -37,8 +37,12 @@ export function limitBodiesInFlight(app: FastifyInstance): void {
     const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);
     if (declared > MAX_BODY_BYTES) return done();
     const bytes = Number.isFinite(declared) && declared >= 0 ? declared : MAX_BODY_BYTES;
-    const gaveUp = new AbortController();
-    const place = budgets.admit(bytes, request.socket.remoteAddress ?? '', gaveUp.signal);
+    let gaveUp: AbortController | undefined;
+    const waitUntilGivenUp = () => {
+      gaveUp = new AbortController();
+      return gaveUp.signal;
+    };
+    const place = budgets.admit(bytes, request.socket.remoteAddress ?? '', waitUntilGivenUp);
     if (place.refused) return refuse(reply, place.refused, place.error);
     const admitted = () => {
       reply.raw.once('close', () => place.release());
@@ -47,8 +51,9 @@ export function limitBodiesInFlight(app: FastifyInstance): void {
     if (place.granted === true) return admitted();
     if (place.granted === false) return refuse(reply, 503, 'too many bodies at once');
     // Node cuts the request off at the arrival limit anyway; this stops the wait with it.
-    const timer = setTimeout(() => gaveUp.abort(), ARRIVAL_LIMIT_MS);
-    request.raw.once('close', () => gaveUp.abort());
+    const giveUp = () => gaveUp?.abort();
+    const timer = setTimeout(giveUp, ARRIVAL_LIMIT_MS);
+    request.raw.once('close', giveUp);
     void place.granted.then((granted) => {
       clearTimeout(timer);
       if (granted && !request.raw.destroyed) return admitted();

@@ -6,6 +6,7 @@ import { Slots } from '../../src/runtime/index.js';
 import { BodyBudgets, type Refusal, type Ticket } from '../../src/server/body-budget.js';
 
 const NEVER = new AbortController().signal;
+const neverGivenUp = () => NEVER;
 
 describe('Slots, a byte each (the budget of each share)', () => {
   it('lets bodies in while they fit, and the next one when bytes come back', async () => {
@@ -145,24 +146,39 @@ describe('BodyBudgets: which share, and what is refused at once', () => {
   ])('%s', (_, requests, expected) => {
     const budgets = new BodyBudgets(SIZES);
     const outcomes = requests.map(([bytes, address]) =>
-      outcome(budgets.admit(bytes, address, NEVER)),
+      outcome(budgets.admit(bytes, address, neverGivenUp)),
     );
     expect(outcomes).toEqual(expected);
   });
 
+  it('asks for the signal that ends a wait only when the body must wait', () => {
+    const budgets = new BodyBudgets(SIZES);
+    let asked = 0;
+    const counted = () => {
+      asked++;
+      return NEVER;
+    };
+    expect(outcome(budgets.admit(7, 'b', counted))).toBe('taken');
+    expect(outcome(budgets.admit(5, 'c', counted))).toBe('taken');
+    expect(outcome(budgets.admit(13, 'a', counted))).toBe(413);
+    expect(asked).toBe(0);
+    expect(outcome(budgets.admit(5, 'a', counted))).toBe('waits');
+    expect(asked).toBe(1);
+  });
+
   it('a refusal takes nothing: the share and the address are as they were', () => {
     const budgets = new BodyBudgets(SIZES);
-    expect(outcome(budgets.admit(5, 'a', NEVER))).toBe('taken');
-    expect(outcome(budgets.admit(13, 'a', NEVER))).toBe(413);
-    expect(outcome(budgets.admit(4, 'a', NEVER))).toBe(503);
+    expect(outcome(budgets.admit(5, 'a', neverGivenUp))).toBe('taken');
+    expect(outcome(budgets.admit(13, 'a', neverGivenUp))).toBe(413);
+    expect(outcome(budgets.admit(4, 'a', neverGivenUp))).toBe(503);
     expect(budgets.heldBy('a')).toBe(5);
-    expect(outcome(budgets.admit(7, 'b', NEVER))).toBe('taken');
+    expect(outcome(budgets.admit(7, 'b', neverGivenUp))).toBe('taken');
   });
 });
 
 /** Two other addresses take the whole large share. */
 function fillLargeShare(budgets: BodyBudgets): Ticket[] {
-  const holders = [budgets.admit(7, 'b', NEVER), budgets.admit(5, 'c', NEVER)] as Ticket[];
+  const holders = [budgets.admit(7, 'b', neverGivenUp), budgets.admit(5, 'c', neverGivenUp)] as Ticket[];
   expect(holders.map(outcome)).toEqual(['taken', 'taken']);
   return holders;
 }
@@ -172,7 +188,7 @@ describe("BodyBudgets: an address's bytes come back", () => {
     [
       'when its body is released',
       async (budgets) => {
-        const place = budgets.admit(5, 'a', NEVER) as Ticket;
+        const place = budgets.admit(5, 'a', neverGivenUp) as Ticket;
         place.release();
       },
     ],
@@ -181,7 +197,7 @@ describe("BodyBudgets: an address's bytes come back", () => {
       async (budgets) => {
         const holders = fillLargeShare(budgets);
         const gaveUp = new AbortController();
-        const place = budgets.admit(5, 'a', gaveUp.signal) as Ticket;
+        const place = budgets.admit(5, 'a', () => gaveUp.signal) as Ticket;
         gaveUp.abort();
         expect(await place.granted).toBe(false);
         for (const holder of holders) holder.release();
@@ -191,7 +207,7 @@ describe("BodyBudgets: an address's bytes come back", () => {
       'when it waited, was let in, and is released',
       async (budgets) => {
         const holders = fillLargeShare(budgets);
-        const place = budgets.admit(5, 'a', NEVER) as Ticket;
+        const place = budgets.admit(5, 'a', neverGivenUp) as Ticket;
         for (const holder of holders) holder.release();
         expect(await place.granted).toBe(true);
         place.release();
@@ -200,7 +216,7 @@ describe("BodyBudgets: an address's bytes come back", () => {
     [
       'when it is refused holding nothing',
       async (budgets) => {
-        expect(outcome(budgets.admit(9, 'a', NEVER))).toBe(503);
+        expect(outcome(budgets.admit(9, 'a', neverGivenUp))).toBe(503);
       },
     ],
   ])('%s, and an address holding nothing is forgotten', async (_, act) => {
@@ -209,7 +225,7 @@ describe("BodyBudgets: an address's bytes come back", () => {
     expect(budgets.heldBy('a')).toBe(0);
     expect(budgets.addresses).toBe(0);
     // Every byte is back: the whole large share fits again, from the address's bound.
-    expect(outcome(budgets.admit(8, 'a', NEVER))).toBe('taken');
-    expect(outcome(budgets.admit(4, 'b', NEVER))).toBe('taken');
+    expect(outcome(budgets.admit(8, 'a', neverGivenUp))).toBe('taken');
+    expect(outcome(budgets.admit(4, 'b', neverGivenUp))).toBe('taken');
   });
 });
