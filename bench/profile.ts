@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${((idle / total) * 100).toFixed(1)} % idle\n`,
   );
-  print('self time by package / file', byPlace, 20);
+  print('self time by package / file', byPlace, Math.min(top, 40));
   print('self time by function', byFunction, top);
 }
 
