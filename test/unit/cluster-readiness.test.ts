@@ -2,6 +2,9 @@
 // control plane, node, webhook — to be ready for as long as the process lives: a
 // loaded machine is slow, not broken.
 
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { waitUntilReady } from '../../tools/cluster/processes.js';
 
@@ -12,12 +15,12 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function process() {
+function process(logFile = '/tmp/confighash.log') {
   let exit: (code: number) => void = () => {};
   const exited = new Promise<number | null>((resolve) => {
     exit = resolve;
   });
-  return { name: 'confighash', exited, logFile: '/tmp/confighash.log', exit };
+  return { name: 'confighash', exited, logFile, exit };
 }
 
 it('waits past 30 s while the process runs and is not ready yet', async () => {
@@ -34,12 +37,26 @@ it('waits past 30 s while the process runs and is not ready yet', async () => {
   expect(settled).toBe(true);
 });
 
-it('ends with the log file named when the process exits while starting', async () => {
-  const proc = process();
-  const waiting = waitUntilReady(proc, async () => false);
-  const outcome = expect(waiting).rejects.toThrow(/exited \(code 1\).*\/tmp\/confighash\.log/);
-  await vi.advanceTimersByTimeAsync(1_000);
-  proc.exit(1);
-  await vi.advanceTimersByTimeAsync(1_000);
-  await outcome;
+it("ends with the log file named and its last lines, which a run's clean-up may delete", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'confighash-readiness-'));
+  const logFile = join(dir, 'confighash.log');
+  const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+  await writeFile(
+    logFile,
+    `${[...lines, 'listen EADDRINUSE: address already in use'].join('\n')}\n`,
+  );
+  try {
+    const proc = process(logFile);
+    const waiting = waitUntilReady(proc, async () => false);
+    const outcome = expect(waiting).rejects.toThrow(
+      /exited \(code 1\).*confighash\.log, which ends:\nline 12\n(.|\n)*line 30\nlisten EADDRINUSE/,
+    );
+    await vi.advanceTimersByTimeAsync(1_000);
+    proc.exit(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await outcome;
+    await expect(waiting).rejects.not.toThrow(/line 11\n/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

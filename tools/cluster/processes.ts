@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 export interface ManagedProcess {
   readonly name: string;
@@ -88,13 +89,23 @@ export async function waitUntilReady(
   });
   for (;;) {
     if (exitCode !== undefined) {
+      // The log may be gone with the run's clean-up before anyone reads it: its end goes along.
       throw new Error(
-        `${process.name} exited (code ${exitCode}) while starting; see ${process.logFile}`,
+        `${process.name} exited (code ${exitCode}) while starting; see ${process.logFile}, which ends:\n${await logTail(process.logFile)}`,
       );
     }
     if (await isReady().catch(() => false)) return;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+const LOG_TAIL_LINES = 20;
+
+async function logTail(logFile: string): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(
+    (error: Error) => `(unreadable: ${error.message})`,
+  );
+  return text.trimEnd().split('\n').slice(-LOG_TAIL_LINES).join('\n');
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
