@@ -178,7 +178,10 @@ describe('BodyBudgets: which share, and what is refused at once', () => {
 
 /** Two other addresses take the whole large share. */
 function fillLargeShare(budgets: BodyBudgets): Ticket[] {
-  const holders = [budgets.admit(7, 'b', neverGivenUp), budgets.admit(5, 'c', neverGivenUp)] as Ticket[];
+  const holders = [
+    budgets.admit(7, 'b', neverGivenUp),
+    budgets.admit(5, 'c', neverGivenUp),
+  ] as Ticket[];
   expect(holders.map(outcome)).toEqual(['taken', 'taken']);
   return holders;
 }
