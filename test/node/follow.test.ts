@@ -37,13 +37,22 @@ let fixture: NodeFixture;
  * The canary row touches its canary twice within a minute (the bad value, then the fix) and
  * reads its rollout until it fails: a shorter minimum interval and canary poll than the
  * defaults (60 s, 5 s) keep it from waiting on them. Neither changes the handover row, which
- * touches one workload once. The debounce stays at its 10 s: the handover row's old leader,
- * deleted just before the change, must be gone before its debounce could let it touch. Debug
- * lines, for the handover row to read the new leader's verdict on each change it saw.
+ * touches one workload once. The canary row waits out the debounce after each change: 3 s,
+ * not the default 10 s. The handover row proves that the new leader, not the old one, touched
+ * (its ConfigChanged Event's reportingInstance): the old leader, whose pod is deleted just
+ * before the change, gets SIGTERM and stops following within a second of the deletion, far
+ * inside its debounce. Debug lines, for the handover row to read the new leader's verdict on
+ * each change it saw.
  */
-const FOLLOW_ARGS = ['--follow-min-interval=1s', '--follow-canary-poll=1s', '--log-level=debug'];
-/** The follower's debounce (10 s), less the time between its log line of a change and its timer. */
-const VERDICT_NOT_BEFORE_MS = 10_000 - 250;
+const DEBOUNCE_MS = 3_000;
+const FOLLOW_ARGS = [
+  `--follow-debounce=${DEBOUNCE_MS / 1000}s`,
+  '--follow-min-interval=1s',
+  '--follow-canary-poll=1s',
+  '--log-level=debug',
+];
+/** The follower's debounce, less the time between its log line of a change and its timer. */
+const VERDICT_NOT_BEFORE_MS = DEBOUNCE_MS - 250;
 
 beforeAll(async () => {
   fixture = await attachNodeFixture();
@@ -221,6 +230,19 @@ async function expectRolledToNewGreeting(startRevision: number): Promise<void> {
   expect(await fixture.k(['logs', '-n', NS, appPods[0]!.metadata.name])).toContain(
     'greeting=bonjour',
   );
+}
+
+/** The app's ConfigChanged Events (one per touch) were all reported by `leader`'s pod. */
+async function expectTouchedOnlyBy(leader: string): Promise<void> {
+  const { items } = await fixture.json<{ items: { reportingInstance?: string }[] }>([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    NS,
+    '--field-selector',
+    'reason=ConfigChanged',
+  ]);
+  expect(items.map((event) => event.reportingInstance)).toEqual([leader]);
 }
 
 interface FollowLine {
@@ -519,7 +541,9 @@ describe('follow mode on a real node', () => {
     const handover = await waitForAnotherLeader(leaderLease);
     await expectReleasedOnSigterm(oldLeader, handover, oldLeaderLog);
     await expectRolledToNewGreeting(startRevision);
-    await expectNoFurtherRollout(startRevision, oldLeader, handover.lease.spec.holderIdentity!);
+    const newLeader = handover.lease.spec.holderIdentity!;
+    await expectNoFurtherRollout(startRevision, oldLeader, newLeader);
+    await expectTouchedOnlyBy(newLeader);
   });
 
   it('a value that crashes the canary halts the fan-out at ProgressDeadlineExceeded: four keep their old pods; the fix rolls all five, canary first', async () => {
