@@ -17,7 +17,7 @@ import { type ControlPlane, startControlPlane } from '../../tools/cluster/contro
 import { httpRequest } from '../../tools/cluster/http.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { generateClientCertificate } from '../../tools/cluster/pki.js';
-import { freePort } from '../../tools/cluster/ports.js';
+import { type HeldPort, holdFreePort } from '../../tools/cluster/ports.js';
 import {
   type LocalWebhook,
   registerLocalWebhook,
@@ -35,6 +35,11 @@ let kubectl: Kubectl;
 let k: (args: readonly string[], input?: string) => Promise<string>;
 let webhook: LocalWebhook | undefined;
 let open: LocalWebhook | undefined;
+/**
+ * The webhook's ports, named in the apiserver's configuration before it starts: held until the
+ * webhook starts, for while the control plane starts other processes ask the kernel for ports.
+ */
+let heldPorts: HeldPort[] = [];
 
 /** The kubeconfig the apiserver reads for its webhook calls: one user, named as it looks it up. */
 function webhookKubeconfig(hostPort: string, certificate: { cert: string; key: string }): string {
@@ -76,7 +81,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'confighash-client-auth-'));
   const clientCa = await generateCertificateAuthority('apiserver client CA', 1);
   const apiserverClient = await generateClientCertificate(clientCa, 'kube-apiserver', []);
-  const [port, probePort] = [await freePort(), await freePort()];
+  heldPorts = [await holdFreePort(), await holdFreePort()];
+  const [port, probePort] = heldPorts.map((held) => held.port) as [number, number];
   const files = {
     clientCa: join(dir, 'client-ca.crt'),
     kubeconfig: join(dir, 'webhook.kubeconfig'),
@@ -94,6 +100,7 @@ beforeAll(async () => {
   kubectl = kubectlFor(controlPlane.kubeconfig);
   k = strictKubectl(kubectl);
   const options = { kubeconfig: controlPlane.kubeconfig, log };
+  await releaseHeldPorts();
   [webhook, open] = await Promise.all([
     startLocalWebhook({
       ...options,
@@ -108,7 +115,12 @@ beforeAll(async () => {
   await registerLocalWebhook(kubectl, webhook);
 });
 
+async function releaseHeldPorts(): Promise<void> {
+  await Promise.all(heldPorts.map((held) => held.release()));
+}
+
 afterAll(async () => {
+  await releaseHeldPorts();
   await open?.stop();
   await webhook?.stop();
   await controlPlane?.stop();

@@ -11,7 +11,7 @@
 // is not written; the next reconcile (same commit) writes it. In a `follow`
 // namespace follow mode rolls it at once. Config + image in one commit rolls once.
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,55 @@ const file = e2eFile([], {
     if (repos) await rm(repos, { recursive: true, force: true });
   },
 });
+
+/** Follow mode's debounce (LOCAL_FOLLOW_ARGS), less the time between its log line of a change and its timer. */
+const VERDICT_NOT_BEFORE_MS = 2_000 - 250;
+
+interface FollowLogEntry {
+  time: number;
+  msg: string;
+  namespace?: string;
+  name?: string;
+  workload?: string;
+}
+
+async function followLog(): Promise<FollowLogEntry[]> {
+  const text = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
+  // JSON lines only: the runtime's own warnings may share the file.
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as FollowLogEntry);
+}
+
+/**
+ * Waits until follow mode has seen a change of Deployment `web`'s sources since `since` and
+ * judged each change it saw after its debounce; returns those verdicts. A roll it owed would
+ * be its verdict, so what is asked after this sees it.
+ */
+async function followVerdictsSince(ns: string, since: number): Promise<string[]> {
+  let verdicts: string[] = [];
+  await waitUntil(async () => {
+    const entries = (await followLog()).filter(
+      (entry) => entry.namespace === ns && entry.time >= since,
+    );
+    const seen = entries.filter(
+      (entry) => entry.msg === 'follow: change seen' && entry.workload === 'Deployment/web',
+    );
+    const judged = entries.filter(
+      (entry) =>
+        ['follow: touched', 'follow: nothing to roll'].includes(entry.msg) && entry.name === 'web',
+    );
+    verdicts = judged.map((entry) => entry.msg);
+    return (
+      seen.length > 0 &&
+      seen.every((change) =>
+        judged.some((verdict) => verdict.time >= change.time + VERDICT_NOT_BEFORE_MS),
+      )
+    );
+  }, `follow mode's verdict on the change in ${ns}`);
+  return verdicts;
+}
 
 /** A Kustomization's path in a Git repository: what the commits write, what a reconcile applies. */
 interface FluxApp {
@@ -149,10 +198,11 @@ describe('Flux (kustomize-controller apply) in a follow namespace', () => {
     await app.commit('v: 1');
     await app.reconcile();
     await app.commit('v: 2', 'registry.example/app:2');
+    const reconcileStarted = Date.now();
     expect(await app.reconcile()).toEqual({ configMap: 'configured', deployment: 'configured' });
     expect(await app.revision()).toBe(2);
     // Follow mode finds nothing to touch: the write already carried the new hash.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(await followVerdictsSince(app.ns, reconcileStarted)).not.toContain('follow: touched');
     expect(await app.reconcile()).toEqual({ configMap: 'unchanged', deployment: 'unchanged' });
     expect(await app.revision()).toBe(2);
   });

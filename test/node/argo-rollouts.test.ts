@@ -35,7 +35,7 @@ const REPLICAS = 2;
 const POD_TEMPLATE_HASH = 'rollouts-pod-template-hash';
 /** Follow mode's resync, short so that the test sees one after the roll. */
 const FOLLOW_ARGS = [
-  '--follow-resync=5s',
+  '--follow-resync=2s',
   '--follow-debounce=1s',
   '--follow-min-interval=1s',
   // The resync's line is a debug line.
@@ -252,7 +252,7 @@ describe('Argo Rollouts with its own controller on a real node', () => {
     expect([...(await replicaSets()).keys()].sort()).toEqual([first, second].sort());
     expect((await followLines('follow: touched')) - touchedBefore).toBe(1);
 
-    // Follow's next two resyncs after the rollout (every 5 s here) roll nothing: against the
+    // Follow's next two resyncs after the rollout (every 2 s here) roll nothing: against the
     // index, the Rollout's sources have not moved since the touch evaluated it.
     const resyncsBefore = await resyncs();
     await waitUntil(

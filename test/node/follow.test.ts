@@ -37,10 +37,22 @@ let fixture: NodeFixture;
  * The canary row touches its canary twice within a minute (the bad value, then the fix) and
  * reads its rollout until it fails: a shorter minimum interval and canary poll than the
  * defaults (60 s, 5 s) keep it from waiting on them. Neither changes the handover row, which
- * touches one workload once. The debounce stays at its 10 s: the handover row's old leader,
- * deleted just before the change, must be gone before its debounce could let it touch.
+ * touches one workload once. The canary row waits out the debounce after each change: 3 s,
+ * not the default 10 s. The handover row proves that the new leader, not the old one, touched
+ * (its ConfigChanged Event's reportingInstance): the old leader, whose pod is deleted just
+ * before the change, gets SIGTERM and stops following within a second of the deletion, far
+ * inside its debounce. Debug lines, for the handover row to read the new leader's verdict on
+ * each change it saw.
  */
-const FOLLOW_ARGS = ['--follow-min-interval=1s', '--follow-canary-poll=1s'];
+const DEBOUNCE_MS = 3_000;
+const FOLLOW_ARGS = [
+  `--follow-debounce=${DEBOUNCE_MS / 1000}s`,
+  '--follow-min-interval=1s',
+  '--follow-canary-poll=1s',
+  '--log-level=debug',
+];
+/** The follower's debounce, less the time between its log line of a change and its timer. */
+const VERDICT_NOT_BEFORE_MS = DEBOUNCE_MS - 250;
 
 beforeAll(async () => {
   fixture = await attachNodeFixture();
@@ -220,9 +232,74 @@ async function expectRolledToNewGreeting(startRevision: number): Promise<void> {
   );
 }
 
-/** Exactly once: past another debounce window and resync of the new leader, nothing more. */
-async function expectNoFurtherRollout(startRevision: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 25_000));
+/** The app's ConfigChanged Events (one per touch) were all reported by `leader`'s pod. */
+async function expectTouchedOnlyBy(leader: string): Promise<void> {
+  const { items } = await fixture.json<{ items: { reportingInstance?: string }[] }>([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    NS,
+    '--field-selector',
+    'reason=ConfigChanged',
+  ]);
+  expect(items.map((event) => event.reportingInstance)).toEqual([leader]);
+}
+
+interface FollowLine {
+  time: number;
+  msg: string;
+  namespace?: string;
+  name?: string;
+  workload?: string;
+}
+
+/** The JSON log lines of one confighash-follow pod. */
+async function followLog(pod: string): Promise<FollowLine[]> {
+  const text = await fixture.k(['logs', '-n', SYSTEM_NAMESPACE, pod, '--tail=-1']);
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as FollowLine);
+}
+
+/**
+ * Whether `leader` has judged every change of the app's sources it saw, each after its
+ * debounce: a touch, or nothing to roll. A change it saw and has not judged yet may still roll.
+ */
+async function judgedEveryChangeSeen(leader: string): Promise<boolean> {
+  const lines = (await followLog(leader)).filter((line) => line.namespace === NS);
+  const verdicts = lines.filter(
+    (line) =>
+      ['follow: touched', 'follow: nothing to roll'].includes(line.msg) && line.name === 'app',
+  );
+  return lines
+    .filter((line) => line.msg === 'follow: change seen' && line.workload === 'Deployment/app')
+    .every((seen) => verdicts.some((verdict) => verdict.time >= seen.time + VERDICT_NOT_BEFORE_MS));
+}
+
+/**
+ * Exactly once: nothing is left that could roll it again — the old leader's pod is gone, and
+ * the new leader (which evaluated everything on taking the lead) has judged every change it
+ * saw, past its debounce — and it rolled once.
+ */
+async function expectNoFurtherRollout(
+  startRevision: number,
+  oldLeader: string,
+  newLeader: string,
+): Promise<void> {
+  await waitUntil(
+    async () =>
+      (await fixture.kubectl(['get', 'pod', oldLeader, '-n', SYSTEM_NAMESPACE])).stderr.includes(
+        'NotFound',
+      ),
+    `the old leader's pod ${oldLeader} to be gone`,
+    120_000,
+  );
+  await waitUntil(
+    () => judgedEveryChangeSeen(newLeader),
+    `the new leader's verdict on every change it saw`,
+    60_000,
+  );
   expect(await revision()).toBe(startRevision + 1);
 }
 
@@ -464,7 +541,9 @@ describe('follow mode on a real node', () => {
     const handover = await waitForAnotherLeader(leaderLease);
     await expectReleasedOnSigterm(oldLeader, handover, oldLeaderLog);
     await expectRolledToNewGreeting(startRevision);
-    await expectNoFurtherRollout(startRevision);
+    const newLeader = handover.lease.spec.holderIdentity!;
+    await expectNoFurtherRollout(startRevision, oldLeader, newLeader);
+    await expectTouchedOnlyBy(newLeader);
   });
 
   it('a value that crashes the canary halts the fan-out at ProgressDeadlineExceeded: four keep their old pods; the fix rolls all five, canary first', async () => {

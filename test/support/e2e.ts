@@ -10,7 +10,11 @@ import { afterAll, beforeAll } from 'vitest';
 import { HASH } from '../../src/workload/annotations.js';
 import type { ControlPlane } from '../../tools/cluster/control-plane.js';
 import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
-import { type LocalWebhook, withRegisteredWebhook } from '../../tools/cluster/webhook.js';
+import {
+  type LocalWebhook,
+  startLocalWebhook,
+  withRegisteredWebhook,
+} from '../../tools/cluster/webhook.js';
 import {
   type AdminTls,
   adminTls,
@@ -50,12 +54,13 @@ export interface E2eCluster extends SharedControlPlane {
 /**
  * This file's share of its worker's control plane (one per worker: files of one worker run one
  * after another, so what is new when a file ends is its own); `stop()` puts it back as it was.
+ * `dir`: the file's directory, made already (default: a new one).
  */
-export async function useSharedControlPlane(): Promise<SharedControlPlane> {
+export async function useSharedControlPlane(dir?: string): Promise<SharedControlPlane> {
   const controlPlane = thisWorkersCluster('controlPlanes');
   const kubectl = kubectlFor(controlPlane.kubeconfig);
   const before: ClusterState = await snapshotCluster(kubectl);
-  const dir = await mkdtemp(join(tmpdir(), 'confighash-e2e-'));
+  dir ??= await newFileDir();
   return {
     controlPlane,
     dir,
@@ -68,19 +73,43 @@ export async function useSharedControlPlane(): Promise<SharedControlPlane> {
   };
 }
 
-/** The registered webhook with `webhookArgs`; with `followArgs`, `confighash follow` beside it. */
+function newFileDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'confighash-e2e-'));
+}
+
+/**
+ * The registered webhook with `webhookArgs`; with `followArgs`, `confighash follow` beside it.
+ * The webhook process starts while the file's snapshot waits for the namespaces of the file
+ * before to go (the namespace controller's fixed 5 s): it writes nothing to the cluster, and is
+ * registered only once the snapshot is taken, so that its registration is the file's to remove.
+ */
 export async function startE2eCluster(
   webhookArgs: readonly string[] = [],
   followArgs?: readonly string[],
 ): Promise<E2eCluster> {
   const log = verboseLog();
-  const shared = await useSharedControlPlane();
-  return withRegisteredWebhook(shared, shared.kubectl, {
-    dir: shared.dir,
-    kubeconfig: shared.controlPlane.kubeconfig,
-    extraArgs: webhookArgs,
+  const dir = await newFileDir();
+  const [shared, started] = await Promise.allSettled([
+    useSharedControlPlane(dir),
+    startLocalWebhook({
+      dir,
+      kubeconfig: thisWorkersCluster('controlPlanes').kubeconfig,
+      extraArgs: webhookArgs,
+      log,
+    }),
+  ]);
+  if (shared.status === 'rejected' || started.status === 'rejected') {
+    if (started.status === 'fulfilled') await started.value.stop();
+    if (shared.status === 'fulfilled') await shared.value.stop();
+    else await rm(dir, { recursive: true, force: true });
+    throw shared.status === 'rejected' ? shared.reason : (started as PromiseRejectedResult).reason;
+  }
+  return withRegisteredWebhook(shared.value, shared.value.kubectl, {
+    dir,
+    kubeconfig: shared.value.controlPlane.kubeconfig,
     ...(followArgs ? { followArgs } : {}),
     log,
+    started: started.value,
   });
 }
 

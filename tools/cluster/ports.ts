@@ -3,29 +3,54 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
+/** A free loopback port, listened on until `release()`: no other asker gets it meanwhile. */
+export interface HeldPort {
+  readonly port: number;
+  release(): Promise<void>;
+}
+
 /**
- * Every port this process has handed out. A port is free only until something binds it, and the
- * kernel may offer a port it offered before to the next ask: a webhook whose port was chosen
- * before a control plane started must not find one of the control plane's there.
+ * Every port this process has handed out. A port let go may be offered again to the next ask,
+ * in this process too: two webhooks started side by side, one on a port named earlier and let
+ * go just before, must not be given the same one.
  */
 const handedOut = new Set<number>();
 
-export async function freePort(): Promise<number> {
+/**
+ * For a port that must be named long before its process listens on it (in a configuration
+ * read by another process that starts first): a port only asked for and let go can be handed
+ * to anyone asking in between, and the process that listens later then fails (EADDRINUSE).
+ */
+export async function holdFreePort(): Promise<HeldPort> {
   for (;;) {
-    const port = await unboundPort();
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    return port;
+    const held = await listenOnFreePort();
+    if (!handedOut.has(held.port)) {
+      handedOut.add(held.port);
+      return held;
+    }
+    await held.release();
   }
 }
 
-async function unboundPort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  const held = await holdFreePort();
+  await held.release();
+  return held.port;
+}
+
+async function listenOnFreePort(): Promise<HeldPort> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  const release = async () => {
+    if (!server.listening) return;
+    server.close();
+    await once(server, 'close');
+  };
   const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
+  if (address === null || typeof address === 'string') {
+    await release();
+    throw new Error('no free port');
+  }
+  return { port: address.port, release };
 }

@@ -149,22 +149,26 @@ export async function startLocalFollower(
 /**
  * The webhook from this source beside `host` (a control plane, or a test file's share of one),
  * registered against it, and with `followArgs` a `confighash follow` beside it with the same
- * hash key: `stop()` stops them, then the host. When starting or registering fails, what
+ * hash key: `stop()` stops them, then the host. `started`: the webhook, started already (it is
+ * then registered, and stopped with the rest). When starting or registering fails, what
  * started and the host are stopped before the error is thrown.
  */
 export async function withRegisteredWebhook<Host extends { stop(): Promise<void> }>(
   host: Host,
   kubectl: Kubectl,
-  options: WebhookOptions & { readonly followArgs?: readonly string[] },
+  options: WebhookOptions & {
+    readonly followArgs?: readonly string[];
+    readonly started?: LocalWebhook;
+  },
 ): Promise<Host & { readonly webhook: LocalWebhook }> {
-  let webhook: LocalWebhook | undefined;
+  let webhook: LocalWebhook | undefined = options.started;
   let follower: LocalFollower | undefined;
   const stopStarted = async () => {
     await follower?.stop();
     await webhook?.stop();
   };
   try {
-    webhook = await startLocalWebhook(options);
+    webhook ??= await startLocalWebhook(options);
     await registerLocalWebhook(kubectl, webhook);
     if (options.followArgs) {
       follower = await startLocalFollower({
