@@ -26,6 +26,7 @@ import {
   yamlDocuments,
 } from '../support/e2e.js';
 import { fluxReconcile } from '../support/flux.js';
+import { followLogEntries, judgedEveryChange } from '../support/follow-log.js';
 
 let repos: string;
 let counter = 0;
@@ -43,48 +44,23 @@ const file = e2eFile([], {
 /** Follow mode's debounce (LOCAL_FOLLOW_ARGS), less the time between its log line of a change and its timer. */
 const VERDICT_NOT_BEFORE_MS = 2_000 - 250;
 
-interface FollowLogEntry {
-  time: number;
-  msg: string;
-  namespace?: string;
-  name?: string;
-  workload?: string;
-}
-
-async function followLog(): Promise<FollowLogEntry[]> {
-  const text = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
-  // JSON lines only: the runtime's own warnings may share the file.
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as FollowLogEntry);
-}
-
 /**
  * Waits until follow mode has seen a change of Deployment `web`'s sources since `since` and
  * judged each change it saw after its debounce; returns those verdicts. A roll it owed would
  * be its verdict, so what is asked after this sees it.
  */
-async function followVerdictsSince(ns: string, since: number): Promise<string[]> {
-  let verdicts: string[] = [];
+async function followVerdictsSince(ns: string, since: number): Promise<readonly string[]> {
+  let verdicts: readonly string[] = [];
   await waitUntil(async () => {
-    const entries = (await followLog()).filter(
-      (entry) => entry.namespace === ns && entry.time >= since,
-    );
-    const seen = entries.filter(
-      (entry) => entry.msg === 'follow: change seen' && entry.workload === 'Deployment/web',
-    );
-    const judged = entries.filter(
-      (entry) =>
-        ['follow: touched', 'follow: nothing to roll'].includes(entry.msg) && entry.name === 'web',
-    );
-    verdicts = judged.map((entry) => entry.msg);
-    return (
-      seen.length > 0 &&
-      seen.every((change) =>
-        judged.some((verdict) => verdict.time >= change.time + VERDICT_NOT_BEFORE_MS),
-      )
-    );
+    const log = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
+    const judged = judgedEveryChange(followLogEntries(log), {
+      namespace: ns,
+      deployment: 'web',
+      since,
+      verdictNotBeforeMs: VERDICT_NOT_BEFORE_MS,
+    });
+    verdicts = judged?.verdicts ?? [];
+    return judged !== undefined && judged.changesSeen > 0;
   }, `follow mode's verdict on the change in ${ns}`);
   return verdicts;
 }

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { LOCAL_FOLLOW_ARGS } from '../../tools/cluster/main.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { e2eFile, namespace, secret, waitUntil, yamlDocuments } from '../support/e2e.js';
+import { followLogEntries, judgedEveryChange } from '../support/follow-log.js';
 import { type HelmMajor, helmAgainst, helmOrSkip } from '../support/helm.js';
 
 const APP_CHART = join(REPO_ROOT, 'test/fixtures/helm/app');
@@ -30,25 +31,6 @@ const file = e2eFile([], {
 
 type Mode = 'true' | 'follow';
 
-interface FollowLogEntry {
-  time: number;
-  msg: string;
-  namespace?: string;
-  name?: string;
-  workload?: string;
-}
-
-async function followLog(): Promise<FollowLogEntry[]> {
-  const text = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
-  // JSON lines only: the runtime's own warnings may share the file.
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as FollowLogEntry);
-}
-
-const VERDICTS = ['follow: touched', 'follow: nothing to roll'];
-
 /**
  * Waits until follow mode has judged every change of the release's sources it saw since
  * `since`: each `change seen` has a verdict (a touch, or nothing to roll) made after its
@@ -59,21 +41,14 @@ async function followJudgedChangesSince(ns: string, since: number): Promise<void
   await new Promise((resolve) => setTimeout(resolve, WATCH_DELIVERY_MS));
   await waitUntil(
     async () => {
-      const entries = await followLog();
-      const verdicts = entries.filter(
-        (entry) => VERDICTS.includes(entry.msg) && entry.namespace === ns && entry.name === RELEASE,
-      );
-      return entries
-        .filter(
-          (entry) =>
-            entry.msg === 'follow: change seen' &&
-            entry.namespace === ns &&
-            entry.workload === `Deployment/${RELEASE}` &&
-            entry.time >= since,
-        )
-        .every((seen) =>
-          verdicts.some((verdict) => verdict.time >= seen.time + VERDICT_NOT_BEFORE_MS),
-        );
+      const log = await readFile(join(file.e2e.dir, 'confighash-follow.log'), 'utf8');
+      const judged = judgedEveryChange(followLogEntries(log), {
+        namespace: ns,
+        deployment: RELEASE,
+        since,
+        verdictNotBeforeMs: VERDICT_NOT_BEFORE_MS,
+      });
+      return judged !== undefined;
     },
     `follow mode's verdict on what changed in ${ns}`,
     20_000,

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANARY, HASH } from '../../src/workload/annotations.js';
 import type { KubectlResult } from '../../tools/cluster/kubectl.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
+import { followLogEntries, judgedEveryChange } from '../support/follow-log.js';
 import {
   attachNodeFixture,
   changeGreeting,
@@ -37,14 +38,14 @@ let fixture: NodeFixture;
  * The canary row touches its canary twice within a minute (the bad value, then the fix) and
  * reads its rollout until it fails: a shorter minimum interval and canary poll than the
  * defaults (60 s, 5 s) keep it from waiting on them. Neither changes the handover row, which
- * touches one workload once. The canary row waits out the debounce after each change: 3 s,
+ * touches one workload once. The canary row waits out the debounce after each change: 5 s,
  * not the default 10 s. The handover row proves that the new leader, not the old one, touched
  * (its ConfigChanged Event's reportingInstance): the old leader, whose pod is deleted just
  * before the change, gets SIGTERM and stops following within a second of the deletion, far
  * inside its debounce. Debug lines, for the handover row to read the new leader's verdict on
  * each change it saw.
  */
-const DEBOUNCE_MS = 3_000;
+const DEBOUNCE_MS = 5_000;
 const FOLLOW_ARGS = [
   `--follow-debounce=${DEBOUNCE_MS / 1000}s`,
   '--follow-min-interval=1s',
@@ -245,36 +246,18 @@ async function expectTouchedOnlyBy(leader: string): Promise<void> {
   expect(items.map((event) => event.reportingInstance)).toEqual([leader]);
 }
 
-interface FollowLine {
-  time: number;
-  msg: string;
-  namespace?: string;
-  name?: string;
-  workload?: string;
-}
-
-/** The JSON log lines of one confighash-follow pod. */
-async function followLog(pod: string): Promise<FollowLine[]> {
-  const text = await fixture.k(['logs', '-n', SYSTEM_NAMESPACE, pod, '--tail=-1']);
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as FollowLine);
-}
-
 /**
  * Whether `leader` has judged every change of the app's sources it saw, each after its
  * debounce: a touch, or nothing to roll. A change it saw and has not judged yet may still roll.
  */
 async function judgedEveryChangeSeen(leader: string): Promise<boolean> {
-  const lines = (await followLog(leader)).filter((line) => line.namespace === NS);
-  const verdicts = lines.filter(
-    (line) =>
-      ['follow: touched', 'follow: nothing to roll'].includes(line.msg) && line.name === 'app',
-  );
-  return lines
-    .filter((line) => line.msg === 'follow: change seen' && line.workload === 'Deployment/app')
-    .every((seen) => verdicts.some((verdict) => verdict.time >= seen.time + VERDICT_NOT_BEFORE_MS));
+  const log = await fixture.k(['logs', '-n', SYSTEM_NAMESPACE, leader, '--tail=-1']);
+  const judged = judgedEveryChange(followLogEntries(log), {
+    namespace: NS,
+    deployment: 'app',
+    verdictNotBeforeMs: VERDICT_NOT_BEFORE_MS,
+  });
+  return judged !== undefined;
 }
 
 /**
