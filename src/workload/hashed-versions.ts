@@ -62,7 +62,8 @@ export function readHashedVersions(
   const { keyId, hash } = made;
   if (value === undefined || hash === undefined || refs.length === 0) return undefined;
   const space = value.indexOf(' ');
-  if (space < 0 || value.slice(0, space) !== bindingOf({ keyId, hash }, refs)) return undefined;
+  const binding = bindingOf({ keyId, hash }, [...refs].sort(compareSources));
+  if (space < 0 || value.slice(0, space) !== binding) return undefined;
   const versions = new Map<string, string>();
   for (const entry of value.slice(space + 1).split(',')) {
     const equals = entry.lastIndexOf('=');
@@ -81,11 +82,12 @@ export function readHashedVersions(
 
 /**
  * The first 16 hex characters of SHA-256 over the key's id, the hash and every ref as the
- * template selects it. The key's id is itself a digest; it is never written on its own.
+ * template selects it, `sortedRefs` in compareSources order. The key's id is itself a digest;
+ * it is never written on its own.
  */
-function bindingOf({ keyId, hash }: HashMadeWith, refs: readonly SourceRef[]): string {
+function bindingOf({ keyId, hash }: HashMadeWith, sortedRefs: readonly SourceRef[]): string {
   const digest = createHash('sha256').update(`${keyId}\n${hash}`);
-  for (const ref of [...refs].sort(compareSources)) digest.update(`\n${describeRef(ref)}`);
+  for (const ref of sortedRefs) digest.update(`\n${describeRef(ref)}`);
   return digest.digest('hex').slice(0, BINDING_LENGTH);
 }
 
