@@ -535,23 +535,67 @@ const DISRUPTION_RATE = 12;
 const LOAD_LEAD_MS = 3_000;
 const LOAD_TAIL_MS = 3_000;
 
+/**
+ * Applies of the probe before a row gives up on its namespace. The probe is the row's setup, not
+ * its measure: a first write that falls open outside the row's window (once in CI, right after
+ * the delete row, cause not recorded then) is applied again — it is an UPDATE the webhook hashes
+ * — and what the apiserver and the webhook said of it is printed, never hidden.
+ */
+const PROBE_APPLIES = 3;
+
 /** A namespace with the ConfigMap the load's workloads reference; returns their hash. */
 async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<string> {
   await fixture.k(
     ['apply', '--server-side', '-f', '-'],
     yamlDocuments(namespace(ns, 'true'), configMap(ns, 'load-config', { LEVEL: 'info' })),
   );
-  await fixture.k(
-    ['apply', '--server-side', '-f', '-'],
-    yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
-  );
+  for (let attempt = 1; ; attempt++) {
+    const before = await webhookCounters(fixture);
+    const applied = await fixture.kubectl(
+      ['apply', '--server-side', '-f', '-'],
+      yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
+    );
+    if (applied.code !== 0) throw new Error(`the probe's apply in ${ns} failed: ${applied.stderr}`);
+    const hash = await probeHash(fixture, ns);
+    if (hash) return hash;
+    const why = await whyUnhashed(fixture, ns, before, applied.stderr);
+    if (attempt === PROBE_APPLIES)
+      throw new Error(`the probe workload in ${ns} got no hash in ${attempt} applies; ${why}`);
+    console.warn(`${ns}: the probe's apply ${attempt} got no hash, applying again; ${why}`);
+  }
+}
+
+async function probeHash(fixture: NodeFixture, ns: string): Promise<string | undefined> {
   const probe = await fixture.json<{
     spec: { template: { metadata: { annotations?: Record<string, string> } } };
   }>(['get', 'deployment', 'probe', '-n', ns]);
   const hash = probe.spec.template.metadata.annotations?.[HASH];
-  if (!hash || !/^[0-9a-f]{64}$/.test(hash))
-    throw new Error(`the probe workload in ${ns} got no hash`);
-  return hash;
+  return hash && /^[0-9a-f]{64}$/.test(hash) ? hash : undefined;
+}
+
+/** What the apiserver counted, kubectl warned and the webhook logged of a write left without a hash. */
+async function whyUnhashed(
+  fixture: NodeFixture,
+  ns: string,
+  before: Awaited<ReturnType<typeof webhookCounters>>,
+  kubectlStderr: string,
+): Promise<string> {
+  const after = await webhookCounters(fixture);
+  const logs = await fixture.kubectl([
+    'logs',
+    '-n',
+    SYSTEM_NAMESPACE,
+    '-l',
+    WEBHOOK_PODS,
+    '--prefix',
+    '--tail=400',
+  ]);
+  const logLines = logs.stdout.split('\n').filter((line) => line.includes(ns));
+  return [
+    `apiserver fail-open +${after.failOpen - before.failOpen}, webhook errors +${after.errors - before.errors}`,
+    `kubectl: ${kubectlStderr.trim() || '(nothing on stderr)'}`,
+    `webhook log lines naming ${ns}: ${logLines.join('\n') || '(none)'}`,
+  ].join('; ');
 }
 
 export interface DisruptionResult {
