@@ -68,8 +68,24 @@ function collectionPath(namespace: string, kind: string): string {
   return path.replace('NS', encodeURIComponent(namespace));
 }
 
-async function adminGet<T>(admin: AdminTls, path: string): Promise<T | undefined> {
+/**
+ * The names of a collection's objects (its path, with any query), read as metadata only: a
+ * clean-up's list of CRDs would otherwise carry their schemas.
+ */
+export async function listNames(admin: AdminTls, path: string): Promise<string[]> {
+  const list = await adminGet<{ items: { metadata: { name: string } }[] }>(admin, path, {
+    accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  });
+  return (list?.items ?? []).map((item) => item.metadata.name);
+}
+
+async function adminGet<T>(
+  admin: AdminTls,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<T | undefined> {
   const response = await httpRequest(new URL(path, admin.server), {
+    headers,
     ca: admin.ca,
     cert: admin.cert,
     key: admin.key,

@@ -7,33 +7,66 @@
 
 import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
-import { type AdminTls, adminTls } from './admin-api.js';
+import { type AdminTls, adminTls, listNames } from './admin-api.js';
 import { restAfterTry } from './poll.js';
 
+/**
+ * A kind the clean-up reads: its API collection, and the name kubectl gives its objects
+ * (`-o name`), which `kubectl delete` takes back.
+ */
+interface Kind {
+  readonly collection: string;
+  readonly kubectlName: string;
+}
+
+const kind = (collection: string, kubectlName: string): Kind => ({ collection, kubectlName });
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const IN_DEFAULT = 'namespaces/default';
+
+const NAMESPACES = kind('/api/v1/namespaces', 'namespace');
 /** Cluster-scoped kinds that an install or a test makes (RBAC, webhooks, policies, CRDs). */
 const CLUSTER_KINDS = [
-  'mutatingwebhookconfigurations',
-  'validatingwebhookconfigurations',
-  'validatingadmissionpolicies',
-  'validatingadmissionpolicybindings',
-  'clusterroles',
-  'clusterrolebindings',
-  'customresourcedefinitions',
+  kind(
+    `${ADMISSION}/mutatingwebhookconfigurations`,
+    'mutatingwebhookconfiguration.admissionregistration.k8s.io',
+  ),
+  kind(
+    `${ADMISSION}/validatingwebhookconfigurations`,
+    'validatingwebhookconfiguration.admissionregistration.k8s.io',
+  ),
+  kind(
+    `${ADMISSION}/validatingadmissionpolicies`,
+    'validatingadmissionpolicy.admissionregistration.k8s.io',
+  ),
+  kind(
+    `${ADMISSION}/validatingadmissionpolicybindings`,
+    'validatingadmissionpolicybinding.admissionregistration.k8s.io',
+  ),
+  kind(`${RBAC}/clusterroles`, 'clusterrole.rbac.authorization.k8s.io'),
+  kind(`${RBAC}/clusterrolebindings`, 'clusterrolebinding.rbac.authorization.k8s.io'),
+  kind(
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    'customresourcedefinition.apiextensions.k8s.io',
+  ),
 ];
 /** What tests make in `default`: follow Leases (--lease-namespace=default) and their Events. */
 const DEFAULT_NAMESPACE_KINDS = [
-  'leases.coordination.k8s.io',
-  'events',
-  'configmaps',
-  'secrets',
-  'deployments',
-  'serviceaccounts',
-  'roles',
-  'rolebindings',
+  kind(`/apis/coordination.k8s.io/v1/${IN_DEFAULT}/leases`, 'lease.coordination.k8s.io'),
+  kind(`/api/v1/${IN_DEFAULT}/events`, 'event'),
+  kind(`/api/v1/${IN_DEFAULT}/configmaps`, 'configmap'),
+  kind(`/api/v1/${IN_DEFAULT}/secrets`, 'secret'),
+  kind(`/apis/apps/v1/${IN_DEFAULT}/deployments`, 'deployment.apps'),
+  kind(`/api/v1/${IN_DEFAULT}/serviceaccounts`, 'serviceaccount'),
+  kind(`${RBAC}/${IN_DEFAULT}/roles`, 'role.rbac.authorization.k8s.io'),
+  kind(`${RBAC}/${IN_DEFAULT}/rolebindings`, 'rolebinding.rbac.authorization.k8s.io'),
 ];
 /** Namespaces are gone once their objects are; a namespace still there after this is stuck. */
 const NAMESPACE_DELETION_TIMEOUT_MS = 120_000;
-const TERMINATING = ['get', 'namespaces', '--field-selector=status.phase=Terminating'];
+const TERMINATING = kind(
+  `${NAMESPACES.collection}?fieldSelector=status.phase%3DTerminating`,
+  NAMESPACES.kubectlName,
+);
 
 export interface ClusterState {
   readonly namespaces: ReadonlySet<string>;
@@ -45,26 +78,26 @@ export interface ClusterState {
  * What is in the cluster now, once the namespaces a file before deleted are gone: a file may
  * make one of the same name.
  */
-export async function snapshotCluster(kubectl: Kubectl): Promise<ClusterState> {
-  await waitForTerminatingNamespaces(kubectl);
-  return readCluster(kubectl);
+export async function snapshotCluster(kubeconfig: string): Promise<ClusterState> {
+  const admin = await adminTls(kubeconfig);
+  await waitForTerminatingNamespaces(admin);
+  return readCluster(admin);
 }
 
-/** What is in the cluster now, terminating namespaces included. */
-async function readCluster(kubectl: Kubectl): Promise<ClusterState> {
-  // Namespaces and the cluster-scoped kinds in one kubectl run: a file's start and end each
-  // take a snapshot, and a kubectl run costs a loaded machine up to a second.
-  // The two reads side by side: neither depends on the other.
-  const [clusterScoped, defaultObjects] = await Promise.all([
-    names(kubectl, ['get', ['namespaces', ...CLUSTER_KINDS].join(',')]),
-    names(kubectl, ['get', '-n', 'default', DEFAULT_NAMESPACE_KINDS.join(',')]),
+/**
+ * What is in the cluster now, terminating namespaces included. Read in this process, every kind
+ * side by side: a file's start and end each take a snapshot, and a kubectl run costs a
+ * quarter of a second of CPU, more on a loaded machine.
+ */
+async function readCluster(admin: AdminTls): Promise<ClusterState> {
+  const all = (kinds: readonly Kind[]) =>
+    Promise.all(kinds.map((listed) => names(admin, listed))).then((found) => new Set(found.flat()));
+  const [namespaces, clusterObjects, defaultObjects] = await Promise.all([
+    all([NAMESPACES]),
+    all(CLUSTER_KINDS),
+    all(DEFAULT_NAMESPACE_KINDS),
   ]);
-  const isNamespace = (name: string) => name.startsWith('namespace/');
-  return {
-    namespaces: new Set([...clusterScoped].filter(isNamespace)),
-    clusterObjects: new Set([...clusterScoped].filter((name) => !isNamespace(name))),
-    defaultObjects,
-  };
+  return { namespaces, clusterObjects, defaultObjects };
 }
 
 /**
@@ -83,9 +116,10 @@ export async function restoreCluster(
   kubeconfig: string,
 ): Promise<void> {
   const started = Date.now();
+  const admin = await adminTls(kubeconfig);
   // Not waiting for namespaces the file itself deleted (an uninstall): their pods may wait out
   // preStop and their grace period, and the clean-up below deletes those pods at once.
-  const now = await readCluster(kubectl);
+  const now = await readCluster(admin);
   const added = (was: ReadonlySet<string>, is: ReadonlySet<string>) =>
     [...is].filter((name) => !was.has(name));
   const clusterObjects = added(before.clusterObjects, now.clusterObjects);
@@ -93,7 +127,7 @@ export async function restoreCluster(
   const webhooks = clusterObjects.filter((name) => name.includes('webhookconfiguration'));
   await deleteObjects(kubectl, webhooks);
   await Promise.all([
-    deleteNamespaces(kubectl, namespaces, await adminTls(kubeconfig)),
+    deleteNamespaces(kubectl, namespaces, admin),
     deleteObjects(
       kubectl,
       clusterObjects.filter((name) => !webhooks.includes(name)),
@@ -108,10 +142,9 @@ export async function restoreCluster(
   );
 }
 
-async function names(kubectl: Kubectl, args: readonly string[]): Promise<Set<string>> {
-  const result = await kubectl([...args, '-o', 'name']);
-  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr.trim()}`);
-  return new Set(result.stdout.split('\n').filter(Boolean));
+/** The objects of a kind, as kubectl names them. */
+async function names(admin: AdminTls, listed: Kind): Promise<string[]> {
+  return (await listNames(admin, listed.collection)).map((name) => `${listed.kubectlName}/${name}`);
 }
 
 async function deleteObjects(
@@ -149,16 +182,16 @@ async function deleteNamespaces(
 }
 
 /** Waits until no namespace is terminating; says how long that took, when it took any time. */
-async function waitForTerminatingNamespaces(kubectl: Kubectl): Promise<void> {
+async function waitForTerminatingNamespaces(admin: AdminTls): Promise<void> {
   const started = Date.now();
   const deadline = started + NAMESPACE_DELETION_TIMEOUT_MS;
   for (;;) {
     const triedAt = Date.now();
-    const terminating = await names(kubectl, TERMINATING);
-    if (terminating.size === 0) break;
+    const terminating = await names(admin, TERMINATING);
+    if (terminating.length === 0) break;
     if (Date.now() > deadline) {
       throw new Error(
-        `namespaces a file before deleted still terminating: ${[...terminating].join(' ')}`,
+        `namespaces a file before deleted still terminating: ${terminating.join(' ')}`,
       );
     }
     await restAfterTry(triedAt);

@@ -25,6 +25,7 @@ import {
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
 import { thisWorkersCluster, verboseLog } from './per-worker.js';
 import { waitUntil } from './poll.js';
+import { applyingInProcess } from './server-side-apply.js';
 
 export { waitUntil };
 
@@ -59,13 +60,17 @@ export interface E2eCluster extends SharedControlPlane {
 export async function useSharedControlPlane(dir?: string): Promise<SharedControlPlane> {
   const controlPlane = thisWorkersCluster('controlPlanes');
   const kubectl = kubectlFor(controlPlane.kubeconfig);
-  const before: ClusterState = await snapshotCluster(kubectl);
+  const before: ClusterState = await snapshotCluster(controlPlane.kubeconfig);
+  let admin: Promise<AdminTls> | undefined;
   dir ??= await newFileDir();
   return {
     controlPlane,
     dir,
     kubectl,
-    k: strictKubectl(kubectl),
+    k: applyingInProcess(
+      strictKubectl(kubectl),
+      () => (admin ??= adminTls(controlPlane.kubeconfig)),
+    ),
     async stop() {
       await restoreCluster(kubectl, before, controlPlane.kubeconfig);
       if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });

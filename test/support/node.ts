@@ -13,10 +13,11 @@ import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kub
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-import { adminTls } from './admin-api.js';
+import { type AdminTls, adminTls } from './admin-api.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
 import { thisWorkersCluster } from './per-worker.js';
+import { applyingInProcess } from './server-side-apply.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
@@ -41,7 +42,7 @@ export interface NodeFixture {
 export async function attachNodeFixture(): Promise<NodeFixture> {
   const node = attachNode(thisWorkersCluster('nodes'));
   const kubectl = kubectlFor(node.kubeconfig);
-  const before = await snapshotCluster(kubectl);
+  const before = await snapshotCluster(node.kubeconfig);
   // Not confighash-node-*: that is a node run's, which removeStaleRuns may take for a dead one.
   const dir = await mkdtemp(join(tmpdir(), 'confighash-file-'));
   return fixtureOn(node, dir, kubectl, async () => {
@@ -71,7 +72,8 @@ function fixtureOn(
   kubectl: Kubectl,
   stop: () => Promise<void>,
 ): NodeFixture {
-  const k = strictKubectl(kubectl);
+  let admin: Promise<AdminTls> | undefined;
+  const k = applyingInProcess(strictKubectl(kubectl), () => (admin ??= adminTls(node.kubeconfig)));
   return {
     cluster: { ...node, dir, node },
     kubectl,
