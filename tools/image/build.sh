@@ -88,9 +88,12 @@ rm -rf dist
 npm run build >&2
 
 # Production dependencies exactly as the Dockerfile's deps stage installs them, cached
-# by the two files that decide them.
+# by the two files that decide them, outside the repository like the other builds: a
+# clean clone of an unchanged lockfile installs nothing.
 deps_key="$(cat package.json package-lock.json | sha256sum | cut -c1-16)"
-deps="$out_dir/deps-$deps_key"
+deps_cache="${XDG_CACHE_HOME:-$HOME/.cache}/confighash/image-deps"
+deps="$deps_cache/deps-$deps_key"
+mkdir -p "$deps_cache"
 if [ ! -d "$deps/node_modules" ]; then
   log "npm ci --omit=dev (production node_modules, cache $deps)"
   rm -rf "$work/deps"
@@ -101,7 +104,7 @@ if [ ! -d "$deps/node_modules" ]; then
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund >&2)
   rm -rf "$deps"
   mv "$work/deps" "$deps"
-  find "$out_dir" -maxdepth 1 -name 'deps-*' ! -name "deps-$deps_key" -exec rm -rf {} +
+  find "$deps_cache" -maxdepth 1 -name 'deps-*' ! -name "deps-$deps_key" -exec rm -rf {} +
 else
   log "production node_modules from cache $deps"
 fi
