@@ -62,8 +62,10 @@ export function readHashedVersions(
   const { keyId, hash } = made;
   if (value === undefined || hash === undefined || refs.length === 0) return undefined;
   const space = value.indexOf(' ');
-  const binding = bindingOf({ keyId, hash }, [...refs].sort(compareSources));
-  if (space < 0 || value.slice(0, space) !== binding) return undefined;
+  if (space < 0) return undefined;
+  if (value.slice(0, space) !== bindingOf({ keyId, hash }, [...refs].sort(compareSources))) {
+    return undefined;
+  }
   const versions = new Map<string, string>();
   for (const entry of value.slice(space + 1).split(',')) {
     const equals = entry.lastIndexOf('=');

@@ -1,9 +1,13 @@
 // The admin credentials of a harness kubeconfig (tools/cluster/control-plane.ts writes it as
 // JSON, for a node's control plane too), for what the tests send the apiserver themselves:
-// the clean-up's deletions, and the reads the tests poll with.
+// the clean-up's deletions, the reads the tests poll with, and their server-side applies.
 
 import { readFile } from 'node:fs/promises';
-import { httpRequest } from '../../tools/cluster/http.js';
+import {
+  type HttpRequestOptions,
+  type HttpResponse,
+  httpRequest,
+} from '../../tools/cluster/http.js';
 
 export interface AdminTls {
   readonly server: URL;
@@ -79,18 +83,27 @@ export async function listNames(admin: AdminTls, path: string): Promise<string[]
   return (list?.items ?? []).map((item) => item.metadata.name);
 }
 
+/** One request to the apiserver as the admin (`path` with any query); any status resolves. */
+export function adminRequest(
+  admin: AdminTls,
+  path: string,
+  options: Pick<HttpRequestOptions, 'method' | 'headers' | 'body' | 'timeoutMs'> = {},
+): Promise<HttpResponse> {
+  return httpRequest(new URL(path, admin.server), {
+    timeoutMs: 30_000,
+    ...options,
+    ca: admin.ca,
+    cert: admin.cert,
+    key: admin.key,
+  });
+}
+
 async function adminGet<T>(
   admin: AdminTls,
   path: string,
   headers: Record<string, string> = {},
 ): Promise<T | undefined> {
-  const response = await httpRequest(new URL(path, admin.server), {
-    headers,
-    ca: admin.ca,
-    cert: admin.cert,
-    key: admin.key,
-    timeoutMs: 30_000,
-  });
+  const response = await adminRequest(admin, path, { headers });
   if (response.status === 404) return undefined;
   if (response.status !== 200) {
     throw new Error(`GET ${path}: ${response.status} ${response.body.slice(0, 300)}`);

@@ -5,9 +5,8 @@
 // another on one cluster (per-worker.ts), so whatever is new was made by the file that is
 // ending. What a file changes of what was there before it is its own to put back.
 
-import { httpRequest } from '../../tools/cluster/http.js';
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
-import { type AdminTls, adminTls, listNames } from './admin-api.js';
+import { type AdminTls, adminRequest, adminTls, listNames } from './admin-api.js';
 import { restAfterTry } from './poll.js';
 
 /**
@@ -219,11 +218,8 @@ async function deleteWorkloads(admin: AdminTls, namespace: string): Promise<void
     `/apis/apps/v1/namespaces/${namespace}/replicasets?propagationPolicy=Background`,
     `/api/v1/namespaces/${namespace}/pods?gracePeriodSeconds=0`,
   ]) {
-    const response = await httpRequest(new URL(collection, admin.server), {
+    const response = await adminRequest(admin, collection, {
       method: 'DELETE',
-      ca: admin.ca,
-      cert: admin.cert,
-      key: admin.key,
       timeoutMs: 120_000,
     });
     // 404: the namespace controller was first (a namespace of many objects).

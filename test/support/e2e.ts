@@ -61,16 +61,12 @@ export async function useSharedControlPlane(dir?: string): Promise<SharedControl
   const controlPlane = thisWorkersCluster('controlPlanes');
   const kubectl = kubectlFor(controlPlane.kubeconfig);
   const before: ClusterState = await snapshotCluster(controlPlane.kubeconfig);
-  let admin: Promise<AdminTls> | undefined;
   dir ??= await newFileDir();
   return {
     controlPlane,
     dir,
     kubectl,
-    k: applyingInProcess(
-      strictKubectl(kubectl),
-      () => (admin ??= adminTls(controlPlane.kubeconfig)),
-    ),
+    k: applyingInProcess(strictKubectl(kubectl), controlPlane.kubeconfig),
     async stop() {
       await restoreCluster(kubectl, before, controlPlane.kubeconfig);
       if (!process.env.CONFIGHASH_KEEP_LOGS) await rm(dir, { recursive: true, force: true });

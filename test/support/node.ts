@@ -13,7 +13,7 @@ import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kub
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-import { type AdminTls, adminTls } from './admin-api.js';
+import { adminTls } from './admin-api.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
 import { thisWorkersCluster } from './per-worker.js';
@@ -72,8 +72,7 @@ function fixtureOn(
   kubectl: Kubectl,
   stop: () => Promise<void>,
 ): NodeFixture {
-  let admin: Promise<AdminTls> | undefined;
-  const k = applyingInProcess(strictKubectl(kubectl), () => (admin ??= adminTls(node.kubeconfig)));
+  const k = applyingInProcess(strictKubectl(kubectl), node.kubeconfig);
   return {
     cluster: { ...node, dir, node },
     kubectl,

@@ -7,8 +7,7 @@
 // with kubectl's message (an object applied before the failing one is applied again, unchanged).
 
 import { loadAll } from 'js-yaml';
-import { httpRequest } from '../../tools/cluster/http.js';
-import type { AdminTls } from './admin-api.js';
+import { type AdminTls, adminRequest, adminTls } from './admin-api.js';
 
 type Run = (args: readonly string[], input?: string) => Promise<string>;
 
@@ -23,16 +22,18 @@ interface Resource {
   readonly namespaced: boolean;
 }
 
-/** `k`, with `apply --server-side [-n NS] -f -` sent from this process. */
-export function applyingInProcess(k: Run, admin: () => Promise<AdminTls>): Run {
+/** `k`, with `apply --server-side [-n NS] -f -` sent from this process, as `kubeconfig`'s admin. */
+export function applyingInProcess(k: Run, kubeconfig: string): Run {
   const resources = new ResourceNames();
+  let admin: Promise<AdminTls> | undefined;
   return async (args, input) => {
     const namespace = applyNamespace(args);
     if (namespace === undefined || input === undefined) return k(args, input);
-    const tls = await admin();
+    admin ??= adminTls(kubeconfig);
+    const tls = await admin;
     const lines: string[] = [];
     for (const manifest of manifestsOf(input)) {
-      const applied = await apply(tls, resources, manifest, namespace || 'default');
+      const applied = await apply(tls, resources, manifest, namespace ?? 'default');
       if (!applied) return k(args, input);
       lines.push(applied);
     }
@@ -40,14 +41,15 @@ export function applyingInProcess(k: Run, admin: () => Promise<AdminTls>): Run {
   };
 }
 
-/** The namespace of an apply this process sends ('' for none given); undefined for any other command. */
-function applyNamespace(args: readonly string[]): string | undefined {
-  const plain = ['apply', '--server-side', '-f', '-'];
-  if (args.length === plain.length && plain.every((arg, i) => args[i] === arg)) return '';
-  const [apply, serverSide, n, namespace, f, dash, ...rest] = args;
-  const inNamespace =
-    apply === 'apply' && serverSide === '--server-side' && n === '-n' && f === '-f' && dash === '-';
-  return inNamespace && rest.length === 0 ? namespace : undefined;
+/**
+ * The namespace `-n` gives an apply this process sends (null without one); undefined for any
+ * other command.
+ */
+function applyNamespace(args: readonly string[]): string | null | undefined {
+  const command = args.join(' ');
+  if (command === 'apply --server-side -f -') return null;
+  const inNamespace = /^apply --server-side -n (\S+) -f -$/.exec(command);
+  return inNamespace ? inNamespace[1] : undefined;
 }
 
 function manifestsOf(input: string): Manifest[] {
@@ -71,13 +73,10 @@ async function apply(
   const path =
     `${base}${scope}/${resource.name}/${manifest.metadata.name}` +
     '?fieldManager=kubectl&fieldValidation=Strict';
-  const response = await httpRequest(new URL(path, admin.server), {
+  const response = await adminRequest(admin, path, {
     method: 'PATCH',
     headers: { 'content-type': 'application/apply-patch+yaml' },
     body: JSON.stringify(manifest),
-    ca: admin.ca,
-    cert: admin.cert,
-    key: admin.key,
     timeoutMs: 60_000,
   });
   if (response.status >= 300) return undefined;
@@ -111,12 +110,7 @@ class ResourceNames {
 
 async function discover(admin: AdminTls, apiVersion: string): Promise<Map<string, Resource>> {
   const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  const response = await httpRequest(new URL(path, admin.server), {
-    ca: admin.ca,
-    cert: admin.cert,
-    key: admin.key,
-    timeoutMs: 30_000,
-  });
+  const response = await adminRequest(admin, path);
   const resources = new Map<string, Resource>();
   if (response.status !== 200) return resources;
   const list = JSON.parse(response.body) as {
