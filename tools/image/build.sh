@@ -81,11 +81,16 @@ if [ -f "$archive" ] && [ -f "$layout/index.json" ] && [ "$(cat "$stamp_file" 2>
 fi
 rm -f "$stamp_file"
 work="$(mktemp -d "$out_dir/.build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+# dist/ for the image is compiled beside the checkout's, never in its place: npm-release.test.ts
+# packs the checkout's dist/ while image.test.ts builds, and must not find it half-written. At
+# the repository's root as dist/ is, so that the source maps name the sources by the same
+# relative paths; ignored by git (.gitignore), so that a build beside it is not -dirty.
+image_dist="$(mktemp -d "$repo/.image-dist.XXXXXX")"
+chmod 755 "$image_dist"
+trap 'rm -rf "$work" "$image_dist"' EXIT
 
-log "npm run build (dist/)"
-rm -rf dist
-npm run build >&2
+log "tsc -p tsconfig.build.json (dist/ for the image)"
+npx tsc -p tsconfig.build.json --outDir "$image_dist" >&2
 
 # Production dependencies exactly as the Dockerfile's deps stage installs them, cached
 # by the two files that decide them, outside the repository like the other builds: a
@@ -137,7 +142,8 @@ done
 for arch in "${ARCHES[@]}"; do
   log "$arch: root filesystem"
   rootfs="$work/rootfs-$arch"
-  fill_rootfs "$rootfs" "$arch" "${node_bins[$arch]}" "$deps/node_modules" "$work/sbom.spdx.json"
+  fill_rootfs "$rootfs" "$arch" "${node_bins[$arch]}" "$image_dist" "$deps/node_modules" \
+    "$work/sbom.spdx.json"
   log "$arch: layer"
   pack_layer "$rootfs" "$work/layer-$arch.tar" "$epoch"
   log "$arch: OCI image"

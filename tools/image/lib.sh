@@ -143,12 +143,12 @@ node_libraries() {
   done
 }
 
-# fill_rootfs ROOTFS ARCH NODE NODE_MODULES SBOM: the runtime stage's files for ARCH.
+# fill_rootfs ROOTFS ARCH NODE DIST NODE_MODULES SBOM: the runtime stage's files for ARCH.
 fill_rootfs() {
-  local rootfs="$1" arch="$2" node="$3" node_modules="$4" sbom="$5" from to
+  local rootfs="$1" arch="$2" node="$3" dist="$4" node_modules="$5" sbom="$6" from to
   mkdir -p "$rootfs/app" "$rootfs/nodejs/bin" "$rootfs/etc"
   cp package.json "$sbom" "$rootfs/app/"
-  cp -R dist "$rootfs/app/dist"
+  cp -R "$dist" "$rootfs/app/dist"
   cp -R "$node_modules" "$rootfs/app/node_modules"
   cp "$node" "$rootfs/nodejs/bin/node"
   while read -r from to; do
