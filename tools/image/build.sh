@@ -84,7 +84,8 @@ work="$(mktemp -d "$out_dir/.build.XXXXXX")"
 # dist/ for the image is compiled beside the checkout's, never in its place: npm-release.test.ts
 # packs the checkout's dist/ while image.test.ts builds, and must not find it half-written. At
 # the repository's root as dist/ is, so that the source maps name the sources by the same
-# relative paths; ignored by git (.gitignore), so that a build beside it is not -dirty.
+# relative paths; ignored by git (.gitignore: a build beside it is not -dirty) and by biome
+# (biome.json: lint runs while the images build).
 image_dist="$(mktemp -d "$repo/.image-dist.XXXXXX")"
 chmod 755 "$image_dist"
 trap 'rm -rf "$work" "$image_dist"' EXIT
