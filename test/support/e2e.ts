@@ -23,9 +23,9 @@ import {
   readsWithoutKubectl,
 } from './admin-api.js';
 import { type ClusterState, restoreCluster, snapshotCluster } from './cluster-state.js';
+import { applyingInProcess } from './in-process-writes.js';
 import { thisWorkersCluster, verboseLog } from './per-worker.js';
 import { waitUntil } from './poll.js';
-import { applyingInProcess } from './server-side-apply.js';
 
 export { waitUntil };
 

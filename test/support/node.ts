@@ -16,8 +16,8 @@ import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { adminTls } from './admin-api.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
+import { applyingInProcess } from './in-process-writes.js';
 import { thisWorkersCluster } from './per-worker.js';
-import { applyingInProcess } from './server-side-apply.js';
 
 export const SYSTEM_NAMESPACE = 'confighash-system';
 export const WEBHOOK_NAME = 'hash.confighash.dev';
