@@ -110,17 +110,12 @@ async function apply(
 ): Promise<string | undefined> {
   const collection = await collectionOf(admin, resources, manifest, namespaceFlag);
   if (!collection) return undefined;
-  const response = await adminRequest(
-    admin,
-    `${collection.path}/${manifest.metadata.name}?fieldManager=kubectl&fieldValidation=Strict`,
-    {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/apply-patch+yaml' },
-      body: JSON.stringify(manifest),
-      timeoutMs: 60_000,
-    },
-  );
-  return response.status < 300 ? `${printedName(manifest)} serverside-applied` : undefined;
+  const written = await write(admin, 'PATCH', `${collection.path}/${manifest.metadata.name}`, {
+    fieldManager: 'kubectl',
+    contentType: 'application/apply-patch+yaml',
+    object: manifest,
+  });
+  return written ? `${printedName(manifest)} serverside-applied` : undefined;
 }
 
 /**
@@ -142,17 +137,32 @@ async function create(
       ...(collection.namespace ? { namespace: collection.namespace } : {}),
     },
   };
+  const written = await write(admin, 'POST', collection.path, {
+    fieldManager: 'kubectl-client-side-apply',
+    contentType: 'application/json',
+    object: withLastApplied(object),
+  });
+  return written ? `${printedName(manifest)} created` : undefined;
+}
+
+/** One write as kubectl sends it (its field manager, strict field validation); true when 2xx. */
+async function write(
+  admin: AdminTls,
+  method: 'PATCH' | 'POST',
+  path: string,
+  request: { fieldManager: string; contentType: string; object: Manifest },
+): Promise<boolean> {
   const response = await adminRequest(
     admin,
-    `${collection.path}?fieldManager=kubectl-client-side-apply&fieldValidation=Strict`,
+    `${path}?fieldManager=${request.fieldManager}&fieldValidation=Strict`,
     {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(withLastApplied(object)),
+      method,
+      headers: { 'content-type': request.contentType },
+      body: JSON.stringify(request.object),
       timeoutMs: 60_000,
     },
   );
-  return response.status < 300 ? `${printedName(manifest)} created` : undefined;
+  return response.status < 300;
 }
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
