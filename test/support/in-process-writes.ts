@@ -49,9 +49,17 @@ export function applyingInProcess(k: Run, kubeconfig: string): Run {
       }
       return lines.join('\n');
     }
-    for (const manifest of manifests) {
+    for (const [i, manifest] of manifests.entries()) {
       const created = await create(tls, resources, manifest, command.namespace);
-      lines.push(created ?? (await k(args, JSON.stringify(manifest))).trimEnd());
+      if (created) {
+        lines.push(created);
+        continue;
+      }
+      // The rest in one kubectl run, as one apply of them all: objects applied together land
+      // together (a follower debouncing them must see one change, not one per kubectl run).
+      const rest = manifests.slice(i).map((object) => JSON.stringify(object));
+      lines.push((await k(args, rest.join('\n---\n'))).trimEnd());
+      break;
     }
     return lines.join('\n');
   };
