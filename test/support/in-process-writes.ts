@@ -11,7 +11,7 @@
 // merge is kubectl's), any request the apiserver does not answer 2xx — is kubectl's own: run by
 // kubectl, it says what kubectl says.
 
-import { loadAll } from 'js-yaml';
+import { dump, loadAll } from 'js-yaml';
 import { type AdminTls, adminRequest, adminTls } from './admin-api.js';
 
 type Run = (args: readonly string[], input?: string) => Promise<string>;
@@ -57,8 +57,8 @@ export function applyingInProcess(k: Run, kubeconfig: string): Run {
       }
       // The rest in one kubectl run, as one apply of them all: objects applied together land
       // together (a follower debouncing them must see one change, not one per kubectl run).
-      const rest = manifests.slice(i).map((object) => JSON.stringify(object));
-      lines.push((await k(args, rest.join('\n---\n'))).trimEnd());
+      const rest = manifests.slice(i).map((object) => dump(object));
+      lines.push((await k(args, rest.join('---\n'))).trimEnd());
       break;
     }
     return lines.join('\n');
