@@ -3,7 +3,7 @@
 // manifests, and what the node tests measure with — a stream of server-side
 // applies, the apiserver's own webhook metrics, the webhook's pods.
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -552,6 +552,7 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
   );
   for (let attempt = 1; ; attempt++) {
     const before = await webhookCounters(fixture);
+    const logFrom = await apiserverLogSize(fixture);
     const applied = await fixture.kubectl(
       ['apply', '--server-side', '-f', '-'],
       yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
@@ -559,7 +560,7 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
     if (applied.code !== 0) throw new Error(`the probe's apply in ${ns} failed: ${applied.stderr}`);
     const hash = await probeHash(fixture, ns);
     if (hash) return hash;
-    const why = await whyUnhashed(fixture, ns, before, applied.stderr);
+    const why = await whyUnhashed(fixture, ns, before, logFrom, applied.stderr);
     if (attempt === PROBE_APPLIES)
       throw new Error(`the probe workload in ${ns} got no hash in ${attempt} applies; ${why}`);
     console.warn(`${ns}: the probe's apply ${attempt} got no hash, applying again; ${why}`);
@@ -579,9 +580,11 @@ async function whyUnhashed(
   fixture: NodeFixture,
   ns: string,
   before: Awaited<ReturnType<typeof webhookCounters>>,
+  logFrom: number,
   kubectlStderr: string,
 ): Promise<string> {
   const after = await webhookCounters(fixture);
+  const apiserverSaid = await webhookCallFailures(fixture, logFrom);
   const logs = await fixture.kubectl([
     'logs',
     '-n',
@@ -594,6 +597,7 @@ async function whyUnhashed(
   const logLines = logs.stdout.split('\n').filter((line) => line.includes(ns));
   return [
     `apiserver fail-open +${after.failOpen - before.failOpen}, webhook errors +${after.errors - before.errors}`,
+    `the apiserver's log: ${apiserverSaid.join('\n') || '(nothing of the webhook)'}`,
     `kubectl: ${kubectlStderr.trim() || '(nothing on stderr)'}`,
     `webhook log lines naming ${ns}: ${logLines.join('\n') || '(none)'}`,
   ].join('; ');
@@ -605,6 +609,8 @@ export interface DisruptionResult {
   readonly failOpen: number;
   /** Change of its count of non-200 webhook answers. */
   readonly errors: number;
+  /** What the apiserver logged of its failed calls to the webhook in the window (why it fell open). */
+  readonly apiserverSaid: readonly string[];
 }
 
 /**
@@ -619,6 +625,7 @@ export async function underLoad(
 ): Promise<DisruptionResult> {
   const expectedHash = await prepareNamespace(fixture, ns);
   const before = await webhookCounters(fixture);
+  const logFrom = await apiserverLogSize(fixture);
   const stop = new AbortController();
   const load = applyContinuously(fixture, {
     namespace: ns,
@@ -641,12 +648,14 @@ export async function underLoad(
     report,
     failOpen: after.failOpen - before.failOpen,
     errors: after.errors - before.errors,
+    apiserverSaid: await webhookCallFailures(fixture, logFrom),
   };
   console.info(
     `${ns}: ${report.sent} applies in ${(report.durationMs / 1000).toFixed(1)} s ` +
       `(${report.appliesPerSecond.toFixed(1)}/s), ${report.failed.length} failed, ` +
       `${report.wrongHash.length} without the hash, apiserver fail-open +${result.failOpen}, ` +
-      `webhook errors +${result.errors}`,
+      `webhook errors +${result.errors}` +
+      result.apiserverSaid.map((line) => `\n  apiserver: ${line}`).join(''),
   );
   return result;
 }
@@ -658,6 +667,29 @@ export function expectNothingDropped(result: DisruptionResult): void {
   expect(result.report.appliesPerSecond).toBeGreaterThanOrEqual(10);
   expect(result.report.failed).toEqual([]);
   expect(result.report.wrongHash).toEqual([]);
-  expect(result.failOpen).toBe(0);
-  expect(result.errors).toBe(0);
+  const apiserverSaid = result.apiserverSaid.join('\n');
+  expect(result.failOpen, apiserverSaid).toBe(0);
+  expect(result.errors, apiserverSaid).toBe(0);
+}
+
+/** The apiserver's log file on the node (tools/cluster/control-plane.ts writes it there). */
+const apiserverLog = (fixture: NodeFixture) => join(fixture.cluster.node.dir, 'kube-apiserver.log');
+
+/** Where the apiserver's log ends now: what it writes from here on is the window's. */
+async function apiserverLogSize(fixture: NodeFixture): Promise<number> {
+  return (await stat(apiserverLog(fixture))).size;
+}
+
+/**
+ * The apiserver's lines naming the webhook, logged from byte `from` on: at its log level it
+ * writes one only for a call that failed ("Failed calling webhook, failing open …: …"), with
+ * the reason — a refused or reset connection, a timeout, a bad answer.
+ */
+async function webhookCallFailures(fixture: NodeFixture, from: number): Promise<string[]> {
+  const log = await readFile(apiserverLog(fixture));
+  return log
+    .subarray(from)
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line.includes(WEBHOOK_NAME));
 }
