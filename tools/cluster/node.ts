@@ -28,6 +28,15 @@ const RUN_PREFIX = 'confighash-node-';
 export const NODE_NAME = 'confighash-node';
 const NODE_ADDRESS = '10.244.0.1';
 const POD_SUBNET = '10.244.0.0/24';
+/**
+ * The bridge's own MAC address (locally administered). Left unset, a Linux bridge takes the
+ * lowest MAC among its ports and changes it as pods come and go; when the pod whose veth lent
+ * it is removed, every other pod still sends to the old address, which no port owns any more,
+ * and is cut off from the node's address (the apiserver, the gateway) until its ARP entry
+ * expires — 10 s and more, measured in a network namespace of two veths. A webhook pod cut off
+ * so cannot answer the apiserver, which falls open.
+ */
+const BRIDGE_MAC = '02:00:0a:f4:00:01';
 const KUBERNETES_SERVICE_IP = '10.0.0.1';
 const APISERVER_PORT = 443;
 const CNI_PLUGINS = '/usr/lib/cni';
@@ -281,7 +290,7 @@ async function prepareNamespaces(namespaces: RunNamespaces, dir: string): Promis
     'set -e',
     'ip link set lo up',
     `ip addr add ${KUBERNETES_SERVICE_IP}/32 dev lo`,
-    'ip link add cni0 type bridge',
+    `ip link add cni0 address ${BRIDGE_MAC} type bridge`,
     `ip addr add ${NODE_ADDRESS}/24 dev cni0`,
     'ip link set cni0 up',
     // Private to the run's mount namespace: runc and shim state, pod network
