@@ -437,10 +437,14 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     expect(pod.serviceAccountName).toBe('confighash-follow');
     expect(pod.enableServiceLinks).toBe(false);
     const app = container(objects(), 'confighash-follow');
-    // A heap of its own size: V8 would size it from the machine and let the kernel kill the pod.
+    // A heap of its own size: V8 would size it from the machine and let the kernel kill the pod;
+    // a small young generation and a V8 that favours memory, or Node 24 sizes the young
+    // generation from the memory it sees (docs/design.md §11).
     expect(app.command).toEqual([
       '/nodejs/bin/node',
       '--max-old-space-size=80',
+      '--max-semi-space-size=2',
+      '--optimize-for-size',
       '/app/dist/main.js',
       'follow',
     ]);
