@@ -229,7 +229,7 @@ export function scaleScenarioOf(result: ScaleResult): Scenario {
     targets: scaleTargets(result),
     notes: [
       `Each size adds follow namespaces of 10 Deployments (replicas 0, every one annotated reloader.stakater.com/auto) and ${result.rows[0] ? result.rows[0].sources / result.rows[0].namespaces : 0} ConfigMaps and Secrets of 1 KiB, each Deployment reading 3 of them (a ConfigMap volume, a Secret envFrom, a ConfigMap key); plus one fan-out namespace of ${plan.fanout} Deployments reading one ConfigMap. The confighash webhook is registered throughout, so every write of a workload is hashed.`,
-      `At each size the follower runs first (compiled \`confighash follow\` run as the follow Deployment runs it: node ${plan.follower.runtime.nodeFlags.join(' ')}${Object.entries(
+      `At each size the follower runs first (compiled \`confighash follow\` run as the follow Deployment runs it: Node.js ${process.version}, node ${plan.follower.runtime.nodeFlags.join(' ')}${Object.entries(
         plan.follower.runtime.env,
       )
         .map(([name, value]) => `, ${name}=${value}`)
