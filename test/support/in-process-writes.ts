@@ -39,24 +39,17 @@ export function applyingInProcess(k: Run, kubeconfig: string): Run {
     const manifests = manifestsOf(input);
     // kubectl's message for an input without objects.
     if (manifests.length === 0) return k(args, input);
+    const kind = command.serverSide ? SERVER_SIDE_APPLY : CLIENT_SIDE_CREATE;
     const lines: string[] = [];
-    if (command.serverSide) {
-      for (const manifest of manifests) {
-        const applied = await apply(tls, resources, manifest, command.namespace);
-        // An object applied before the failing one is applied again by kubectl, unchanged.
-        if (!applied) return k(args, input);
-        lines.push(applied);
-      }
-      return lines.join('\n');
-    }
     for (const [i, manifest] of manifests.entries()) {
-      const created = await create(tls, resources, manifest, command.namespace);
-      if (created) {
-        lines.push(created);
+      const written = await send(tls, resources, manifest, command.namespace, kind);
+      if (written) {
+        lines.push(written);
         continue;
       }
-      // The rest in one kubectl run, as one apply of them all: objects applied together land
-      // together (a follower debouncing them must see one change, not one per kubectl run).
+      // From the first object not written here, the rest in one kubectl run, as one apply of
+      // them all: objects applied together land together (a follower debouncing them must see
+      // one change, not one per kubectl run), and what went wrong kubectl says.
       const rest = manifests.slice(i).map((object) => dump(object));
       lines.push((await k(args, rest.join('---\n'))).trimEnd());
       break;
@@ -109,32 +102,47 @@ function printedName(manifest: Manifest): string {
   return `${manifest.kind.toLowerCase()}${group}/${manifest.metadata.name}`;
 }
 
-/** kubectl's line for an applied object, or undefined when kubectl should say what went wrong. */
-async function apply(
-  admin: AdminTls,
-  resources: ResourceNames,
-  manifest: Manifest,
-  namespaceFlag: string | null,
-): Promise<string | undefined> {
-  const collection = await collectionOf(admin, resources, manifest, namespaceFlag);
-  if (!collection) return undefined;
-  const written = await write(admin, 'PATCH', `${collection.path}/${manifest.metadata.name}`, {
-    fieldManager: 'kubectl',
-    contentType: 'application/apply-patch+yaml',
-    object: manifest,
-  });
-  return written ? `${printedName(manifest)} serverside-applied` : undefined;
+/** How kubectl sends one object of each command, and the word it prints for it. */
+interface WriteKind {
+  readonly method: 'PATCH' | 'POST';
+  readonly fieldManager: string;
+  readonly contentType: string;
+  /** Where the object goes: the object's own path (PATCH) or its collection's (POST). */
+  path(collection: string, name: string): string;
+  /** The body, from the object with its namespace filled in. */
+  body(object: Manifest): Manifest;
+  readonly printed: string;
 }
 
+const SERVER_SIDE_APPLY: WriteKind = {
+  method: 'PATCH',
+  fieldManager: 'kubectl',
+  contentType: 'application/apply-patch+yaml',
+  path: (collection, name) => `${collection}/${name}`,
+  body: (object) => object,
+  printed: 'serverside-applied',
+};
+
+/** A client-side apply of an object that does not exist yet; one that exists is kubectl's (it merges). */
+const CLIENT_SIDE_CREATE: WriteKind = {
+  method: 'POST',
+  fieldManager: 'kubectl-client-side-apply',
+  contentType: 'application/json',
+  path: (collection) => collection,
+  body: withLastApplied,
+  printed: 'created',
+};
+
 /**
- * kubectl's line for an object a client-side `kubectl apply` creates; undefined when it is
- * kubectl's to do (the object exists: the apply merges) or to say what went wrong.
+ * kubectl's line for an object sent as `kind`, with kubectl's field manager and strict field
+ * validation; undefined when it is kubectl's to do, or to say what went wrong (not 2xx).
  */
-async function create(
+async function send(
   admin: AdminTls,
   resources: ResourceNames,
   manifest: Manifest,
   namespaceFlag: string | null,
+  kind: WriteKind,
 ): Promise<string | undefined> {
   const collection = await collectionOf(admin, resources, manifest, namespaceFlag);
   if (!collection) return undefined;
@@ -145,32 +153,18 @@ async function create(
       ...(collection.namespace ? { namespace: collection.namespace } : {}),
     },
   };
-  const written = await write(admin, 'POST', collection.path, {
-    fieldManager: 'kubectl-client-side-apply',
-    contentType: 'application/json',
-    object: withLastApplied(object),
-  });
-  return written ? `${printedName(manifest)} created` : undefined;
-}
-
-/** One write as kubectl sends it (its field manager, strict field validation); true when 2xx. */
-async function write(
-  admin: AdminTls,
-  method: 'PATCH' | 'POST',
-  path: string,
-  request: { fieldManager: string; contentType: string; object: Manifest },
-): Promise<boolean> {
+  const query = `fieldManager=${kind.fieldManager}&fieldValidation=Strict`;
   const response = await adminRequest(
     admin,
-    `${path}?fieldManager=${request.fieldManager}&fieldValidation=Strict`,
+    `${kind.path(collection.path, manifest.metadata.name)}?${query}`,
     {
-      method,
-      headers: { 'content-type': request.contentType },
-      body: JSON.stringify(request.object),
+      method: kind.method,
+      headers: { 'content-type': kind.contentType },
+      body: JSON.stringify(kind.body(object)),
       timeoutMs: 60_000,
     },
   );
-  return response.status < 300;
+  return response.status < 300 ? `${printedName(manifest)} ${kind.printed}` : undefined;
 }
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
