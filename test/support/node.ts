@@ -551,8 +551,7 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
     yamlDocuments(namespace(ns, 'true'), configMap(ns, 'load-config', { LEVEL: 'info' })),
   );
   for (let attempt = 1; ; attempt++) {
-    const before = await webhookCounters(fixture);
-    const logFrom = await apiserverLogSize(fixture);
+    const mark = await markApiserver(fixture);
     const applied = await fixture.kubectl(
       ['apply', '--server-side', '-f', '-'],
       yamlDocuments(loadWorkload(ns, 'probe', 'load-config')),
@@ -560,7 +559,7 @@ async function prepareNamespace(fixture: NodeFixture, ns: string): Promise<strin
     if (applied.code !== 0) throw new Error(`the probe's apply in ${ns} failed: ${applied.stderr}`);
     const hash = await probeHash(fixture, ns);
     if (hash) return hash;
-    const why = await whyUnhashed(fixture, ns, before, logFrom, applied.stderr);
+    const why = await whyUnhashed(fixture, ns, mark, applied.stderr);
     if (attempt === PROBE_APPLIES)
       throw new Error(`the probe workload in ${ns} got no hash in ${attempt} applies; ${why}`);
     console.warn(`${ns}: the probe's apply ${attempt} got no hash, applying again; ${why}`);
@@ -579,12 +578,10 @@ async function probeHash(fixture: NodeFixture, ns: string): Promise<string | und
 async function whyUnhashed(
   fixture: NodeFixture,
   ns: string,
-  before: Awaited<ReturnType<typeof webhookCounters>>,
-  logFrom: number,
+  mark: ApiserverMark,
   kubectlStderr: string,
 ): Promise<string> {
-  const after = await webhookCounters(fixture);
-  const apiserverSaid = await webhookCallFailures(fixture, logFrom);
+  const since = await apiserverSince(fixture, mark);
   const logs = await fixture.kubectl([
     'logs',
     '-n',
@@ -596,8 +593,8 @@ async function whyUnhashed(
   ]);
   const logLines = logs.stdout.split('\n').filter((line) => line.includes(ns));
   return [
-    `apiserver fail-open +${after.failOpen - before.failOpen}, webhook errors +${after.errors - before.errors}`,
-    `the apiserver's log: ${apiserverSaid.join('\n') || '(nothing of the webhook)'}`,
+    `apiserver fail-open +${since.failOpen}, webhook errors +${since.errors}`,
+    `the apiserver's log: ${since.logged.join('\n') || '(nothing of the webhook)'}`,
     `kubectl: ${kubectlStderr.trim() || '(nothing on stderr)'}`,
     `webhook log lines naming ${ns}: ${logLines.join('\n') || '(none)'}`,
   ].join('; ');
@@ -624,8 +621,7 @@ export async function underLoad(
   disrupt: () => Promise<void>,
 ): Promise<DisruptionResult> {
   const expectedHash = await prepareNamespace(fixture, ns);
-  const before = await webhookCounters(fixture);
-  const logFrom = await apiserverLogSize(fixture);
+  const mark = await markApiserver(fixture);
   const stop = new AbortController();
   const load = applyContinuously(fixture, {
     namespace: ns,
@@ -643,12 +639,12 @@ export async function underLoad(
     stop.abort();
   }
   const report = await load;
-  const after = await webhookCounters(fixture);
+  const since = await apiserverSince(fixture, mark);
   const result = {
     report,
-    failOpen: after.failOpen - before.failOpen,
-    errors: after.errors - before.errors,
-    apiserverSaid: await webhookCallFailures(fixture, logFrom),
+    failOpen: since.failOpen,
+    errors: since.errors,
+    apiserverSaid: since.logged,
   };
   console.info(
     `${ns}: ${report.sent} applies in ${(report.durationMs / 1000).toFixed(1)} s ` +
@@ -675,21 +671,36 @@ export function expectNothingDropped(result: DisruptionResult): void {
 /** The apiserver's log file on the node (tools/cluster/control-plane.ts writes it there). */
 const apiserverLog = (fixture: NodeFixture) => join(fixture.cluster.node.dir, 'kube-apiserver.log');
 
-/** Where the apiserver's log ends now: what it writes from here on is the window's. */
-async function apiserverLogSize(fixture: NodeFixture): Promise<number> {
-  return (await stat(apiserverLog(fixture))).size;
+/** Where a window begins: the apiserver's webhook counters, and where its log ends. */
+interface ApiserverMark {
+  readonly counters: Awaited<ReturnType<typeof webhookCounters>>;
+  readonly logBytes: number;
+}
+
+async function markApiserver(fixture: NodeFixture): Promise<ApiserverMark> {
+  const counters = await webhookCounters(fixture);
+  return { counters, logBytes: (await stat(apiserverLog(fixture))).size };
 }
 
 /**
- * The apiserver's lines naming the webhook, logged from byte `from` on: at its log level it
- * writes one only for a call that failed ("Failed calling webhook, failing open …: …"), with
- * the reason — a refused or reset connection, a timeout, a bad answer.
+ * What the apiserver said of the webhook since `mark`: the change of its fail-open and non-200
+ * counts, and its log lines naming the webhook — at its log level it writes one only for a call
+ * that failed ("Failed calling webhook, failing open …: …"), with the reason: a refused or reset
+ * connection, a timeout, a bad answer.
  */
-async function webhookCallFailures(fixture: NodeFixture, from: number): Promise<string[]> {
+async function apiserverSince(
+  fixture: NodeFixture,
+  mark: ApiserverMark,
+): Promise<{ failOpen: number; errors: number; logged: string[] }> {
+  const counters = await webhookCounters(fixture);
   const log = await readFile(apiserverLog(fixture));
-  return log
-    .subarray(from)
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line.includes(WEBHOOK_NAME));
+  return {
+    failOpen: counters.failOpen - mark.counters.failOpen,
+    errors: counters.errors - mark.counters.errors,
+    logged: log
+      .subarray(mark.logBytes)
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.includes(WEBHOOK_NAME)),
+  };
 }
