@@ -10,6 +10,7 @@
 // reviews it was holding.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BRIDGE_MAC } from '../../tools/cluster/node.js';
 import { waitUntil } from '../support/e2e.js';
 import {
   attachNodeFixture,
@@ -103,4 +104,10 @@ describe('continuous applies while confighash is disrupted', () => {
     },
     CASE_TIMEOUT_MS,
   );
+
+  it("the node's bridge keeps its own address while replicas come and go", async () => {
+    // Taking a leaving pod's would cut the others off from the apiserver (tools/cluster/node.ts).
+    const link = await fixture.cluster.node.namespaces.exec('ip', ['-o', 'link', 'show', 'cni0']);
+    expect(/link\/ether (\S+)/.exec(link)?.[1]).toBe(BRIDGE_MAC);
+  });
 });

@@ -36,7 +36,7 @@ const POD_SUBNET = '10.244.0.0/24';
  * expires — 10 s and more, measured in a network namespace of two veths. A webhook pod cut off
  * so cannot answer the apiserver, which falls open.
  */
-const BRIDGE_MAC = '02:00:0a:f4:00:01';
+export const BRIDGE_MAC = '02:00:0a:f4:00:01';
 const KUBERNETES_SERVICE_IP = '10.0.0.1';
 const APISERVER_PORT = 443;
 const CNI_PLUGINS = '/usr/lib/cni';
