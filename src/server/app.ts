@@ -1,10 +1,11 @@
 // The Fastify application: routes and error handling. Never listens, reads the
 // environment or touches files; main.ts does that and passes everything in.
 
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Mutator } from '../admission/index.js';
 import { limitBodiesInFlight } from './body-limits.js';
+import { createFastify } from './fastify.js';
 import {
   ARRIVAL_LIMIT_MS,
   KEEP_ALIVE_TIMEOUT_MS,
@@ -45,14 +46,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const { mutator, metrics, readiness, logger } = options;
   // Fastify gets no logger: it would make a child logger per request for lines
   // we never let it write. The routes log themselves, with the review's fields.
-  const app = Fastify({
+  const app = createFastify({
     bodyLimit: MAX_BODY_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // A review that arrives while this replica stops is answered, never refused:
     // a 503 would fail open (drain.ts).
     return503OnClosing: false,
     ...arrivalLimited(options.tls),
-  }) as unknown as FastifyInstance;
+  });
 
   // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
   app.removeContentTypeParser('text/plain');
@@ -96,9 +97,7 @@ export function buildTlsProbeApp(
   },
 ): FastifyInstance {
   // The same arrival limits as /mutate's port: this one answers anyone who can reach it too.
-  const app = Fastify(
-    arrivalLimited({ cert: options.tls.cert, key: options.tls.key }),
-  ) as unknown as FastifyInstance;
+  const app = createFastify(arrivalLimited({ cert: options.tls.cert, key: options.tls.key }));
   addProbeRoutes(app, options.readiness, options.metrics.registry);
   return app;
 }

@@ -1,8 +1,9 @@
 // /healthz, /readyz and /metrics: the routes every process of confighash serves,
 // the webhook beside /mutate (app.ts), `confighash follow` alone on plain HTTP.
 
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { createFastify } from './fastify.js';
 
 export interface Readiness {
   isReady(): boolean;
@@ -27,7 +28,7 @@ export function addProbeRoutes(
  * it answers no one's request with anything secret (metric names and counts only).
  */
 export function buildProbeApp(readiness: Readiness, registry: Registry): FastifyInstance {
-  const app = Fastify({ bodyLimit: 1024 }) as unknown as FastifyInstance;
+  const app = createFastify({ bodyLimit: 1024 });
   addProbeRoutes(app, readiness, registry);
   return app;
 }
