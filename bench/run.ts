@@ -13,6 +13,7 @@ import { buildProcesses } from './lib/build.js';
 import { panelsOf, renderChart } from './lib/chart.js';
 import { forkHelper } from './lib/children.js';
 import { clusterScenarios } from './lib/cluster-scenarios.js';
+import { serveContainer } from './lib/container.js';
 import {
   type Context,
   FULL,
@@ -63,6 +64,7 @@ async function prepareContext(options: Options): Promise<Context> {
     work,
     certs,
     hashKeyFile,
+    serve: await serveContainer(),
     loadgen,
     resultsDir,
     peers,

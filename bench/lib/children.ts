@@ -11,6 +11,12 @@ import { httpRequest } from '../../tools/cluster/http.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { BUILD_DIR } from './build.js';
+import {
+  type ContainerRuntime,
+  containedCommand,
+  type MemoryLimit,
+  memoryLimit,
+} from './container.js';
 
 export interface Helper {
   readonly pid: number;
@@ -94,6 +100,8 @@ export interface Webhook {
   readonly process: ManagedProcess;
   /** Highest RSS from start to ready, its child processes (the credential resolver) included. */
   readonly startupPeakMb: number;
+  /** The container's memory limit it runs in, or why none (for the reports). */
+  readonly memoryLimit: string;
   /** Connections opened by the webhook's agents so far, by host:port. */
   connections(): Promise<Record<string, number>>;
   /** confighash_* counters from /metrics, by name and labels. */
@@ -108,6 +116,8 @@ export interface WebhookOptions {
   readonly port: number;
   readonly certs: { readonly cert: string; readonly key: string; readonly ca: string };
   readonly hashKeyFile: string;
+  /** The serving container's flags and memory limit (container.ts). */
+  readonly runtime: ContainerRuntime;
   /** Write a V8 CPU profile here when the process exits. */
   readonly profileDir?: string;
   /** The compiled entry point to run (a previous build, for same-run comparisons); default this tree's. */
@@ -116,10 +126,14 @@ export interface WebhookOptions {
   readonly cpus?: string;
 }
 
-/** `confighash serve` from the compiled source, as in production, at log level info. */
+/**
+ * `confighash serve` from the compiled source, as its container runs it (the image's Node
+ * flags, in the container's memory limit), at log level info.
+ */
 export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
   const connectionsFile = join(options.dir, `${options.name}.connections.json`);
-  const process_ = spawnServe(options, connectionsFile);
+  const limit = await memoryLimit(options.name, options.runtime.memoryLimitBytes);
+  const process_ = spawnServe(options, limit, connectionsFile);
   const startup = sampleTreePeak(process_.child.pid ?? -1);
   const get = (path: string) =>
     httpRequest(`https://127.0.0.1:${options.port}${path}`, {
@@ -133,6 +147,7 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     pid: process_.child.pid ?? -1,
     process: process_,
     startupPeakMb,
+    memoryLimit: limit.description,
     async connections() {
       // The preload writes the file every 100 ms; let the last connections land.
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -141,39 +156,43 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     async metrics() {
       return parseCounters((await get('/metrics')).body);
     },
-    stop: () => process_.stop(20_000),
+    async stop() {
+      await process_.stop(20_000);
+      await limit.remove();
+    },
   };
 }
 
-function spawnServe(options: WebhookOptions, connectionsFile: string): ManagedProcess {
+function spawnServe(
+  options: WebhookOptions,
+  limit: MemoryLimit,
+  connectionsFile: string,
+): ManagedProcess {
   const logFile = join(options.dir, `${options.name}.log`);
-  // Its log lines go straight to a file (through the shell's redirection, then
-  // exec): piped through this process, they would cost this process CPU on the
-  // same two cores during every measurement.
   const [command, args] = onCpus(options.cpus, process.execPath, [
     ...nodeFlags(options),
     ...serveArgs(options),
   ]);
-  return startProcess(
-    options.name,
-    'bash',
-    ['-c', 'log=$1; shift; exec "$@" >>"$log" 2>&1', 'confighash', logFile, command, ...args],
-    `${logFile}.start`,
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        KUBECONFIG: options.kubeconfig,
-        CONFIGHASH_LOG_LEVEL: 'info',
-        CONFIGHASH_BENCH_CONNECTIONS_FILE: connectionsFile,
-      },
+  const [shell, shellArgs] = containedCommand('confighash', logFile, limit, command, args);
+  return startProcess(options.name, shell, shellArgs, `${logFile}.start`, {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...options.runtime.env,
+      KUBECONFIG: options.kubeconfig,
+      CONFIGHASH_LOG_LEVEL: 'info',
+      CONFIGHASH_BENCH_CONNECTIONS_FILE: connectionsFile,
     },
-  );
+  });
 }
 
-/** The profiler when asked for, any experiment's flags, and the preload that counts connections. */
+/**
+ * The image's flags, the profiler when asked for, any experiment's flags (after the image's,
+ * so that they win), and the preload that counts connections.
+ */
 function nodeFlags(options: WebhookOptions): string[] {
   return [
+    ...options.runtime.nodeFlags,
     ...(options.profileDir
       ? [
           '--cpu-prof',

@@ -3,6 +3,7 @@
 
 import { resolve } from 'node:path';
 import type { Helper, Webhook } from './children.js';
+import type { ContainerRuntime } from './container.js';
 import type { PeerBinaries } from './peers.js';
 
 export interface Plan {
@@ -94,6 +95,8 @@ export interface Context {
   readonly work: string;
   readonly certs: { readonly ca: string; readonly cert: string; readonly key: string };
   readonly hashKeyFile: string;
+  /** How the serving container runs `confighash serve`: every webhook the bench starts runs so. */
+  readonly serve: ContainerRuntime;
   readonly loadgen: Helper;
   readonly resultsDir: string;
   /** wave and Reloader, built (or found in the cache) when `--peers` is given. */

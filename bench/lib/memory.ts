@@ -16,6 +16,8 @@ export interface MemoryBuild {
 
 export interface MemoryMeasurement {
   readonly build: string;
+  /** The container's memory limit the webhook ran in, or why none. */
+  readonly memoryLimit: string;
   readonly startupPeakMb: number;
   readonly idleMb: number;
   readonly afterReviewsMb: number;
@@ -63,6 +65,7 @@ export async function measureMemory(
     const afterReviewsMb = await residentMb(webhook.pid);
     return {
       build: build.id,
+      memoryLimit: webhook.memoryLimit,
       startupPeakMb: round(webhook.startupPeakMb, 1),
       idleMb: round(idleMb, 1),
       afterReviewsMb: round(afterReviewsMb, 1),
@@ -122,6 +125,7 @@ export function memoryScenario(
     targets,
     notes: [
       `Idle is ${SETTLE_MS / 1000} s after ready, before any review. The startup peak samples the webhook and its child processes every 10 ms from start to ready: @kubernetes/client-node runs only in the credential resolver child (src/kube/credentials.ts), which exits before the webhook is ready. Rounds alternate the builds.`,
+      `Each webhook runs as the serving container runs it: the image's Node flags, and its memory limit: ${[...new Set(measurements.map((m) => m.memoryLimit))].join('; ')}.`,
     ],
     details: { measurements, table },
   };

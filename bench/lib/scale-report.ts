@@ -2,6 +2,7 @@
 // follower and of Reloader on the same objects, the tables BENCHMARKS.md shows,
 // and docs/design.md §11's targets at the largest size.
 
+import type { ContainerRuntime } from './container.js';
 import type { Scenario, Target } from './report.js';
 import { type Counts, drainSeconds, formatCounts, totalOf, verbTotal } from './scale-metrics.js';
 import { percentile, sortSamples } from './stats.js';
@@ -27,6 +28,8 @@ export interface FanOutFigures {
 }
 
 export interface ConfighashFigures {
+  /** The memory limit the follower ran in, or why none. */
+  readonly memoryLimit: string;
   readonly steadyMb: number;
   readonly restartMb: number;
   readonly maxMb: number;
@@ -69,10 +72,7 @@ export interface ScaleResult {
     readonly latencyChanges: number;
     readonly follower: {
       readonly resyncS: number;
-      readonly runtime: {
-        readonly nodeFlags: readonly string[];
-        readonly env: Readonly<Record<string, string>>;
-      };
+      readonly runtime: ContainerRuntime;
       readonly evaluateRate?: number;
     };
     readonly idleS: number;
@@ -235,7 +235,7 @@ export function scaleScenarioOf(result: ScaleResult): Scenario {
         .map(([name, value]) => `, ${name}=${value}`)
         .join(
           '',
-        )}; defaults but --follow-resync=${plan.follower.resyncS}s${plan.follower.evaluateRate === undefined ? '' : ` and --follow-evaluate-rate=${plan.follower.evaluateRate}`}), then Reloader v1.4.21 (--reload-strategy=annotations), never both at once: requests are deltas of the apiserver's apiserver_request_total around each step, so they include the webhook's lookups, the bench's own PUT of the source and the controllers' writes of a rollout; lease renewals, the apiserver's own endpoints reconciler and ended watches are left out of the table (not of the JSON). Watches are the rise of apiserver_longrunning_requests{verb="WATCH"} while the tool runs.`,
+        )}, memory limit ${result.rows[0]?.confighash.memoryLimit ?? 'none'}; defaults but --follow-resync=${plan.follower.resyncS}s${plan.follower.evaluateRate === undefined ? '' : ` and --follow-evaluate-rate=${plan.follower.evaluateRate}`}), then Reloader v1.4.21 (--reload-strategy=annotations), never both at once: requests are deltas of the apiserver's apiserver_request_total around each step, so they include the webhook's lookups, the bench's own PUT of the source and the controllers' writes of a rollout; lease renewals, the apiserver's own endpoints reconciler and ended watches are left out of the table (not of the JSON). Watches are the rise of apiserver_longrunning_requests{verb="WATCH"} while the tool runs.`,
       '"Steady" is the RSS once the tool and the apiserver have both been quiet for 5 s after its start (its initial evaluation or informer sync done); "after a restart" is the same for a second follower process, whose start is the one in the request table (taking the lead over workloads it never saw). Change → rollout is the time from the PUT of a source to the new generation of the one workload reading it.',
       fanoutNote(result),
       `A serving replica (\`confighash serve\`) started at the largest size: ${mb(result.fresh.rssMb)} 5 s after ready, watches held: ${formatCounts(result.fresh.watches)}.`,

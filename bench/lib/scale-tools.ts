@@ -5,16 +5,20 @@
 // touch costs the apiserver nothing; and each is sampled for its highest RSS.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { load } from 'js-yaml';
 import { httpRequest } from '../../tools/cluster/http.js';
 import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { BUILD_DIR } from './build.js';
 import { residentMb } from './children.js';
+import {
+  type ContainerRuntime,
+  containedCommand,
+  type MemoryLimit,
+  memoryLimit,
+} from './container.js';
 import { startPeerProcess } from './peers.js';
 import { samplesOf } from './scale-metrics.js';
 
@@ -30,6 +34,8 @@ export interface ToolProcess {
   acted(): Promise<number>;
   /** The highest RSS sampled (every 500 ms) since it started. */
   maxMb(): number;
+  /** The memory limit it runs in, or why none (container.ts). */
+  readonly memoryLimit: string;
   exited(): boolean;
   stop(): Promise<void>;
 }
@@ -43,46 +49,13 @@ export interface ToolSite {
 /** Bench settings of the follower: the defaults, but a resync short enough to measure. */
 export interface FollowerSettings {
   readonly resyncS: number;
-  /** Node's flags and the allocator's variables the follow Deployment runs it with. */
-  readonly runtime: FollowerRuntime;
+  /** How the follow Deployment runs it: Node's flags, the allocator's variables, the memory limit. */
+  readonly runtime: ContainerRuntime;
   /** `--follow-evaluate-rate`, when this build has the flag. */
   readonly evaluateRate?: number;
 }
 
 const MAIN_JS = join(BUILD_DIR, 'src/main.js');
-
-export interface FollowerRuntime {
-  /** Node's own flags, before the script (`--max-old-space-size=80`). */
-  readonly nodeFlags: readonly string[];
-  /** The C library's variables (`MALLOC_…`); the options' variables are the bench's own. */
-  readonly env: Readonly<Record<string, string>>;
-}
-
-/**
- * How the follow Deployment (manifests/components/follow; the chart renders the same) runs
- * the follower: the bench runs it so, and measures what a cluster would.
- */
-export async function followerRuntime(): Promise<FollowerRuntime> {
-  const path = join(REPO_ROOT, 'manifests/components/follow/deployment.yaml');
-  const deployment = load(await readFile(path, 'utf8')) as {
-    spec: {
-      template: {
-        spec: {
-          containers: { command: string[]; env?: { name: string; value?: string }[] }[];
-        };
-      };
-    };
-  };
-  const [container] = deployment.spec.template.spec.containers;
-  const script = container!.command.indexOf('/app/dist/main.js');
-  const env = (container!.env ?? []).filter(
-    (variable) => variable.name.startsWith('MALLOC_') && variable.value !== undefined,
-  );
-  return {
-    nodeFlags: container!.command.slice(1, script),
-    env: Object.fromEntries(env.map((variable) => [variable.name, variable.value!])),
-  };
-}
 
 /** Whether this build's `confighash follow` takes `flag` (the follower is being rewritten). */
 export async function followerHasFlag(flag: string): Promise<boolean> {
@@ -99,41 +72,32 @@ export async function startFollower(
 ): Promise<ToolProcess> {
   const port = await freePort();
   const logFile = join(site.work, `${name}.log`);
-  const managed = startProcess(
-    name,
-    'bash',
-    [
-      '-c',
-      'log=$1; shift; exec "$@" >>"$log" 2>&1',
-      name,
-      logFile,
-      process.execPath,
-      ...settings.runtime.nodeFlags,
-      MAIN_JS,
-      'follow',
-      '--host=127.0.0.1',
-      `--port=${port}`,
-      `--hash-key-file=${site.hashKeyFile}`,
-      '--lease-namespace=default',
-      `--identity=${name}`,
-      `--follow-resync=${settings.resyncS}s`,
-      ...(settings.evaluateRate === undefined
-        ? []
-        : [`--follow-evaluate-rate=${settings.evaluateRate}`]),
-    ],
-    `${logFile}.start`,
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        ...settings.runtime.env,
-        KUBECONFIG: site.kubeconfig,
-        CONFIGHASH_LOG_LEVEL: 'info',
-      },
+  const limit = await memoryLimit(name, settings.runtime.memoryLimitBytes);
+  const [shell, args] = containedCommand(name, logFile, limit, process.execPath, [
+    ...settings.runtime.nodeFlags,
+    MAIN_JS,
+    'follow',
+    '--host=127.0.0.1',
+    `--port=${port}`,
+    `--hash-key-file=${site.hashKeyFile}`,
+    '--lease-namespace=default',
+    `--identity=${name}`,
+    `--follow-resync=${settings.resyncS}s`,
+    ...(settings.evaluateRate === undefined
+      ? []
+      : [`--follow-evaluate-rate=${settings.evaluateRate}`]),
+  ]);
+  const managed = startProcess(name, shell, args, `${logFile}.start`, {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...settings.runtime.env,
+      KUBECONFIG: site.kubeconfig,
+      CONFIGHASH_LOG_LEVEL: 'info',
     },
-  );
+  });
   const metric = (name: string) => metricSum(`http://127.0.0.1:${port}/metrics`, name);
-  return toolProcess('confighash', managed, {
+  return toolProcess('confighash', managed, limit, {
     ready: async () => (await metric('confighash_follow_leader').catch(() => 0)) === 1,
     acted: () => metric('confighash_follow_touches_total'),
   });
@@ -147,7 +111,7 @@ export function startReloader(site: ToolSite, name: string, binary: string): Too
     '--reload-strategy=annotations',
     '--log-level=warning',
   ]);
-  return toolProcess('reloader', managed, {
+  return toolProcess('reloader', managed, NO_LIMIT, {
     ready: () =>
       metricSum(RELOADER_METRICS, 'reloader_reload_executed_total').then(
         () => true,
@@ -160,9 +124,13 @@ export function startReloader(site: ToolSite, name: string, binary: string): Too
   });
 }
 
+/** Reloader runs as bench/build-peers.sh built it: Go sizes its heap from no cgroup. */
+const NO_LIMIT: MemoryLimit = { description: 'none', remove: async () => {} };
+
 function toolProcess(
   tool: ToolName,
   managed: ManagedProcess,
+  limit: MemoryLimit,
   probes: Pick<ToolProcess, 'ready' | 'acted'>,
 ): ToolProcess {
   const pid = managed.child.pid ?? -1;
@@ -181,10 +149,12 @@ function toolProcess(
     logFile: managed.logFile,
     ...probes,
     maxMb: () => max,
+    memoryLimit: limit.description,
     exited: () => managed.child.exitCode !== null || managed.child.signalCode !== null,
     async stop() {
       clearInterval(sampler);
       await managed.stop(20_000);
+      await limit.remove();
     },
   };
 }

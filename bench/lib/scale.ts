@@ -15,6 +15,7 @@ import {
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
 import { residentMb, type Webhook } from './children.js';
 import { type ApiClient, connectApi, forEachBounded, webhookRegistration } from './cluster.js';
+import { followContainer } from './container.js';
 import { type Context, log } from './context.js';
 import { buildReloader } from './peers.js';
 import type { Scenario } from './report.js';
@@ -59,7 +60,6 @@ import {
 import {
   type FollowerSettings,
   followerHasFlag,
-  followerRuntime,
   startFollower,
   startReloader,
   type ToolProcess,
@@ -127,7 +127,7 @@ async function scalePlan(sizes: readonly number[]): Promise<ScalePlan> {
     latencyChanges: 8,
     follower: {
       resyncS: 60,
-      runtime: await followerRuntime(),
+      runtime: await followContainer(),
       ...(evaluateRate === undefined ? {} : { evaluateRate }),
     },
     idleS: 30,
@@ -399,6 +399,7 @@ async function measureConfighash(run: ScaleRun, size: number): Promise<Confighas
     await second.tool.stop();
     site.log(`  confighash: ${steadyMb} MB steady, ${restartMb} MB after the restart`);
     return {
+      memoryLimit: first.tool.memoryLimit,
       steadyMb,
       restartMb,
       maxMb,

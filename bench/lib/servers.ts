@@ -48,6 +48,7 @@ export async function startConfighash(
     port: await freePort(),
     certs: context.certs,
     hashKeyFile: context.hashKeyFile,
+    runtime: context.serve,
     ...(context.options.profile ? { profileDir: context.resultsDir } : {}),
   });
   context.webhooks.push(webhook);
