@@ -28,15 +28,23 @@ export interface HelperOptions {
   readonly execArgv?: readonly string[];
   /** Run on these CPUs only (a `taskset` list, such as "1"); see `tasksetAvailable`. */
   readonly cpus?: string;
+  /** Run in this memory limit (container.ts), removed when the helper stops. */
+  readonly memoryLimit?: MemoryLimit;
+  /** Variables besides this process's own (the C library's, as a container sets them). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Forks bench/procs/NAME (compiled), its output appended to `logFile`. */
 export function forkHelper(name: string, logFile: string, options: HelperOptions = {}): Helper {
   const log = openSync(logFile, 'a');
-  const [execPath, execArgv] = onCpus(options.cpus, process.execPath, options.execArgv ?? []);
+  const [execPath, execArgv] = inLimit(
+    options.memoryLimit,
+    ...onCpus(options.cpus, process.execPath, options.execArgv ?? []),
+  );
   const child: ChildProcess = fork(join(BUILD_DIR, 'bench/procs', `${name}.js`), [], {
     execPath,
     execArgv,
+    env: { ...process.env, ...options.env },
     stdio: ['ignore', log, log, 'ipc'],
   });
   let next = 1;
@@ -70,8 +78,20 @@ export function forkHelper(name: string, logFile: string, options: HelperOptions
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+      await options.memoryLimit?.remove();
     },
   };
+}
+
+/** `command args` run in `limit`'s cgroup: a shell joins it, then execs in place (the pid and IPC channel stay). */
+function inLimit(
+  limit: MemoryLimit | undefined,
+  command: string,
+  args: readonly string[],
+): [string, string[]] {
+  return limit?.procsFile === undefined
+    ? [command, [...args]]
+    : ['sh', ['-c', 'echo $$ >"$0"; exec "$@"', limit.procsFile, command, ...args]];
 }
 
 /** Whether `taskset` is here to pin processes to CPUs (util-linux; Linux only). */

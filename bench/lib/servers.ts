@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { freePort } from '../../tools/cluster/ports.js';
 import { forkHelper, type Helper, startWebhook, type Webhook } from './children.js';
+import { memoryLimit } from './container.js';
 import type { Context } from './context.js';
 
 /** A floor server (bench/procs/floor.ts) and its process. */
@@ -21,9 +22,13 @@ export async function startFloor(
   const profile = context.options.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${context.resultsDir}`, `--cpu-prof-name=${name}.cpuprofile`]
     : [];
+  // As confighash runs: the image's Node flags and the serving container's allocator
+  // variables, in its memory limit.
   const helper = forkHelper('floor', join(context.work, `${name}.log`), {
-    execArgv: profile,
+    execArgv: [...context.serve.nodeFlags, ...profile],
+    env: context.serve.env,
     cpus,
+    memoryLimit: await memoryLimit(name, context.serve.memoryLimitBytes),
   });
   context.helpers.push(helper);
   const { port } = await helper.call<{ port: number }>('listen', {

@@ -304,6 +304,7 @@ describe('npm run image (tools/image/build.sh)', () => {
     expect(config.Entrypoint).toEqual([
       '/nodejs/bin/node',
       '--max-old-space-size=128',
+      '--max-semi-space-size=8',
       '/app/dist/main.js',
       'serve',
     ]);

@@ -17,7 +17,7 @@ import { ALL_SERVE_OPTIONS, LOG_LEVELS } from '../../src/config/serve.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
 import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-import { FOLLOWER_ALLOCATOR_VARIABLES } from '../support/follower-allocator.js';
+import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
 import { CHART, type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';
 
 const OVERLAYS = join(REPO_ROOT, 'manifests/overlays');
@@ -211,18 +211,14 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     all = await template(4, everythingOn);
   });
 
-  it('sets only environment variables that are options of `confighash serve` and `follow`, and glibc’s allocator ones on the follower', () => {
-    const expected: [Obj, readonly string[]][] = [
-      [container(all), []],
-      [followContainer(all), FOLLOWER_ALLOCATOR_VARIABLES],
-    ];
-    for (const [app, allocator] of expected) {
+  it('sets only environment variables that are options of `confighash serve` and `follow`, and glibc’s allocator ones', () => {
+    for (const app of [container(all), followContainer(all)]) {
       const names: string[] = app.env.map((e: Obj) => e.name);
       expect(names).toContain('CONFIGHASH_LOG_LEVEL');
-      for (const name of names.filter((name) => !allocator.includes(name))) {
+      for (const name of names.filter((name) => !ALLOCATOR_VARIABLES.includes(name))) {
         expect(optionEnvironmentVariables()).toContain(name);
       }
-      expect(names.filter((name) => name.startsWith('MALLOC_'))).toEqual(allocator);
+      expect(names.filter((name) => name.startsWith('MALLOC_'))).toEqual(ALLOCATOR_VARIABLES);
       expect(app.env).toContainEqual({ name: 'CONFIGHASH_LOG_LEVEL', value: 'debug' });
     }
   });

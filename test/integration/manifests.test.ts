@@ -18,7 +18,7 @@ import {
   parseServeConfig,
 } from '../../src/config/index.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
-import { FOLLOWER_ALLOCATOR_VARIABLES } from '../support/follower-allocator.js';
+import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
 
 const MANIFESTS = join(REPO_ROOT, 'manifests');
 const OVERLAYS = ['default', 'cert-manager'] as const;
@@ -133,9 +133,12 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     expect(pdb.spec.selector).toEqual(deployment.spec.selector);
   });
 
-  it('sets only environment variables that `confighash serve --help` documents', () => {
+  it('sets only environment variables that `confighash serve --help` documents, and glibc’s allocator settings', () => {
     const help = commandHelp('serve');
-    for (const name of Object.keys(env(rendered[overlay]))) expect(help).toContain(`env ${name}`);
+    const names = Object.keys(env(rendered[overlay]));
+    expect(names.filter((name) => ALLOCATOR_VARIABLES.includes(name))).toEqual(ALLOCATOR_VARIABLES);
+    for (const name of names.filter((name) => !ALLOCATOR_VARIABLES.includes(name)))
+      expect(help).toContain(`env ${name}`);
   });
 
   it('grants admission `get` on ConfigMaps and Secrets and no other verb on them cluster-wide', () => {
@@ -481,8 +484,8 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
   it('gives the follower an environment that `confighash follow` reads, every variable of it but glibc’s allocator settings', () => {
     const followEnv = env(objects(), 'confighash-follow');
     const names = Object.keys(followEnv);
-    const allocator = names.filter((name) => FOLLOWER_ALLOCATOR_VARIABLES.includes(name));
-    expect(allocator).toEqual(FOLLOWER_ALLOCATOR_VARIABLES);
+    const allocator = names.filter((name) => ALLOCATOR_VARIABLES.includes(name));
+    expect(allocator).toEqual(ALLOCATOR_VARIABLES);
     for (const name of names.filter((name) => !allocator.includes(name)))
       expect(commandHelp('follow')).toContain(`env ${name}`);
     // The same hash key as the webhook: the same Secret.

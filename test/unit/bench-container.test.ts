@@ -6,7 +6,8 @@ import { followContainer, quantityBytes, serveContainer } from '../../bench/lib/
 describe('the containers the bench runs confighash as', () => {
   it("serve: the image's entrypoint flags and the serving Deployment's memory limit", async () => {
     const serve = await serveContainer();
-    expect(serve.nodeFlags).toEqual(['--max-old-space-size=128']);
+    expect(serve.nodeFlags).toEqual(['--max-old-space-size=128', '--max-semi-space-size=8']);
+    expect(Object.keys(serve.env).sort()).toEqual(['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_']);
     expect(serve.memoryLimitBytes).toBe(256 * 2 ** 20);
   });
 

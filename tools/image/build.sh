@@ -135,6 +135,7 @@ config=(
   --config.exposedports 8443/tcp
   # The Dockerfile's ENTRYPOINT, flag for flag (it says why the heap is capped).
   --config.entrypoint /nodejs/bin/node --config.entrypoint --max-old-space-size=128
+  --config.entrypoint --max-semi-space-size=8
   --config.entrypoint /app/dist/main.js --config.entrypoint serve
 )
 for label in "${labels[@]}"; do
