@@ -11,12 +11,7 @@ import { httpRequest } from '../../tools/cluster/http.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { BUILD_DIR } from './build.js';
-import {
-  type ContainerRuntime,
-  containedCommand,
-  type MemoryLimit,
-  memoryLimit,
-} from './container.js';
+import { type ContainerRuntime, inLimit, type MemoryLimit, memoryLimit } from './container.js';
 
 export interface Helper {
   readonly pid: number;
@@ -83,15 +78,20 @@ export function forkHelper(name: string, logFile: string, options: HelperOptions
   };
 }
 
-/** `command args` run in `limit`'s cgroup: a shell joins it, then execs in place (the pid and IPC channel stay). */
-function inLimit(
-  limit: MemoryLimit | undefined,
+/**
+ * `command args` with its output appended to `logFile` by a shell that then execs it: straight
+ * to the file, not piped through the bench, whose CPU would count on the same two cores during
+ * every measurement.
+ */
+export function appendingTo(
+  logFile: string,
   command: string,
   args: readonly string[],
 ): [string, string[]] {
-  return limit?.procsFile === undefined
-    ? [command, [...args]]
-    : ['sh', ['-c', 'echo $$ >"$0"; exec "$@"', limit.procsFile, command, ...args]];
+  return [
+    'bash',
+    ['-c', 'log=$1; shift; exec "$@" >>"$log" 2>&1', 'bench', logFile, command, ...args],
+  ];
 }
 
 /** Whether `taskset` is here to pin processes to CPUs (util-linux; Linux only). */
@@ -193,7 +193,7 @@ function spawnServe(
     ...nodeFlags(options),
     ...serveArgs(options),
   ]);
-  const [shell, shellArgs] = containedCommand('confighash', logFile, limit, command, args);
+  const [shell, shellArgs] = inLimit(limit, ...appendingTo(logFile, command, args));
   return startProcess(options.name, shell, shellArgs, `${logFile}.start`, {
     cwd: REPO_ROOT,
     env: {

@@ -145,29 +145,17 @@ async function ownMemoryHierarchy(): Promise<Hierarchy | { readonly unavailable:
 }
 
 /**
- * `bash -c` that joins `limit`'s cgroup (when there is one), then execs `command args` with its output
- * appended to `logFile`: straight to the file, not piped through the bench, whose CPU would
- * count on the same two cores during every measurement.
+ * `command args` held to `limit`: a shell joins its cgroup (when there is one), then execs the
+ * command in place, so that the pid a caller samples and a fork's IPC channel are the command's.
  */
-export function containedCommand(
-  name: string,
-  logFile: string,
-  limit: MemoryLimit,
+export function inLimit(
+  limit: MemoryLimit | undefined,
   command: string,
   args: readonly string[],
 ): [string, string[]] {
-  return [
-    'bash',
-    [
-      '-c',
-      'log=$1; procs=$2; shift 2; [ -z "$procs" ] || echo $$ >"$procs"; exec "$@" >>"$log" 2>&1',
-      name,
-      logFile,
-      limit.procsFile ?? '',
-      command,
-      ...args,
-    ],
-  ];
+  return limit?.procsFile === undefined
+    ? [command, [...args]]
+    : ['sh', ['-c', 'echo $$ >"$0"; exec "$@"', limit.procsFile, command, ...args]];
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {

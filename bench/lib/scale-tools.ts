@@ -12,13 +12,8 @@ import { freePort } from '../../tools/cluster/ports.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { BUILD_DIR } from './build.js';
-import { residentMb } from './children.js';
-import {
-  type ContainerRuntime,
-  containedCommand,
-  type MemoryLimit,
-  memoryLimit,
-} from './container.js';
+import { appendingTo, residentMb } from './children.js';
+import { type ContainerRuntime, inLimit, type MemoryLimit, memoryLimit } from './container.js';
 import { startPeerProcess } from './peers.js';
 import { samplesOf } from './scale-metrics.js';
 
@@ -73,20 +68,23 @@ export async function startFollower(
   const port = await freePort();
   const logFile = join(site.work, `${name}.log`);
   const limit = await memoryLimit(name, settings.runtime.memoryLimitBytes);
-  const [shell, args] = containedCommand(name, logFile, limit, process.execPath, [
-    ...settings.runtime.nodeFlags,
-    MAIN_JS,
-    'follow',
-    '--host=127.0.0.1',
-    `--port=${port}`,
-    `--hash-key-file=${site.hashKeyFile}`,
-    '--lease-namespace=default',
-    `--identity=${name}`,
-    `--follow-resync=${settings.resyncS}s`,
-    ...(settings.evaluateRate === undefined
-      ? []
-      : [`--follow-evaluate-rate=${settings.evaluateRate}`]),
-  ]);
+  const [shell, args] = inLimit(
+    limit,
+    ...appendingTo(logFile, process.execPath, [
+      ...settings.runtime.nodeFlags,
+      MAIN_JS,
+      'follow',
+      '--host=127.0.0.1',
+      `--port=${port}`,
+      `--hash-key-file=${site.hashKeyFile}`,
+      '--lease-namespace=default',
+      `--identity=${name}`,
+      `--follow-resync=${settings.resyncS}s`,
+      ...(settings.evaluateRate === undefined
+        ? []
+        : [`--follow-evaluate-rate=${settings.evaluateRate}`]),
+    ]),
+  );
   const managed = startProcess(name, shell, args, `${logFile}.start`, {
     cwd: REPO_ROOT,
     env: {
