@@ -94,10 +94,7 @@ export interface MemoryLimit {
  * root, no delegation), no limit, and the reason why: the bench runs and says so.
  */
 export async function memoryLimit(name: string, bytes: number): Promise<MemoryLimit> {
-  const none = (reason: string): MemoryLimit => ({
-    description: `none (${reason})`,
-    remove: async () => {},
-  });
+  const none = (reason: string) => noMemoryLimit(`none (${reason})`);
   const hierarchy = await ownMemoryHierarchy();
   if ('unavailable' in hierarchy) return none(hierarchy.unavailable);
   const dir = join(hierarchy.dir, `confighash-bench-${process.pid}-${name}`);
@@ -114,6 +111,11 @@ export async function memoryLimit(name: string, bytes: number): Promise<MemoryLi
     // Stopping a process twice (a scenario, then the bench's clean-up) removes it once.
     remove: () => rmdir(dir).catch(ignoreMissing),
   };
+}
+
+/** No limit: the process runs as the bench does; `description` says so in the reports. */
+export function noMemoryLimit(description: string): MemoryLimit {
+  return { description, remove: async () => {} };
 }
 
 interface Hierarchy {

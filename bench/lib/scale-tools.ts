@@ -13,7 +13,13 @@ import { type ManagedProcess, startProcess } from '../../tools/cluster/processes
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { BUILD_DIR } from './build.js';
 import { appendingTo, residentMb } from './children.js';
-import { type ContainerRuntime, inLimit, type MemoryLimit, memoryLimit } from './container.js';
+import {
+  type ContainerRuntime,
+  inLimit,
+  type MemoryLimit,
+  memoryLimit,
+  noMemoryLimit,
+} from './container.js';
 import { startPeerProcess } from './peers.js';
 import { samplesOf } from './scale-metrics.js';
 
@@ -123,7 +129,7 @@ export function startReloader(site: ToolSite, name: string, binary: string): Too
 }
 
 /** Reloader runs as bench/build-peers.sh built it: Go sizes its heap from no cgroup. */
-const NO_LIMIT: MemoryLimit = { description: 'none', remove: async () => {} };
+const NO_LIMIT = noMemoryLimit('none');
 
 function toolProcess(
   tool: ToolName,

@@ -1,7 +1,7 @@
 // Every Fastify instance of confighash is made here: without Fastify's schema compilers. No
 // route has a schema (admission/decode.ts checks a review itself), and Fastify's default
 // compilers load ajv and its kin when an instance is made: 4 MB of resident memory in a bare
-// process on the image's Node (BENCHMARKS.md, "Issue 31: as the kubelet runs it").
+// process on the image's Node.
 
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
