@@ -1,6 +1,7 @@
 // The API stub as the stub scenarios (1, 2, 5a, 5b, 7–9) and the ratio run use it: its
-// process, a kubeconfig naming it, the sources seeded in it, and the load targets of
-// floor (b) and confighash reading them.
+// process, serving TLS with the bench's certificate as an apiserver does, a kubeconfig
+// naming it, the sources seeded in it, and the load targets of floor (b) and confighash
+// reading them.
 
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { benchSources, sourcePath } from './workload.js';
 export interface StubApi {
   readonly stub: Helper;
   readonly apiUrl: string;
+  /** The CA that signed the stub's certificate, for a client that is not confighash. */
+  readonly ca: string;
   readonly kubeconfig: string;
   /** Connections the stub has accepted so far (a counter). */
   stubConnections(): Promise<number>;
@@ -24,12 +27,14 @@ export interface StubApi {
 export async function startStubApi(context: Context, cpus?: string): Promise<StubApi> {
   const stub = forkHelper('api-stub', join(context.work, 'api-stub.log'), { cpus });
   context.helpers.push(stub);
-  const { url: apiUrl } = await stub.call<{ url: string }>('listen');
+  const { cert, key, ca } = context.certs;
+  const { url: apiUrl } = await stub.call<{ url: string }>('listen', { tls: { cert, key } });
   const kubeconfig = join(context.work, 'stub.kubeconfig');
-  await writeFile(kubeconfig, stubKubeconfig(apiUrl));
+  await writeFile(kubeconfig, stubKubeconfig(apiUrl, ca));
   return {
     stub,
     apiUrl,
+    ca,
     kubeconfig,
     stubConnections: async () => (await stub.call<{ connections: number }>('stats')).connections,
     seed: (count, bytes, bump) =>
@@ -37,11 +42,13 @@ export async function startStubApi(context: Context, cpus?: string): Promise<Stu
   };
 }
 
-export function stubKubeconfig(server: string): string {
+/** A kubeconfig for the stub at `server`; `ca`: the CA its TLS certificate chains to. */
+export function stubKubeconfig(server: string, ca: string): string {
+  const authority = { 'certificate-authority-data': Buffer.from(ca).toString('base64') };
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'stub', cluster: { server } }],
+    clusters: [{ name: 'stub', cluster: { server, ...authority } }],
     users: [{ name: 'bench', user: { token: 'bench-token' } }],
     contexts: [{ name: 'stub', context: { cluster: 'stub', user: 'bench' } }],
     'current-context': 'stub',

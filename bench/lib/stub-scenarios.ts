@@ -96,7 +96,7 @@ export async function stubScenarios(context: Context, scenarios: Scenario[]): Pr
 async function prepareStub(context: Context): Promise<StubSetup> {
   const api = await startStubApi(context);
   const floorA = await startFloor(context, 'floor-a');
-  const floorB = await startFloor(context, 'floor-b', { url: api.apiUrl });
+  const floorB = await startFloor(context, 'floor-b', { url: api.apiUrl, ca: api.ca });
   const webhook = await startConfighash(context, 'confighash-stub', api.kubeconfig);
   const { options } = context;
   const previous =

@@ -1,10 +1,13 @@
-// The API stub of scenarios 1b, 2 and 5: a plain-HTTP server in its own
-// process that answers GETs of ConfigMaps and Secrets at once, from bodies
-// serialised in advance, like an apiserver that costs nothing. It counts the
-// TCP connections it accepts, which is how the bench proves keep-alive reuse.
+// The API stub of the stub scenarios and the ratio run: a server in its own process
+// that answers GETs of ConfigMaps and Secrets at once, from bodies serialised in
+// advance, like an apiserver that costs nothing. Given a certificate it speaks TLS with
+// HTTP/2 and HTTP/1.1 (the client chooses in the handshake), as kube-apiserver does;
+// without one, plain HTTP/1.1 (bench/inprocess.ts). It counts the TCP connections it
+// accepts, which is how the bench proves keep-alive reuse.
 
 import { once } from 'node:events';
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import {
   type ApiObject,
@@ -23,6 +26,8 @@ interface StoredBody {
   version: number;
 }
 
+/** Idle keep-alive connections stay open between the bench's blocks. */
+const KEEP_ALIVE_MS = 120_000;
 const objects = new Map<string, StoredBody>();
 /** The seeded namespace, opted in: what the webhook's namespace check lists, watches and GETs. */
 let optedIn = 'bench';
@@ -39,7 +44,7 @@ const notFound = Buffer.from(
   }),
 );
 
-const server = http.createServer((request, response) => {
+function answer(request: http.IncomingMessage, response: http.ServerResponse): void {
   requests++;
   if (request.method === 'GET' && isNamespacePath(request.url ?? '')) {
     answerNamespaces(request.url ?? '', response);
@@ -58,11 +63,18 @@ const server = http.createServer((request, response) => {
   }
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
   response.end(body);
-});
-server.keepAliveTimeout = 120_000;
-server.on('connection', () => {
-  connections++;
-});
+}
+
+function createServer(tls: { cert: string; key: string } | undefined) {
+  if (!tls) return http.createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, answer);
+  // The compatibility API gives HTTP/2 requests the shape of HTTP/1.1 ones: one handler for both.
+  const server = http2.createSecureServer(
+    { cert: tls.cert, key: tls.key, allowHTTP1: true },
+    answer as unknown as Parameters<typeof http2.createSecureServer>[1],
+  );
+  // Read by the HTTP/1.1 connections it takes (allowHTTP1), as on an http.Server.
+  return Object.assign(server, { keepAliveTimeout: KEEP_ALIVE_MS });
+}
 
 /**
  * The namespace check's requests (src/kube/namespace-api.ts): a list of the one
@@ -128,10 +140,16 @@ function store(object: ApiObject): void {
 }
 
 serveRequests({
-  async listen() {
+  async listen(message) {
+    const tls = message.tls as { cert: string; key: string } | undefined;
+    const server = createServer(tls);
+    server.on('connection', () => {
+      connections++;
+    });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    const scheme = tls ? 'https' : 'http';
+    return { url: `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}` };
   },
   seed(message) {
     const { namespace, count, bytes, unrelated, bump } = message as unknown as {

@@ -9,6 +9,7 @@ import https from 'node:https';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
+import { Http2Session } from './http2.js';
 
 export interface ApiRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -96,6 +97,22 @@ function exchangeOnce(
   request: ApiRequest,
   payload: Buffer | undefined,
 ): Promise<ApiAnswer> {
+  const choice = connection.http2?.session();
+  if (choice === undefined) return exchangeOverHttp1(connection, request, payload);
+  if (choice instanceof Http2Session)
+    return exchangeOverHttp2(choice, connection, request, payload);
+  return untilAborted(choice, request.signal).then((session) =>
+    session === undefined
+      ? exchangeOverHttp1(connection, request, payload)
+      : exchangeOverHttp2(session, connection, request, payload),
+  );
+}
+
+function exchangeOverHttp1(
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     const outgoing = openRequest(connection, request, payload, (response) => {
       const chunks: Buffer[] = [];
@@ -104,13 +121,69 @@ function exchangeOnce(
         resolve({
           status: response.statusCode ?? 0,
           headers: response.headers,
-          body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+          body: joined(chunks),
         }),
       );
       response.on('error', reject);
     });
     outgoing.on('error', reject);
   });
+}
+
+function exchangeOverHttp2(
+  session: Http2Session,
+  connection: ApiConnection,
+  request: ApiRequest,
+  payload: Buffer | undefined,
+): Promise<ApiAnswer> {
+  return new Promise((resolve, reject) => {
+    const done = session.begin();
+    const stream = session.session.request(
+      {
+        ...headersOf(connection, request, payload),
+        ':method': request.method,
+        ':path': `${connection.basePath}${request.path}`,
+      },
+      { endStream: payload === undefined },
+    );
+    let headers: http.IncomingHttpHeaders = {};
+    let settled = false;
+    const chunks: Buffer[] = [];
+    stream.on('response', (answer) => {
+      headers = answer;
+    });
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => {
+      settled = true;
+      resolve({ status: Number(headers[':status'] ?? 0), headers, body: joined(chunks) });
+    });
+    stream.on('error', (error) => {
+      settled = true;
+      reject(error);
+    });
+    stream.on('close', () => {
+      done();
+      // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
+      if (!settled) reject(new Error(`stream closed before its answer (code ${stream.rstCode})`));
+    });
+    if (request.signal) abortWith(request.signal, stream, session.checkAlive);
+    if (payload) stream.end(payload);
+  });
+}
+
+/** `pending`, or the signal's abort if that comes first. */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return pending;
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function joined(chunks: readonly Buffer[]): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
 export interface WatchEvent {
@@ -238,34 +311,43 @@ function openRequest(
   return outgoing;
 }
 
-/** The requests in flight under a signal, kept on the signal itself. */
+/** What a signal's abort ends: an HTTP/1.1 request or an HTTP/2 stream. */
+interface Abortable {
+  destroy(error: Error): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** The requests in flight under a signal, kept on the signal itself, with what to do on abort. */
 const IN_FLIGHT = Symbol('confighash.inFlight');
-type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Set<http.ClientRequest> };
+type TrackedSignal = AbortSignal & { [IN_FLIGHT]?: Map<Abortable, (() => void) | undefined> };
 
 /**
- * Destroys `outgoing` when `signal` aborts. A review's deadline covers all of
- * its GETs: one abort listener per signal, not one per request (http.request's
- * `signal` option adds and removes an EventTarget listener for every request).
- * The set rides on the signal rather than in a WeakMap, and the listener is
- * added without options (the signal aborts once): cheaper per review, as measured
- * in BENCHMARKS.md.
+ * Destroys `outgoing` when `signal` aborts, then calls `onAborted`. A review's deadline
+ * covers all of its requests: one abort listener per signal, not one per request
+ * (http.request's `signal` option adds and removes an EventTarget listener for every
+ * request). The map rides on the signal rather than in a WeakMap, and the listener is added
+ * without options (the signal aborts once): cheaper per review, as measured in BENCHMARKS.md.
  */
-function abortWith(signal: TrackedSignal, outgoing: http.ClientRequest): void {
+function abortWith(signal: TrackedSignal, outgoing: Abortable, onAborted?: () => void): void {
   if (signal.aborted) {
     outgoing.destroy(abortError(signal));
+    onAborted?.();
     return;
   }
   let requests = signal[IN_FLIGHT];
   if (!requests) {
-    const pending = new Set<http.ClientRequest>();
+    const pending = new Map<Abortable, (() => void) | undefined>();
     signal[IN_FLIGHT] = pending;
     signal.addEventListener('abort', () => {
-      for (const request of pending) request.destroy(abortError(signal));
+      for (const [request, aborted] of pending) {
+        request.destroy(abortError(signal));
+        aborted?.();
+      }
     });
     requests = pending;
   }
   const tracked = requests;
-  tracked.add(outgoing);
+  tracked.set(outgoing, onAborted);
   outgoing.once('close', () => tracked.delete(outgoing));
 }
 

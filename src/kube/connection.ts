@@ -1,7 +1,8 @@
-// One long-lived, keep-alive connection pool to the API server, built from the
-// cluster access @kubernetes/client-node resolves (credentials.ts). client-node
-// 1.4 opens a new connection (a new TLS handshake) per request, so every request
-// goes through this agent instead.
+// One long-lived connection to the API server, built from the cluster access
+// @kubernetes/client-node resolves (credentials.ts). client-node 1.4 opens a new
+// connection (a new TLS handshake) per request, so every request goes through this
+// one instead: one-shot requests over HTTP/2 when the server speaks it (http2.ts),
+// watches and the rest through a keep-alive HTTP/1.1 agent.
 //
 // The hot path reads no credentials: the headers of every request are built
 // once per credential change, and a refresh happens in the background when one
@@ -10,6 +11,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { type ClusterAccess, childProcessResolver, type ResolveAccess } from './credentials.js';
+import { type Http2Route, http2Route } from './http2.js';
 
 export interface ApiConnection {
   readonly server: URL;
@@ -17,6 +19,8 @@ export interface ApiConnection {
   readonly basePath: string;
   /** The pool for the current TLS material (a new one if a refresh changed it). */
   readonly agent: http.Agent;
+  /** One-shot requests' HTTP/2 route for the current TLS material; none for a plain-HTTP server. */
+  readonly http2: Http2Route | undefined;
   /** Credentials plus `accept: application/json`: the headers of a GET, rebuilt only when they change. */
   readonly headers: Readonly<Record<string, string>>;
   /** Changes whenever the credentials do: what a request sent with, to tell whether a 401 is news. */
@@ -118,15 +122,20 @@ export function connectToCluster(
   const server = access.server;
   let generation = credentials.generation;
   let agent = createAgent(access, maxSockets);
+  let route = createHttp2Route(access);
   let headers = requestHeaders(access);
-  // Switches to the latest access once it changes: new headers, a new pool if the TLS material did.
+  // Switches to the latest access once it changes: new headers, new connections if the TLS material did.
   const adoptLatest = () => {
     const latest = credentials.current();
     if (latest === access) return;
     if (tlsDiffers(latest, access)) {
-      const retired = agent;
-      setTimeout(() => retired.destroy(), RETIRED_POOL_LINGER_MS).unref();
+      const retired = { agent, route };
+      setTimeout(() => {
+        retired.agent.destroy();
+        retired.route?.close();
+      }, RETIRED_POOL_LINGER_MS).unref();
       agent = createAgent(latest, maxSockets);
+      route = createHttp2Route(latest);
     }
     headers = requestHeaders(latest);
     generation = credentials.generation;
@@ -138,6 +147,10 @@ export function connectToCluster(
     get agent() {
       adoptLatest();
       return agent;
+    },
+    get http2() {
+      adoptLatest();
+      return route;
     },
     get headers() {
       adoptLatest();
@@ -155,8 +168,15 @@ export function connectToCluster(
       }
       return generation !== sentWith;
     },
-    close: () => agent.destroy(),
+    close: () => {
+      agent.destroy();
+      route?.close();
+    },
   };
+}
+
+function createHttp2Route(access: ClusterAccess): Http2Route | undefined {
+  return access.server.protocol === 'https:' ? http2Route(access.server, access.tls) : undefined;
 }
 
 function createAgent(access: ClusterAccess, maxSockets: number): http.Agent {

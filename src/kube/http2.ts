@@ -1,0 +1,169 @@
+// One HTTP/2 connection to the API server for its one-shot requests, when it speaks
+// HTTP/2 (kube-apiserver does; client-go talks to it so). Every request of a review
+// is a stream on one TLS connection: the GETs of many reviews leave in one socket write
+// and come back in one read, where over HTTP/1.1 each GET costs a write and a read on a
+// socket of its own (BENCHMARKS.md, "HTTP/2 to the API server", has the figures). A
+// server that does not choose h2 in the TLS handshake is sent HTTP/1.1 through the agent,
+// and so is a plain-HTTP one. Watches stay on HTTP/1.1: a stream that lasts for hours
+// holds its own socket.
+
+import http2, { type ClientHttp2Session } from 'node:http2';
+import { isIP } from 'node:net';
+import tls, { type TLSSocket } from 'node:tls';
+import type { TlsMaterial } from './credentials.js';
+
+/** The session to send on now; undefined: the server speaks HTTP/1.1 only. */
+export type Http2Choice = Http2Session | undefined;
+
+/** The HTTP/2 side of one ApiConnection, for one TLS material. */
+export interface Http2Route {
+  /** Synchronous once a session is open, so a review's request adds no promise. */
+  session(): Http2Choice | Promise<Http2Choice>;
+  close(): void;
+}
+
+/** A TLS connection that does not finish its handshake in this long is given up. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** After a request was aborted, a session that does not answer a PING in this long is closed. */
+const PING_TIMEOUT_MS = 5_000;
+/**
+ * Stream ids are odd and below 2^31: a session carries about 1.07 billion requests, which a
+ * busy webhook reaches in hours. A session that has carried this many is closed (its streams
+ * finish) and the next request opens another.
+ */
+const STREAMS_PER_SESSION = 2 ** 29;
+
+/** One open session, held by the process only while a request is in flight on it. */
+export class Http2Session {
+  #inFlight = 0;
+  #streams = 0;
+  #pinging = false;
+
+  constructor(
+    readonly session: ClientHttp2Session,
+    private readonly streamsPerSession: number,
+    private readonly pingTimeoutMs: number,
+  ) {
+    session.unref();
+  }
+
+  get usable(): boolean {
+    return !this.session.closed && !this.session.destroyed;
+  }
+
+  /** Counts a request in; the returned function counts it out, once. */
+  begin(): () => void {
+    if (this.#inFlight++ === 0) this.session.ref();
+    if (++this.#streams >= this.streamsPerSession) this.session.close();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      if (--this.#inFlight === 0) this.session.unref();
+    };
+  }
+
+  /**
+   * A request gave up waiting: if the connection itself is dead (the server gone without a
+   * FIN), every later request would wait on it too. A PING tells; no answer closes it. A
+   * property, so that every request passes the same function.
+   */
+  readonly checkAlive = (): void => {
+    if (this.#pinging || !this.usable) return;
+    this.#pinging = true;
+    const timer = setTimeout(() => this.session.destroy(), this.pingTimeoutMs).unref();
+    this.session.ping((error) => {
+      this.#pinging = false;
+      clearTimeout(timer);
+      if (error) this.session.destroy();
+    });
+  };
+}
+
+export interface Http2RouteOptions {
+  readonly connectTimeoutMs?: number;
+  readonly streamsPerSession?: number;
+  readonly pingTimeoutMs?: number;
+}
+
+/** HTTP/2 to an https `server` with `material`, opened on first use and again after a loss. */
+export function http2Route(
+  server: URL,
+  material: TlsMaterial,
+  {
+    connectTimeoutMs = CONNECT_TIMEOUT_MS,
+    streamsPerSession = STREAMS_PER_SESSION,
+    pingTimeoutMs = PING_TIMEOUT_MS,
+  }: Http2RouteOptions = {},
+): Http2Route {
+  let current: Http2Session | undefined;
+  let opening: Promise<Http2Choice> | undefined;
+  let http1Only = false;
+  const open = (): Promise<Http2Choice> => {
+    opening ??= negotiate(server, material, connectTimeoutMs)
+      .then((socket) => {
+        if (socket === undefined) {
+          http1Only = true;
+          return undefined;
+        }
+        const session = http2.connect(server.origin, { createConnection: () => socket });
+        // A lost session is forgotten; its streams fail with it, and the next request opens another.
+        session.on('error', () => {});
+        const opened = new Http2Session(session, streamsPerSession, pingTimeoutMs);
+        current = opened;
+        return opened;
+      })
+      .finally(() => {
+        opening = undefined;
+      });
+    return opening;
+  };
+  return {
+    session() {
+      if (http1Only) return undefined;
+      if (current?.usable) return current;
+      current = undefined;
+      return open();
+    },
+    close() {
+      http1Only = true;
+      current?.session.close();
+      current = undefined;
+    },
+  };
+}
+
+/** A TLS connection offering h2 and http/1.1; resolves undefined when the server chose the latter. */
+function negotiate(
+  server: URL,
+  material: TlsMaterial,
+  timeoutMs: number,
+): Promise<TLSSocket | undefined> {
+  const host = server.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({
+      host,
+      port: Number(server.port || 443),
+      ca: material.ca,
+      cert: material.cert,
+      key: material.key,
+      rejectUnauthorized: material.rejectUnauthorized,
+      servername: material.servername ?? (isIP(host) === 0 ? host : undefined),
+      ALPNProtocols: ['h2', 'http/1.1'],
+    });
+    socket.setTimeout(timeoutMs, () =>
+      socket.destroy(new Error(`no TLS handshake with ${server.host} within ${timeoutMs} ms`)),
+    );
+    // Stays on: an error after the handshake, before the session takes the socket, is let go.
+    socket.on('error', reject);
+    socket.once('secureConnect', () => {
+      socket.setTimeout(0);
+      if (socket.alpnProtocol === 'h2') {
+        resolve(socket);
+      } else {
+        socket.destroy();
+        resolve(undefined);
+      }
+    });
+  });
+}
