@@ -80,7 +80,12 @@ async function startRig(context: Context): Promise<Rig> {
   const [serverCpus, loadCpus] = pinned ? [SERVER_CPUS, LOAD_CPUS] : [undefined, undefined];
   const api = await startStubApi(context, loadCpus);
   await api.seed(STANDARD_SOURCES, STANDARD_BYTES, false);
-  const floorB = await startFloor(context, 'ratio-floor-b', { url: api.apiUrl, ca: api.ca }, serverCpus);
+  const floorB = await startFloor(
+    context,
+    'ratio-floor-b',
+    { url: api.apiUrl, ca: api.ca },
+    serverCpus,
+  );
   await setFloorReads(floorB, STANDARD_SOURCES);
   const webhook = await startConfighash(
     context,

@@ -137,7 +137,6 @@ function exchangeOverHttp2(
   payload: Buffer | undefined,
 ): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
-    const done = session.begin();
     const stream = session.session.request(
       {
         ...headersOf(connection, request, payload),
@@ -146,6 +145,7 @@ function exchangeOverHttp2(
       },
       { endStream: payload === undefined },
     );
+    const done = session.begin();
     let headers: http.IncomingHttpHeaders = {};
     let settled = false;
     const chunks: Buffer[] = [];

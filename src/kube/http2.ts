@@ -51,10 +51,15 @@ export class Http2Session {
     return !this.session.closed && !this.session.destroyed;
   }
 
+  /** It has carried its share of streams: the route closes it and opens another. */
+  get spent(): boolean {
+    return this.#streams >= this.streamsPerSession;
+  }
+
   /** Counts a request in; the returned function counts it out, once. */
   begin(): () => void {
     if (this.#inFlight++ === 0) this.session.ref();
-    if (++this.#streams >= this.streamsPerSession) this.session.close();
+    this.#streams++;
     let ended = false;
     return () => {
       if (ended) return;
@@ -121,7 +126,9 @@ export function http2Route(
   return {
     session() {
       if (http1Only) return undefined;
-      if (current?.usable) return current;
+      if (current?.usable && !current.spent) return current;
+      // Closing lets the streams in flight finish.
+      current?.session.close();
       current = undefined;
       return open();
     },
