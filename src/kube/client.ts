@@ -1,5 +1,6 @@
-// The one way confighash talks to the API server: requests and watch streams
-// over a keep-alive ApiConnection, one error type (ApiError, by status code)
+// The one way confighash talks to the API server: requests (over HTTP/2 when the
+// server speaks it, http2.ts) and watch streams (HTTP/1.1) over an ApiConnection,
+// one error type (ApiError, by status code)
 // and one way to describe a failure in a line. Lookups, follow mode, the lease
 // and self-managed certificates all use it. Also the field manager every write
 // names.
@@ -9,7 +10,7 @@ import https from 'node:https';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
-import { Http2Session } from './http2.js';
+import { TrackedSession } from './http2.js';
 
 export interface ApiRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -99,7 +100,7 @@ function exchangeOnce(
 ): Promise<ApiAnswer> {
   const choice = connection.http2?.session();
   if (choice === undefined) return exchangeOverHttp1(connection, request, payload);
-  if (choice instanceof Http2Session)
+  if (choice instanceof TrackedSession)
     return exchangeOverHttp2(choice, connection, request, payload);
   return untilAborted(choice, request.signal).then((session) =>
     session === undefined
@@ -131,21 +132,20 @@ function exchangeOverHttp1(
 }
 
 function exchangeOverHttp2(
-  session: Http2Session,
+  session: TrackedSession,
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
 ): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
-    const stream = session.session.request(
+    const stream = session.request(
       {
         ...headersOf(connection, request, payload),
         ':method': request.method,
         ':path': `${connection.basePath}${request.path}`,
       },
-      { endStream: payload === undefined },
+      payload === undefined,
     );
-    const done = session.begin();
     let headers: http.IncomingHttpHeaders = {};
     let settled = false;
     const chunks: Buffer[] = [];
@@ -162,7 +162,6 @@ function exchangeOverHttp2(
       reject(error);
     });
     stream.on('close', () => {
-      done();
       // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
       if (!settled) reject(new Error(`stream closed before its answer (code ${stream.rstCode})`));
     });

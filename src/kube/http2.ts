@@ -7,13 +7,17 @@
 // and so is a plain-HTTP one. Watches stay on HTTP/1.1: a stream that lasts for hours
 // holds its own socket.
 
-import http2, { type ClientHttp2Session } from 'node:http2';
+import http2, {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
 import { isIP } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
 import type { TlsMaterial } from './credentials.js';
 
 /** The session to send on now; undefined: the server speaks HTTP/1.1 only. */
-export type Http2Choice = Http2Session | undefined;
+export type Http2Choice = TrackedSession | undefined;
 
 /** The HTTP/2 side of one ApiConnection, for one TLS material. */
 export interface Http2Route {
@@ -34,7 +38,7 @@ const PING_TIMEOUT_MS = 5_000;
 const STREAMS_PER_SESSION = 2 ** 29;
 
 /** One open session, held by the process only while a request is in flight on it. */
-export class Http2Session {
+export class TrackedSession {
   #inFlight = 0;
   #streams = 0;
   #pinging = false;
@@ -56,17 +60,18 @@ export class Http2Session {
     return this.#streams >= this.streamsPerSession;
   }
 
-  /** Counts a request in; the returned function counts it out, once. */
-  begin(): () => void {
+  /** A stream for one request, counted in flight until it closes. */
+  request(headers: OutgoingHttpHeaders, endStream: boolean): ClientHttp2Stream {
+    const stream = this.session.request(headers, { endStream });
     if (this.#inFlight++ === 0) this.session.ref();
     this.#streams++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      if (--this.#inFlight === 0) this.session.unref();
-    };
+    stream.once('close', this.#streamClosed);
+    return stream;
   }
+
+  readonly #streamClosed = (): void => {
+    if (--this.#inFlight === 0) this.session.unref();
+  };
 
   /**
    * A request gave up waiting: if the connection itself is dead (the server gone without a
@@ -101,9 +106,10 @@ export function http2Route(
     pingTimeoutMs = PING_TIMEOUT_MS,
   }: Http2RouteOptions = {},
 ): Http2Route {
-  let current: Http2Session | undefined;
+  let current: TrackedSession | undefined;
   let opening: Promise<Http2Choice> | undefined;
   let http1Only = false;
+  let closed = false;
   const open = (): Promise<Http2Choice> => {
     opening ??= negotiate(server, material, connectTimeoutMs)
       .then((socket) => {
@@ -114,7 +120,7 @@ export function http2Route(
         const session = http2.connect(server.origin, { createConnection: () => socket });
         // A lost session is forgotten; its streams fail with it, and the next request opens another.
         session.on('error', () => {});
-        const opened = new Http2Session(session, streamsPerSession, pingTimeoutMs);
+        const opened = new TrackedSession(session, streamsPerSession, pingTimeoutMs);
         current = opened;
         return opened;
       })
@@ -125,7 +131,7 @@ export function http2Route(
   };
   return {
     session() {
-      if (http1Only) return undefined;
+      if (http1Only || closed) return undefined;
       if (current?.usable && !current.spent) return current;
       // Closing lets the streams in flight finish.
       current?.session.close();
@@ -133,7 +139,7 @@ export function http2Route(
       return open();
     },
     close() {
-      http1Only = true;
+      closed = true;
       current?.session.close();
       current = undefined;
     },

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestJson } from '../../src/kube/client.js';
 import { connectToCluster } from '../../src/kube/connection.js';
-import { Http2Session } from '../../src/kube/http2.js';
+import { TrackedSession } from '../../src/kube/http2.js';
 import { httpRequest } from '../../tools/cluster/http.js';
 import { credentialsFromFile } from '../support/credentials.js';
 import {
@@ -97,7 +97,7 @@ describe('credentials that rotate', () => {
     try {
       await requestJson(connection, { method: 'GET', path: PROBE });
       // kube-apiserver chose h2 in the handshake: the reads, and the 401's retry, go over HTTP/2.
-      expect(await connection.http2?.session()).toBeInstanceOf(Http2Session);
+      expect(await connection.http2?.session()).toBeInstanceOf(TrackedSession);
       const generation = connection.generation;
 
       await writeFile(tokenFile, after, { mode: 0o600 });

@@ -21,7 +21,7 @@ import {
 import { exchange, requestJson } from '../../src/kube/client.js';
 import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
 import type { ClusterAccess } from '../../src/kube/credentials.js';
-import { type Http2RouteOptions, Http2Session, http2Route } from '../../src/kube/http2.js';
+import { type Http2RouteOptions, http2Route, TrackedSession } from '../../src/kube/http2.js';
 
 interface Answer {
   readonly httpVersion: string;
@@ -230,7 +230,7 @@ describe('one-shot requests over HTTP/2', () => {
     const first = await connection.http2?.session();
 
     server.dropSessions();
-    await expect.poll(() => first instanceof Http2Session && !first.usable).toBe(true);
+    await expect.poll(() => first instanceof TrackedSession && !first.usable).toBe(true);
     const answer = await get(connection, '/b');
 
     expect(answer.httpVersion).toBe('2.0');
@@ -256,7 +256,7 @@ describe('one-shot requests over HTTP/2', () => {
     relay.silence();
     const aborted = get(connection, '/b', AbortSignal.timeout(100));
     await expect(aborted).rejects.toThrow(/aborted/);
-    await expect.poll(() => first instanceof Http2Session && !first.usable).toBe(true);
+    await expect.poll(() => first instanceof TrackedSession && !first.usable).toBe(true);
     relay.resume();
 
     expect((await get(connection, '/c')).httpVersion).toBe('2.0');
