@@ -47,7 +47,7 @@ EXPOSE 8443
 # Flags or CONFIGHASH_* environment variables configure `serve` (see --help).
 # --max-old-space-size: Node sizes its heap from the container's limit (256Mi in the
 # manifests), so V8 would let garbage fill it before collecting and the kernel kills the pod
-# first; at 128 MB a burst of 64 concurrent 7 MiB reviews peaks at 219 MiB in that limit
+# first; at 128 MB a burst of 64 concurrent 7 MiB reviews peaks at 219–240 MiB in that limit
 # (bench scenario 9).
 # --max-semi-space-size: in that limit Node 24 would pick a 1 MB semi-space, and a review's
 # garbage outgrows it: a review took twice the CPU it takes with 8 MB (docs/design.md §11).
