@@ -117,6 +117,10 @@ export function http2Route(
           http1Only = true;
           return undefined;
         }
+        if (closed) {
+          socket.destroy();
+          return undefined;
+        }
         const session = http2.connect(server.origin, { createConnection: () => socket });
         // A lost session is forgotten; its streams fail with it, and the next request opens another.
         session.on('error', () => {});
