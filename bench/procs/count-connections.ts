@@ -6,8 +6,11 @@
 // per new connection.
 
 import { writeFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+
+// As CommonJS gives them, as src/kube/node-http.ts does: an ES import of node:http would load
+// Node's bundled undici into the measured process (9.5 MB) and count it as confighash's.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 
 const file = process.env.CONFIGHASH_BENCH_CONNECTIONS_FILE;
 const counts: Record<string, number> = {};

@@ -5,12 +5,13 @@
 // and self-managed certificates all use it. Also the field manager every write
 // names.
 
-import http from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
 import { TrackedSession } from './http2.js';
+import { http } from './node-http.js';
 
 export interface ApiRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -75,7 +76,7 @@ export async function requestJson<T>(connection: ApiConnection, request: ApiRequ
 /** An answer read whole. */
 export interface ApiAnswer {
   readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
+  readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
 }
 
@@ -146,7 +147,7 @@ function exchangeOverHttp2(
       },
       payload === undefined,
     );
-    let headers: http.IncomingHttpHeaders = {};
+    let headers: IncomingHttpHeaders = {};
     let settled = false;
     const chunks: Buffer[] = [];
     stream.on('response', (answer) => {
@@ -246,15 +247,12 @@ export async function streamWatch(
 }
 
 /** Sends a request; resolves with the response as it starts, for a watch to stream. */
-function sendRequest(
-  connection: ApiConnection,
-  request: ApiRequest,
-): Promise<http.IncomingMessage> {
+function sendRequest(connection: ApiConnection, request: ApiRequest): Promise<IncomingMessage> {
   const payload = payloadOf(request);
   return sentAgainIfUnauthorized(
     connection,
     () =>
-      new Promise<http.IncomingMessage>((resolve, reject) => {
+      new Promise<IncomingMessage>((resolve, reject) => {
         openRequest(connection, request, payload, resolve).on('error', reject);
       }),
     (response) => response.statusCode,
@@ -290,8 +288,8 @@ function openRequest(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
-  onResponse: (response: http.IncomingMessage) => void,
-): http.ClientRequest {
+  onResponse: (response: IncomingMessage) => void,
+): ClientRequest {
   const { server } = connection;
   const outgoing = (server.protocol === 'https:' ? https : http).request(
     {
@@ -373,7 +371,7 @@ function headersOf(
   };
 }
 
-function readBody(response: http.IncomingMessage): Promise<Buffer> {
+function readBody(response: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -8,17 +8,18 @@
 // once per credential change, and a refresh happens in the background when one
 // is due, or right after a 401 (then the request is sent once more).
 
-import http from 'node:http';
+import type { Agent } from 'node:http';
 import https from 'node:https';
 import { type ClusterAccess, childProcessResolver, type ResolveAccess } from './credentials.js';
 import { type Http2Route, http2Route } from './http2.js';
+import { http } from './node-http.js';
 
 export interface ApiConnection {
   readonly server: URL;
   /** The server URL's path without a trailing slash: the prefix of every request path. */
   readonly basePath: string;
   /** The pool for the current TLS material (a new one if a refresh changed it). */
-  readonly agent: http.Agent;
+  readonly agent: Agent;
   /** One-shot requests' HTTP/2 route for the current TLS material; none for a plain-HTTP server. */
   readonly http2: Http2Route | undefined;
   /** Credentials plus `accept: application/json`: the headers of a GET, rebuilt only when they change. */
@@ -179,7 +180,7 @@ function createHttp2Route(access: ClusterAccess): Http2Route | undefined {
   return access.server.protocol === 'https:' ? http2Route(access.server, access.tls) : undefined;
 }
 
-function createAgent(access: ClusterAccess, maxSockets: number): http.Agent {
+function createAgent(access: ClusterAccess, maxSockets: number): Agent {
   const options = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
   if (access.server.protocol !== 'https:') return new http.Agent(options);
   const { ca, cert, key, rejectUnauthorized, servername } = access.tls;
