@@ -9,7 +9,13 @@
 // docs/design.md §2), read from the same labels by the same path: the watch's view, else
 // the GET.
 
-import { type ListWatchResource, listAndWatch, Slots, withDeadline } from '../runtime/index.js';
+import {
+  type ListWatchResource,
+  listAndWatch,
+  Slots,
+  untilAborted,
+  withDeadline,
+} from '../runtime/index.js';
 import {
   ALWAYS_EXCLUDED,
   namespaceModeOf,
@@ -187,7 +193,9 @@ class FreshReads {
       });
       shared = entry.queued;
     }
-    return untilAborted(shared, signal);
+    return untilAborted(shared, signal, () =>
+      Promise.resolve({ status: 'failed', detail: 'deadline reached' }),
+    );
   }
 
   #start(name: string, entry: PendingReads): Promise<NamespaceRead> {
@@ -211,17 +219,4 @@ class FreshReads {
       }
     });
   }
-}
-
-/** `shared`'s answer, or `failed` when this caller's own signal aborts first. */
-function untilAborted(shared: Promise<NamespaceRead>, signal: AbortSignal): Promise<NamespaceRead> {
-  if (signal.aborted) return Promise.resolve({ status: 'failed', detail: 'deadline reached' });
-  return new Promise((resolve) => {
-    const onAbort = () => resolve({ status: 'failed', detail: 'deadline reached' });
-    signal.addEventListener('abort', onAbort, { once: true });
-    void shared.then((read) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(read);
-    });
-  });
 }

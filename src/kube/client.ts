@@ -7,6 +7,7 @@
 
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { untilAborted } from '../runtime/index.js';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
 import type { WorkloadKind } from '../workload/index.js';
 import type { ApiConnection } from './connection.js';
@@ -103,7 +104,9 @@ function exchangeOnce(
   if (choice === undefined) return exchangeOverHttp1(connection, request, payload);
   if (choice instanceof TrackedSession)
     return exchangeOverHttp2(choice, connection, request, payload);
-  return untilAborted(choice, request.signal).then((session) =>
+  return untilAborted(choice, request.signal, () =>
+    Promise.reject(abortError(request.signal as AbortSignal)),
+  ).then((session) =>
     session === undefined
       ? exchangeOverHttp1(connection, request, payload)
       : exchangeOverHttp2(session, connection, request, payload),
@@ -168,17 +171,6 @@ function exchangeOverHttp2(
     });
     if (request.signal) abortWith(request.signal, stream, session.checkAlive);
     if (payload) stream.end(payload);
-  });
-}
-
-/** `pending`, or the signal's abort if that comes first. */
-function untilAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return pending;
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 

@@ -10,3 +10,4 @@ export {
 } from './list-watch.js';
 export { countPreviousKeyHashes, type HashComponent } from './previous-key-metric.js';
 export { Slots } from './slots.js';
+export { untilAborted } from './until-aborted.js';
