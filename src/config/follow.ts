@@ -63,14 +63,14 @@ export const FOLLOW_OPTIONS: readonly OptionSpec[] = [
     env: 'CONFIGHASH_FOLLOW_CANARIES',
     value: 'N',
     defaultValue: '1',
-    help: 'when one change of a source rolls several workloads, roll this many first (those annotated confighash.dev/canary: "true", else the first by kind and name) and the rest only once their rollouts finished; 0: all at the rate; a namespace annotation confighash.dev/canaries wins',
+    help: 'when one change of a source rolls several workloads, roll this many first (those annotated confighash.dev/canary: "true", else the first by kind and name that can test it) and the rest only once they proved it; 0: all at the rate; a namespace annotation confighash.dev/canaries wins',
   },
   {
-    flag: 'follow-canary-timeout',
-    env: 'CONFIGHASH_FOLLOW_CANARY_TIMEOUT',
+    flag: 'follow-canary-window',
+    env: 'CONFIGHASH_FOLLOW_CANARY_WINDOW',
     value: 'DURATION',
-    defaultValue: '15m',
-    help: "a canary whose rollout has not finished by then has failed: the rest of that change is held (its kind's own failure, such as ProgressDeadlineExceeded, halts at once)",
+    defaultValue: '5m',
+    help: "watch a canary this long from its touch: a pod of its new revision that crash-loops, cannot start or restarts, its kind's own failure, or a rollout not Ready by the end halts the change (so does a canary touch not sent within it); a namespace annotation confighash.dev/canary-window wins",
   },
   {
     flag: 'follow-canary-poll',
@@ -128,9 +128,9 @@ export function parseFollowConfig(
   const resyncMs = duration('follow-resync');
   const debounceMs = duration('follow-debounce');
   const minIntervalMs = duration('follow-min-interval');
-  const canaryTimeoutMs = duration('follow-canary-timeout');
+  const canaryWindowMs = duration('follow-canary-window');
   const canaryPollMs = duration('follow-canary-poll');
-  for (const value of [resyncMs, debounceMs, minIntervalMs, canaryTimeoutMs, canaryPollMs])
+  for (const value of [resyncMs, debounceMs, minIntervalMs, canaryWindowMs, canaryPollMs])
     if (typeof value === 'string') return value;
   if ((canaryPollMs as number) < 100)
     return `--follow-canary-poll must be at least 100ms, got '${get('follow-canary-poll')}'`;
@@ -165,7 +165,7 @@ export function parseFollowConfig(
       evaluatePerSecond,
       watchScope,
       canaries,
-      canaryTimeoutMs: canaryTimeoutMs as number,
+      canaryWindowMs: canaryWindowMs as number,
       canaryPollMs: canaryPollMs as number,
       maxFanout,
     },

@@ -19,8 +19,13 @@ export type LookupResult =
       readonly uid: string;
       readonly resourceVersion: string;
       readonly content: SourceContent;
-      /** Its `confighash.dev/approved-change` annotation (docs/design.md §6), the only one read. */
+      /**
+       * Its `confighash.dev/approved-change`, `fanout` and `fanout-control` annotations
+       * (docs/design.md §6), the only ones read.
+       */
       readonly approvedChange?: string;
+      readonly fanout?: string;
+      readonly fanoutControl?: string;
     }
   | { readonly status: 'absent' }
   | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };

@@ -12,7 +12,11 @@ export type SourceDigest =
       readonly digest: string;
       /** What its `confighash.dev/approved-change` annotation names, if anything. */
       readonly approvedChange?: string;
+      /** Its fan-out record and control, as written (workload/fanout-record.ts reads them). */
+      readonly fanout?: string;
+      readonly fanoutControl?: string;
       readonly uid: string;
+      readonly resourceVersion: string;
     }
   | { readonly status: 'absent' }
   | { readonly status: 'failed'; readonly detail: string };
@@ -35,7 +39,15 @@ export function createSourceDigester({
     const result = await configSource.get(kind, namespace, name, signal);
     if (result.status !== 'found') return result;
     const digest = contentDigest(keys.get(namespace), { kind, name, content: result.content });
-    const { approvedChange, uid } = result;
-    return { status: 'found', digest, uid, ...(approvedChange ? { approvedChange } : {}) };
+    const { approvedChange, fanout, fanoutControl, uid, resourceVersion } = result;
+    return {
+      status: 'found',
+      digest,
+      uid,
+      resourceVersion,
+      ...(approvedChange ? { approvedChange } : {}),
+      ...(fanout ? { fanout } : {}),
+      ...(fanoutControl ? { fanoutControl } : {}),
+    };
   };
 }

@@ -31,7 +31,7 @@ import {
   workloadsModeOf,
 } from '../workload/index.js';
 import { Approvals, type ApprovalVerdict } from './approval.js';
-import { canaryCount, DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
+import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';
@@ -43,7 +43,13 @@ import {
   type SourceEvent,
   workloadResource,
 } from './resources.js';
-import { createRollCheck, createToucher, type IndexUpdates, RETRY_MS } from './touch.js';
+import {
+  createCanaryCheck,
+  createRollCheck,
+  createToucher,
+  type IndexUpdates,
+  RETRY_MS,
+} from './touch.js';
 import { TouchQueue, type TouchResult } from './touch-queue.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
@@ -168,13 +174,6 @@ class Follower {
     this.#excluded = new Set([...ALWAYS_EXCLUDED, ...(deps.excludedNamespaces ?? [])]);
     const clock = deps.clock ?? systemClock;
     this.#queue = new TouchQueue(deps.options, deps.metrics, clock);
-    this.#fanouts = new Fanouts({
-      ...deps,
-      request: (ref, reason, seenAt) => this.#queue.request(ref, reason, seenAt),
-      options: deps.options,
-      clock,
-      signal,
-    });
     this.#resources = {
       api: deps.api,
       index: this.#index,
@@ -183,24 +182,37 @@ class Follower {
       handles: (namespace, annotations) => this.#handles(namespace, annotations),
       onSourceChange: (event, readers) => this.#onSourceChange(event, readers),
     };
+    const evaluation = {
+      ...deps,
+      pacing: this.#queue.pacing,
+      index: this.#indexUpdates(),
+      clock,
+      signal,
+    };
     this.#approvals = new Approvals({
       ...deps,
       maxFanout: deps.options.maxFanout,
-      wouldRoll: createRollCheck({
-        ...deps,
-        pacing: this.#queue.pacing,
-        index: this.#indexUpdates(),
-        clock,
-        signal,
-      }),
+      wouldRoll: createRollCheck(evaluation),
       index: this.#index,
+      signal,
+    });
+    this.#fanouts = new Fanouts({
+      ...deps,
+      index: this.#index,
+      approvals: this.#approvals,
+      fitness: createCanaryCheck(evaluation),
+      request: (ref, reason, seenAt) => this.#queue.request(ref, reason, seenAt),
+      namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
+      kinds: this.#kinds,
+      options: deps.options,
+      clock,
       signal,
     });
     const touch = this.#toucher(clock);
     this.#queue.onDue(async (due) => {
       if (!this.#namespaces.has(due.ref.namespace)) return NOT_NOW;
-      // Read again when the approval comes (a fan-out) or the source changes (the resync).
-      if (this.#approvals.holding(due.ref).length > 0) return NOT_NOW;
+      // Asked again when what holds it ends (a fan-out moves on, an approval, the resync).
+      if (this.#fanouts.holdOf(due.ref) !== undefined) return NOT_NOW;
       const result = await touch(due);
       this.#fanouts.settled(due.ref, result);
       return result;
@@ -248,21 +260,21 @@ class Follower {
         'follow: change seen',
       );
     }
+    if (readers.length === 0) return;
     if (this.#approvals.isLarge(readers.length)) this.#checkApproval(event);
-    else this.#fanOut(event, readers);
-  }
-
-  #fanOut(event: SourceEvent, readers: readonly Reader[]): void {
-    const annotations = this.#namespaces.get(event.namespace)?.info.annotations;
-    this.#fanouts.start(event, readers, canaryCount(annotations, this.deps.options.canaries));
+    else if (this.#fanouts.takes(event.namespace, event.source, readers.length)) {
+      this.#fanouts.observe(event);
+    } else {
+      const change = { source: event.source, change: event.change };
+      for (const { ref } of readers) this.#queue.request(ref, change);
+    }
   }
 
   /** A large source's content is checked (approval.ts) before any of its readers is touched. */
   #checkApproval(event: SourceEvent): void {
     this.#approvals.check(event, (verdict: ApprovalVerdict) => {
-      if (verdict === 'fan-out') {
-        this.#fanOut(event, this.#index.readersOf(event.namespace, event.source));
-      } else if (verdict === 'nothing-rolls') this.resync(); // What it held meanwhile.
+      if (verdict === 'fan-out') this.#fanouts.observe(event);
+      else if (verdict === 'nothing-rolls') this.resync(); // What it held meanwhile.
     });
   }
 
@@ -324,6 +336,7 @@ class Follower {
     known.stop.abort();
     this.#namespaces.delete(name);
     this.#index.dropNamespace(name);
+    this.#fanouts.dropNamespace(name);
     this.deps.logger.info({ namespace: name }, 'follow: stopped following namespace');
   }
 
@@ -333,16 +346,33 @@ class Follower {
     return info !== undefined && isWorkloadHandled(annotations, workloadsModeOf(info.labels));
   }
 
-  /** An evaluation of every workload whose sources moved since its last one, or never evaluated. */
+  /**
+   * An evaluation of every workload whose sources moved since its last one, or never
+   * evaluated; a moved source that more than one of them reads is read first, as if its
+   * watch event came now (a change no leader saw goes canary-first too).
+   */
   resync(): void {
     if (this.#unlisted > 0 || this.signal.aborted) return;
+    this.#fanouts.observeRecorded(this.#index.recordedSources());
     const stale = this.#index.stale();
     for (const ref of stale) {
-      if (this.#fanouts.holds(ref)) continue;
       const held = this.#approvals.holding(ref);
-      if (held.length === 0) this.#queue.request(ref, 'resync');
       // A change no leader saw, of a large source: checked as if its watch event came now.
       for (const source of held) this.#checkApproval(this.#resyncEvent(ref.namespace, source));
+      if (held.length > 0) continue;
+      const shared = this.#index
+        .movedSources(ref)
+        .filter((source) =>
+          this.#fanouts.takes(
+            ref.namespace,
+            source,
+            this.#index.readerCount(ref.namespace, source),
+          ),
+        );
+      for (const source of shared) this.#fanouts.observe(this.#resyncEvent(ref.namespace, source));
+      if (shared.length === 0 && this.#fanouts.holdOf(ref) === undefined) {
+        this.#queue.request(ref, 'resync');
+      }
     }
     this.deps.logger.debug({ stale: stale.length, ...this.#index.counts() }, 'follow: resync');
   }

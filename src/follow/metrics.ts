@@ -15,8 +15,12 @@ export interface FollowMetrics {
   previousKeyHash(): void;
   /** A canary failed: the rest of that change's fan-out is held (docs/design.md §6). */
   fanoutHalted(): void;
-  /** Workloads a fan-out holds back now: behind running canaries, or halted. */
+  /** Workloads a halted change holds back now (docs/design.md §6): nothing touches them. */
   workloadsHeld(count: number): void;
+  /** Workloads waiting now behind a canary that tests a change they read. */
+  workloadsBehindCanary(count: number): void;
+  /** Changes halted now: the alert fires while this is above 0. */
+  fanoutsHaltedNow(count: number): void;
   /** Sources whose large fan-out waits for approval now (`--follow-max-fanout`). */
   fanoutsAwaitingApproval(count: number): void;
 }
@@ -64,12 +68,22 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
   leader.set(0);
   const halted = new Counter({
     name: 'confighash_follow_fanouts_halted_total',
-    help: 'Fan-outs halted because a canary’s rollout failed or outlived --follow-canary-timeout; the rest of that change was not touched.',
+    help: 'Fan-outs halted because a canary failed (its pods or status, or not Ready within --follow-canary-window) or none could test the change; the rest of that change was not touched.',
     registers: [registry],
   });
   const held = new Gauge({
     name: 'confighash_follow_workloads_held',
-    help: 'Workloads a fan-out holds back now: waiting for its canaries, or halted by a failed one.',
+    help: 'Workloads a halted change holds back now: nothing touches them until the halt is released or the source changes.',
+    registers: [registry],
+  });
+  const behind = new Gauge({
+    name: 'confighash_follow_workloads_behind_canary',
+    help: 'Workloads waiting now behind a canary that tests a change they read.',
+    registers: [registry],
+  });
+  const haltedNow = new Gauge({
+    name: 'confighash_follow_fanouts_halted',
+    help: 'Changes of sources halted now (by a failed canary, no canary that can test them, or by hand).',
     registers: [registry],
   });
   const awaiting = new Gauge({
@@ -88,6 +102,8 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
     fanoutHalted: () => halted.inc(),
     workloadsHeld: (count) => held.set(count),
+    workloadsBehindCanary: (count) => behind.set(count),
+    fanoutsHaltedNow: (count) => haltedNow.set(count),
     fanoutsAwaitingApproval: (count) => awaiting.set(count),
   };
 }

@@ -4,7 +4,7 @@
 // times a Lease and an Event carry, which both the election and the adapters write.
 
 import type { WatchEnd } from '../runtime/index.js';
-import type { SourceResource } from '../sources/index.js';
+import type { NamedSource, SourceResource } from '../sources/index.js';
 import type { GroupVersionKind, WorkloadKind } from '../workload/index.js';
 
 export type ConfigResource = SourceResource;
@@ -27,6 +27,8 @@ export interface ConfigObject {
   readonly name: string;
   readonly resourceVersion: string;
   readonly uid?: string;
+  /** Its `confighash.dev/fanout` annotation: the state of its fan-out (change-state.ts). */
+  readonly fanout?: string;
 }
 
 export interface ConfigEvent {
@@ -111,7 +113,26 @@ export interface FollowApi {
     signal: AbortSignal,
   ): Promise<TouchOutcome>;
   recordEvent(event: WorkloadEvent, signal: AbortSignal): Promise<void>;
+  /**
+   * Sets the source's `confighash.dev/fanout` annotation, and nothing else, if the source is
+   * still at `resourceVersion` (the follower's fence allows no other change of it).
+   */
+  writeFanoutRecord(
+    namespace: string,
+    source: NamedSource,
+    value: string,
+    resourceVersion: string,
+    signal: AbortSignal,
+  ): Promise<RecordWrite>;
+  /** The pods matching `selector` in `namespace`: their metadata and status, nothing more. */
+  listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]>;
 }
+
+export type RecordWrite =
+  | { readonly status: 'written'; readonly resourceVersion: string }
+  /** The source changed since it was read (or is gone): read it again. */
+  | { readonly status: 'conflict' }
+  | { readonly status: 'denied'; readonly reason: string };
 
 export type TouchOutcome =
   | { readonly status: 'touched' }

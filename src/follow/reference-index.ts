@@ -32,6 +32,8 @@ type ReaderKeys = string | Set<string>;
 /** One followed namespace's part of the index. Sources are named `configmap/NAME`. */
 interface NamespaceIndex {
   readonly versions: Map<string, string>;
+  /** The `confighash.dev/fanout` annotation of the few sources that carry one. */
+  readonly records: Map<string, string>;
   readonly workloads: Map<string, Entry>;
   readonly readers: Map<string, ReaderKeys>;
 }
@@ -77,12 +79,47 @@ export class ReferenceIndex {
    * A source's resourceVersion now, or undefined when it was deleted; returns the
    * workloads that read it when the version moved (none when it is the one known).
    */
-  setSource(namespace: string, source: string, version: string | undefined): Reader[] {
+  setSource(
+    namespace: string,
+    source: string,
+    version: string | undefined,
+    record?: string,
+  ): Reader[] {
     const space = this.#space(namespace);
+    if (record === undefined || version === undefined) space.records.delete(source);
+    else space.records.set(source, record);
     if (space.versions.get(source) === version) return [];
     if (version === undefined) space.versions.delete(source);
     else space.versions.set(source, version);
     return this.readersOf(namespace, source);
+  }
+
+  /**
+   * Follow mode wrote only metadata of `source` (its fan-out record), moving it from version
+   * `from` to `to`: a reader that saw `from` saw the same content, so it saw `to`.
+   */
+  advanceSource(namespace: string, source: string, from: string, to: string, record: string) {
+    const space = this.#namespaces.get(namespace);
+    if (!space) return;
+    for (const entry of space.workloads.values()) {
+      const at = entry.sources.indexOf(source);
+      if (at >= 0 && entry.seen?.[at] === from) {
+        entry.seen = entry.seen.map((version, i) => (i === at ? to : version));
+      }
+    }
+    this.setSource(namespace, source, to, record);
+  }
+
+  /** The source's `confighash.dev/fanout` annotation as last listed, watched or written. */
+  recordOf(namespace: string, source: string): string | undefined {
+    return this.#namespaces.get(namespace)?.records.get(source);
+  }
+
+  /** Every source that carries a fan-out record. */
+  recordedSources(): { namespace: string; source: string }[] {
+    return [...this.#namespaces].flatMap(([namespace, space]) =>
+      [...space.records.keys()].map((source) => ({ namespace, source })),
+    );
   }
 
   readersOf(namespace: string, source: string): Reader[] {
@@ -137,6 +174,15 @@ export class ReferenceIndex {
     return found;
   }
 
+  /** The sources of `ref` whose version moved since it was last evaluated (all, if never). */
+  movedSources(ref: WorkloadRef): string[] {
+    const space = this.#namespaces.get(ref.namespace);
+    const entry = space?.workloads.get(workloadKey(ref));
+    if (!space || !entry) return [];
+    const { seen } = entry;
+    return entry.sources.filter((source, i) => seen?.[i] !== space.versions.get(source));
+  }
+
   /**
    * After a list of `namespace` (undefined: every namespace): drops the sources of
    * `prefix` (`configmap/`, `secret/`) it did not show; `listed` holds `namespace/source`.
@@ -146,6 +192,7 @@ export class ReferenceIndex {
       for (const source of space.versions.keys()) {
         if (source.startsWith(prefix) && !listed.has(`${name}/${source}`)) {
           space.versions.delete(source);
+          space.records.delete(source);
         }
       }
     }
@@ -183,7 +230,7 @@ export class ReferenceIndex {
   #space(namespace: string): NamespaceIndex {
     let space = this.#namespaces.get(namespace);
     if (!space) {
-      space = { versions: new Map(), workloads: new Map(), readers: new Map() };
+      space = { versions: new Map(), records: new Map(), workloads: new Map(), readers: new Map() };
       this.#namespaces.set(namespace, space);
     }
     return space;

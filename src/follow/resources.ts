@@ -78,7 +78,7 @@ export function configResource(
           for (const object of objects) {
             if (!context.isFollowed(object.namespace)) continue;
             const source = formatSource(sourceOfResource(resource, object.name));
-            index.setSource(object.namespace, source, object.resourceVersion);
+            index.setSource(object.namespace, source, object.resourceVersion, object.fanout);
             listed.add(`${object.namespace}/${source}`);
           }
         },
@@ -146,7 +146,7 @@ function onConfig(
   const named = sourceOfResource(resource, object.name);
   const source = formatSource(named);
   const version = type === 'DELETED' ? undefined : object.resourceVersion;
-  const readers = index.setSource(object.namespace, source, version);
+  const readers = index.setSource(object.namespace, source, version, object.fanout);
   const event = { namespace: object.namespace, object: named, source, change: CHANGE[type] };
   onSourceChange({ ...event, uid: object.uid, resourceVersion: version }, readers);
 }

@@ -11,11 +11,14 @@ import {
   isObject,
   ROLLOUT_WINDOW,
   readWorkload,
+  rolloutIsObservable,
   rolloutNotice,
+  runsPods,
   type Workload,
   warning,
 } from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
+import type { CanaryFitness } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { Pacing } from './pacing.js';
@@ -138,6 +141,35 @@ export function createRollCheck(
     if (decision.touch) return true;
     if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
     return false;
+  };
+}
+
+/**
+ * Whether `ref` can be the canary of a change (docs/design.md §6): read and evaluated at the
+ * evaluation rate, never touched, it must get a new pod template now (so it reads what
+ * changed), ask for pods, and have a rollout its status can tell. A read that fails throws.
+ */
+export function createCanaryCheck(
+  deps: Pick<TouchDependencies, 'api' | 'evaluate' | 'pacing' | 'index' | 'clock' | 'signal'>,
+): (ref: WorkloadRef) => Promise<CanaryFitness> {
+  return async (ref) => {
+    if (!(await deps.pacing.waitToken('evaluate', deps.signal))) {
+      return { fit: false, rolls: false, why: 'stopped' };
+    }
+    const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
+    if (!isObject(object)) {
+      deps.index.gone(ref);
+      return { fit: false, rolls: false, why: 'deleted' };
+    }
+    if (!deps.index.read(ref, object)) return { fit: false, rolls: false, why: 'not handled' };
+    const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
+    if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
+    if (!decision.touch) return { fit: false, rolls: false, why: 'gets no new pod template' };
+    if (!runsPods(object, ref.kind.rollout)) return { fit: false, rolls: true, why: 'no replicas' };
+    if (!rolloutIsObservable(object, ref.kind)) {
+      return { fit: false, rolls: true, why: 'its rollout cannot be told from its status' };
+    }
+    return { fit: true };
   };
 }
 

@@ -5,7 +5,7 @@
 import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate/ports.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
 import type { SourceKind } from '../sources/index.js';
-import { APPROVED_CHANGE, isObject } from '../workload/index.js';
+import { APPROVED_CHANGE, FANOUT_CONTROL, FANOUT_STATE, isObject } from '../workload/index.js';
 import { exchange, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
 
@@ -45,24 +45,35 @@ function interpret(kind: SourceKind, status: number, body: Buffer): LookupResult
   if (!isMapOrAbsent(data) || !isMapOrAbsent(binaryData)) {
     return failed('bad-response', 'response data is not an object');
   }
-  const approvedChange = approvedChangeOf(metadata?.annotations);
+  const annotations = ownAnnotations(metadata?.annotations);
   return {
     status: 'found',
     uid: String(metadata?.uid ?? ''),
     resourceVersion: String(metadata?.resourceVersion ?? ''),
     content:
       kind === 'ConfigMap' ? contentOfConfigMap({ data, binaryData }) : contentOfSecret({ data }),
-    ...(approvedChange === undefined ? {} : { approvedChange }),
+    ...annotations,
   };
 }
 
+const KEPT = {
+  approvedChange: APPROVED_CHANGE,
+  fanout: FANOUT_STATE,
+  fanoutControl: FANOUT_CONTROL,
+};
+
 /**
- * The one annotation a lookup keeps: the others may hold anything, a client-side apply's
- * record of a Secret's values among them.
+ * The annotations a lookup keeps, follow mode's own: the others may hold anything, a
+ * client-side apply's record of a Secret's values among them.
  */
-function approvedChangeOf(annotations: unknown): string | undefined {
-  const value = isObject(annotations) ? annotations[APPROVED_CHANGE] : undefined;
-  return typeof value === 'string' ? value : undefined;
+function ownAnnotations(annotations: unknown): Partial<Record<keyof typeof KEPT, string>> {
+  const kept: Partial<Record<keyof typeof KEPT, string>> = {};
+  if (!isObject(annotations)) return kept;
+  for (const [field, key] of Object.entries(KEPT) as [keyof typeof KEPT, string][]) {
+    const value = annotations[key];
+    if (typeof value === 'string') kept[field] = value;
+  }
+  return kept;
 }
 
 function isMapOrAbsent(value: unknown): value is Record<string, string> | undefined | null {

@@ -15,13 +15,15 @@ import {
   microTime,
   type NamespaceEvent,
   type NamespaceInfo,
+  type RecordWrite,
   type TouchOutcome,
   type WatchNamespace,
   type WorkloadEvent,
   type WorkloadWatchEvent,
 } from '../follow/ports.js';
 import { API_TIMEOUTS, type ApiTimeouts, type WatchEnd, withDeadline } from '../runtime/index.js';
-import { FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
+import type { NamedSource } from '../sources/index.js';
+import { FANOUT_STATE, FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
 import {
   type ApiRequest,
   FIELD_MANAGER_QUERY,
@@ -30,6 +32,7 @@ import {
   METADATA_ONLY_OBJECT,
   REPORTING_CONTROLLER,
   requestJson,
+  sourcePath,
   workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
@@ -237,6 +240,49 @@ class ApiFollowApi implements FollowApi {
     }
   }
 
+  async writeFanoutRecord(
+    namespace: string,
+    source: NamedSource,
+    value: string,
+    resourceVersion: string,
+    signal: AbortSignal,
+  ): Promise<RecordWrite> {
+    try {
+      // The resourceVersion makes the write conditional: a source changed since it was read
+      // is a 409, and the record is decided again from what it is now.
+      const written = await this.#request<{ metadata?: { resourceVersion?: string } }>({
+        method: 'PATCH',
+        path: `${sourcePath(source.kind, namespace, source.name)}?${FIELD_MANAGER_QUERY}`,
+        body: { metadata: { resourceVersion, annotations: { [FANOUT_STATE]: value } } },
+        contentType: 'application/merge-patch+json',
+        accept: METADATA_ONLY_OBJECT,
+        signal,
+      });
+      return { status: 'written', resourceVersion: written.metadata?.resourceVersion ?? '' };
+    } catch (error) {
+      if (isStatus(error, 409, 404)) return { status: 'conflict' };
+      if (isStatus(error, 403, 422)) return { status: 'denied', reason: error.message };
+      throw error;
+    }
+  }
+
+  async listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]> {
+    const query = `labelSelector=${encodeURIComponent(selector)}&limit=${LIST_PAGE_SIZE}`;
+    const list = await this.#request<ObjectList<PodView>>({
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?${query}`,
+      signal,
+    });
+    // Only what a canary's verdict reads: no spec, no environment, no volumes.
+    return (list.items ?? []).map(({ metadata, status }) => ({
+      metadata: { name: metadata?.name, creationTimestamp: metadata?.creationTimestamp },
+      status: {
+        containerStatuses: status?.containerStatuses,
+        initContainerStatuses: status?.initContainerStatuses,
+      },
+    }));
+  }
+
   async recordEvent(event: WorkloadEvent, signal: AbortSignal) {
     await this.#request({
       method: 'POST',
@@ -269,14 +315,35 @@ function eventBody(event: WorkloadEvent, now: Date) {
   };
 }
 
-interface ConfigMetadata {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+interface PodView {
+  metadata?: { name?: string; creationTimestamp?: string };
+  status?: { containerStatuses?: unknown; initContainerStatuses?: unknown };
 }
 
+interface ConfigMetadata {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+  };
+}
+
+/** A source's metadata as the index keeps it: of its annotations, only its fan-out record. */
 function toConfigObject({ metadata }: ConfigMetadata): ConfigObject[] {
   const { name, namespace, resourceVersion, uid } = metadata ?? {};
   if (!name || !namespace || !resourceVersion) return [];
-  return [{ name, namespace, resourceVersion, ...(uid ? { uid } : {}) }];
+  const fanout = metadata?.annotations?.[FANOUT_STATE];
+  return [
+    {
+      name,
+      namespace,
+      resourceVersion,
+      ...(uid ? { uid } : {}),
+      ...(typeof fanout === 'string' ? { fanout } : {}),
+    },
+  ];
 }
 
 /** A collection in `namespace`, or across all of them. */

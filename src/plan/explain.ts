@@ -10,8 +10,9 @@ import {
   ENABLED,
   EXCLUDE,
   FANOUT_AWAITS_APPROVAL,
-  FANOUT_HALTED,
-  type FanoutHalt,
+  type FanoutHold,
+  type FanoutRecord,
+  fanoutHoldOf,
   findSources,
   formatWorkload,
   INCLUDE,
@@ -23,7 +24,7 @@ import {
   notAnnotatedReason,
   ROLLOUT_WINDOW,
   readAwaitingApprovalNote,
-  readFanoutHaltedNote,
+  readFanoutRecord,
   readWorkload,
   rolloutNotice,
   type Workload,
@@ -47,8 +48,11 @@ export interface ExplainedSource {
   readonly lastWrite: string | null;
   /** Why it is unreadable. */
   readonly reason?: string;
-  /** A fan-out of its current version that a failed canary halted (docs/design.md §6). */
-  readonly halted: FanoutHalt | null;
+  /**
+   * Its fan-out, as follow mode keeps it on the source (docs/design.md §6): a change halted,
+   * or tested on canaries, holds the others that read it.
+   */
+  readonly fanout: FanoutRecord | null;
   /** The digest of its content now, when a change of it waits for approval (docs/design.md §6). */
   readonly awaitingApproval: string | null;
 }
@@ -166,7 +170,7 @@ async function explainSource(
     optional: ref.optional,
     missingRequiredKeys: [],
     lastWrite: written.status === 'found' ? written.value : null,
-    halted: null,
+    fanout: null,
     awaitingApproval: null,
   };
   switch (result.status) {
@@ -178,7 +182,10 @@ async function explainSource(
         resourceVersion: result.resourceVersion,
         missingRequiredKeys: missing,
         ...(followed
-          ? await fanoutOf(cluster, namespace, ref, result.resourceVersion, signal)
+          ? {
+              fanout: readFanoutRecord(result.fanout) ?? null,
+              awaitingApproval: await awaitingApproval(cluster, namespace, ref, result, signal),
+            }
           : {}),
       };
     }
@@ -189,31 +196,21 @@ async function explainSource(
   }
 }
 
-/**
- * What holds a fan-out of the source at `resourceVersion`, as its Events say: the newest halt
- * by a failed canary, and a change that waits for approval.
- */
-async function fanoutOf(
+/** The digest of the source's content now when its change waits for approval, as its Events say. */
+async function awaitingApproval(
   cluster: ExplainCluster,
   namespace: string,
   ref: SourceRef,
-  resourceVersion: string,
+  found: { readonly resourceVersion: string; readonly approvedChange?: string },
   signal: AbortSignal,
-): Promise<Pick<ExplainedSource, 'halted' | 'awaitingApproval'>> {
+): Promise<string | null> {
   const events = await cluster.confighashEvents({ kind: ref.kind }, namespace, ref.name, signal);
-  if (events.status !== 'found') return { halted: null, awaitingApproval: null };
-  const atVersion = <T extends { resourceVersion: string }>(
-    reason: string,
-    read: (note: string) => T | undefined,
-  ): T | undefined =>
-    events.value
-      .filter((event) => event.reason === reason)
-      .flatMap((event) => read(event.note) ?? [])
-      .findLast((found) => found.resourceVersion === resourceVersion);
-  return {
-    halted: atVersion(FANOUT_HALTED, readFanoutHaltedNote) ?? null,
-    awaitingApproval: atVersion(FANOUT_AWAITS_APPROVAL, readAwaitingApprovalNote)?.digest ?? null,
-  };
+  if (events.status !== 'found') return null;
+  const awaited = events.value
+    .filter((event) => event.reason === FANOUT_AWAITS_APPROVAL)
+    .flatMap((event) => readAwaitingApprovalNote(event.note) ?? [])
+    .findLast((one) => one.resourceVersion === found.resourceVersion);
+  return awaited && awaited.digest !== found.approvedChange ? awaited.digest : null;
 }
 
 /** What the dry-run answer says the webhook writes; the template's hash changing is a rollout. */
@@ -330,6 +327,20 @@ function modeLines(facts: Facts): string[] {
 const PREVIOUS_KEY_LINE =
   'hash made with a previous key: current, but dropping that key rolls it once on its next write';
 
+/** Why follow mode does not touch the workload: a halt, or a canary it waits behind. */
+function heldLine(
+  source: string,
+  fanout: FanoutRecord,
+  hold: FanoutHold,
+  namespace: string,
+): string {
+  const canaries = (fanout.canaries ?? []).map((one) => formatWorkload(one, one.name)).join(', ');
+  if (hold === 'behind-canary') {
+    return `waits behind canary ${canaries} testing change ${fanout.change} of ${source} since ${fanout.since}; follow mode touches it once the canary proved it (a write of yours is hashed as always)`;
+  }
+  return `held: the fan-out of change ${fanout.change} of ${source} halted at ${fanout.since}: ${fanout.why ?? 'halted'}; follow mode touches nothing that reads it until the halt is released (confighash resume ${source} -n ${namespace}) or the source changes (a write of yours is hashed as always)`;
+}
+
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
   // The webhook is not asked about these: no answer is the expected one.
   if (facts.optedOut || facts.notHandled || facts.namespaceMode === 'none') return [];
@@ -345,16 +356,19 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
   }
   const target = formatWorkload(workload.kind, facts.name);
   const lines = [`the next write rolls: ${whatChanged(facts)}`];
-  const own = formatWorkload(workload.kind, facts.name);
-  const halt = facts.sources.find(({ halted }) => halted && halted.canary !== own)?.halted;
+  const own = { group: workload.kind.group, kind: workload.kind.kind, name: facts.name };
+  const held = facts.sources.flatMap(({ ref, fanout }) => {
+    const hold = fanout ? fanoutHoldOf(fanout, own) : undefined;
+    return hold && fanout ? [{ ref, fanout, hold }] : [];
+  });
   const awaiting = facts.sources.find(({ awaitingApproval }) => awaitingApproval);
   if (facts.namespaceMode === 'follow' && awaiting) {
     lines.push(
       `waits for approval: change ${awaiting.awaitingApproval} of ${awaiting.ref}, which more workloads read than follow mode rolls unasked; its FanoutAwaitsApproval Event says how to approve it (a write of yours is hashed as always)`,
     );
-  } else if (facts.namespaceMode === 'follow' && halt) {
+  } else if (facts.namespaceMode === 'follow' && held.length > 0) {
     lines.push(
-      `held: canary ${halt.canary} failed for ${halt.source} at resourceVersion ${halt.resourceVersion}; follow mode does not touch it for this version (a write of yours is hashed as always)`,
+      ...held.map(({ ref, fanout, hold }) => heldLine(ref, fanout, hold, facts.namespace)),
     );
   } else if (facts.namespaceMode === 'follow') {
     lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');

@@ -14,6 +14,8 @@ export const ROLLOUT_WINDOW = 'confighash.dev/rollout-window';
 export const CANARY = 'confighash.dev/canary';
 /** On a namespace: how many canaries a fan-out touches first; `"0"` turns them off. */
 export const CANARIES = 'confighash.dev/canaries';
+/** On a namespace: how long a canary is watched from its touch (`90s`, `5m`; docs/design.md §6). */
+export const CANARY_WINDOW = 'confighash.dev/canary-window';
 /**
  * On a ConfigMap or Secret: the digest of the content whose large fan-out someone approved
  * (`--follow-max-fanout`, docs/design.md §6). Metadata: writing it changes no digest.

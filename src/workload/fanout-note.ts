@@ -3,34 +3,26 @@
 // say why a workload is held. One owner for both, so they cannot drift apart.
 
 import { APPROVED_CHANGE } from './annotations.js';
+import { FANOUT_CONTROL } from './fanout-record.js';
 import { warning } from './warning.js';
 
 /** The reason of the Event; explain finds the halt by it. */
 export const FANOUT_HALTED = 'FanoutHalted';
 
 export interface FanoutHalt {
-  /** `deployment/web`, as kubectl names it. */
-  readonly canary: string;
   /** `configmap/app` or `secret/app`. */
   readonly source: string;
-  /** The source's resourceVersion whose fan-out halted; `deleted` when it was deleted. */
-  readonly resourceVersion: string;
+  readonly namespace: string;
+  /** The digest of the content whose fan-out halted. */
+  readonly change: string;
 }
 
-/** The Event note of a halt: what failed, why, and how many workloads it holds. */
+/** The Event note of a halt: which change, why, how many workloads it holds, how to release it. */
 export function fanoutHaltedNote(halt: FanoutHalt, why: string, held: number): string {
+  const { source, namespace, change } = halt;
   return warning(
-    `fan-out halted: canary ${halt.canary} failed (${why}) for ${halt.source} at resourceVersion ${halt.resourceVersion}; ${held} workloads held`,
+    `fan-out of change ${change} of ${source} halted: ${why}; ${held} workloads held; release it with: confighash resume ${source} -n ${namespace} (or kubectl annotate ${source} -n ${namespace} --overwrite ${FANOUT_CONTROL}='resume ${change}')`,
   );
-}
-
-const HALTED =
-  /^confighash: fan-out halted: canary (\S+) failed \(.*\) for (\S+) at resourceVersion (\S+); \d+ workloads held$/s;
-
-/** The halt a note names; undefined for any other note. */
-export function readFanoutHaltedNote(note: string): FanoutHalt | undefined {
-  const match = HALTED.exec(note);
-  return match ? { canary: match[1]!, source: match[2]!, resourceVersion: match[3]! } : undefined;
 }
 
 /** The reason of the Event on a source whose large fan-out waits for approval. */

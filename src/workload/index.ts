@@ -1,4 +1,5 @@
 export * from './annotations.js';
+export { FAILING_WAIT_REASONS, podFailure, podSelectorOf, runsPods } from './canary-pods.js';
 export {
   type AwaitedChange,
   awaitingApprovalNote,
@@ -7,8 +8,23 @@ export {
   type FanoutHalt,
   fanoutHaltedNote,
   readAwaitingApprovalNote,
-  readFanoutHaltedNote,
 } from './fanout-note.js';
+export {
+  FANOUT_CONTROL,
+  FANOUT_STATE,
+  type FanoutAction,
+  type FanoutControl,
+  type FanoutHold,
+  type FanoutPhase,
+  type FanoutRecord,
+  fanoutHoldOf,
+  formatFanoutControl,
+  formatFanoutRecord,
+  type RecordedWorkload,
+  readFanoutControl,
+  readFanoutRecord,
+  sameWorkload,
+} from './fanout-record.js';
 export { findSources, type SourceDiscovery } from './find-sources.js';
 export {
   formatHashedVersions,
