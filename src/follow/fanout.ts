@@ -65,7 +65,14 @@ const CLOCK_SKEW_MS = 5_000;
 /** Whether a reader can test a change: it is touched, rolls, and its rollout can be watched. */
 export type CanaryFitness =
   | { readonly fit: true }
-  | { readonly fit: false; readonly rolls: boolean; readonly why: string };
+  | {
+      readonly fit: false;
+      /** It would roll, but cannot tell whether the change works (no pods, no status). */
+      readonly rolls: boolean;
+      readonly why: string;
+      /** Never hashed: its touch adopts it without a restart, so it needs no canary. */
+      readonly adopt?: boolean;
+    };
 
 export interface FanoutDependencies {
   readonly api: Pick<FollowApi, 'getWorkload' | 'recordEvent' | 'writeFanoutRecord' | 'listPods'>;
@@ -271,6 +278,7 @@ export class Fanouts {
         );
         return null;
       }
+      if (!fitness.fit && fitness.adopt) this.deps.request(ref, 'resync');
       if (fitness.fit) chosen.push(recorded(ref));
       else if (fitness.rolls) unfit.push(`${formatWorkload(ref.kind, ref.name)}: ${fitness.why}`);
       rolls ||= fitness.fit || fitness.rolls;
@@ -324,7 +332,7 @@ export class Fanouts {
   /** Moves a record on from `from` (if it still stands) to `to`, in the source's chain. */
   #move(tracked: Tracked, from: FanoutRecord, to: FanoutRecord): void {
     this.#then(tracked, async () => {
-      if (tracked.record !== from || tracked.reading) return;
+      if (!tracked.record || !sameRecord(tracked.record, from) || tracked.reading) return;
       if (!(await this.#write(tracked, to))) return;
       tracked.record = to;
       this.#carryOn(tracked);
@@ -336,7 +344,7 @@ export class Fanouts {
   /** Starts the work of the record's phase, unless it runs already for this record. */
   #carryOn(tracked: Tracked): void {
     const { record } = tracked;
-    if (tracked.activity?.record === record) return;
+    if (record && tracked.activity && sameRecord(tracked.activity.record, record)) return;
     tracked.activity?.stop.abort();
     tracked.activity = undefined;
     tracked.draining = undefined;
@@ -451,7 +459,7 @@ export class Fanouts {
   }
 
   #halt(tracked: Tracked, record: FanoutRecord, why: string): void {
-    if (tracked.record !== record) return;
+    if (!tracked.record || !sameRecord(tracked.record, record)) return;
     this.deps.metrics.fanoutHalted();
     this.#move(tracked, record, halted(record, why, this.#now()));
   }
@@ -637,6 +645,12 @@ export function canaryCount(
   return text !== undefined && /^\d{1,4}$/.test(text) ? Number(text) : fallback;
 }
 
+/** The order canaries are sought in: those annotated `confighash.dev/canary`, then the rest, each in the stable order. */
+export function canaryCandidates(readers: readonly Reader[]): Reader[] {
+  const ordered = inStableOrder(readers);
+  return [...ordered.filter((r) => r.canary), ...ordered.filter((r) => !r.canary)];
+}
+
 /** A namespace's `confighash.dev/canary-window` (`90s`, `5m`), else `fallback`. */
 export function canaryWindowOf(
   namespaceAnnotations: Readonly<Record<string, string>> | undefined,
@@ -644,6 +658,10 @@ export function canaryWindowOf(
 ): number {
   const match = /^(\d{1,5})(s|m)$/.exec(namespaceAnnotations?.[CANARY_WINDOW] ?? '');
   return match ? Number(match[1]) * (match[2] === 'm' ? 60_000 : 1000) : fallback;
+}
+
+function sameRecord(a: FanoutRecord, b: FanoutRecord): boolean {
+  return formatFanoutRecord(a) === formatFanoutRecord(b);
 }
 
 /** Whether a record (as an annotation holds it) is of a change not yet rolled everywhere. */

@@ -21,7 +21,7 @@ import {
   systemClock,
   type WatchRestart,
 } from '../runtime/index.js';
-import { parseSourceList } from '../sources/index.js';
+import { formatSource, parseSourceList } from '../sources/index.js';
 import {
   ALWAYS_EXCLUDED,
   HANDLED_KINDS,
@@ -234,6 +234,13 @@ class Follower {
         return true;
       },
       gone: (ref) => this.#index.deleteWorkload(ref),
+      ahead: (namespace, evaluation) =>
+        evaluation.lookups.some(({ ref, result }) => {
+          const known = this.#index.versionOf(namespace, formatSource(ref));
+          return (
+            result.status === 'found' && known !== undefined && known !== result.resourceVersion
+          );
+        }),
     };
   }
 
@@ -244,6 +251,7 @@ class Follower {
       pacing: this.#queue.pacing,
       index: this.#indexUpdates(),
       namespaceAnnotations: (name) => this.#namespaces.get(name)?.info.annotations ?? {},
+      hold: (ref) => this.#fanouts.holdOf(ref),
       holdRetryMs: this.deps.options.resyncMs,
       retryMs: this.deps.options.retryMs,
       clock,

@@ -44,6 +44,8 @@ export interface IndexUpdates {
    */
   read(ref: WorkloadRef, object: Record<string, unknown>): boolean;
   gone(ref: WorkloadRef): void;
+  /** Whether the evaluation read a source at a version the watches have not shown yet. */
+  ahead(namespace: string, evaluation: Evaluation): boolean;
 }
 
 export interface TouchDependencies {
@@ -53,6 +55,8 @@ export interface TouchDependencies {
   readonly logger: FollowLogger;
   readonly pacing: Pick<Pacing, 'waitToken' | 'earliestTouch' | 'touched'>;
   readonly index: IndexUpdates;
+  /** Why `ref` may not be touched now (fanout.ts holdOf); undefined: it may. */
+  hold(ref: WorkloadRef): string | undefined;
   /** The follow namespace's annotations (its rollout window), as last seen. */
   namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
   /** How long to hold a change when no window opening can be computed. */
@@ -99,6 +103,10 @@ async function touchOnce(
     if (earliest > clock.now()) return { status: 'retry', at: earliest, reason: 'min-interval' };
     if (!(await pacing.waitToken('touch', signal))) return DONE;
   }
+  // Asked again right before the write: a change seen, or a halt, while this touch waited for
+  // its token or read the sources holds it; a change read here that the watches have not
+  // shown yet is left to the watch event, which asks again canary-first when it must.
+  if (deps.hold(ref) !== undefined || deps.index.ahead(ref.namespace, evaluation)) return DONE;
   const outcome = await api.touch(ref.namespace, ref.kind, ref.name, signal);
   if (outcome.status === 'denied') return said.denied(touch, workload, outcome.reason);
   pacing.touched(ref);
@@ -164,6 +172,9 @@ export function createCanaryCheck(
     if (!deps.index.read(ref, object)) return { fit: false, rolls: false, why: 'not handled' };
     const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
     if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
+    if (decision.why === 'not-yet-hashed') {
+      return { fit: false, rolls: false, why: 'not hashed yet', adopt: true };
+    }
     if (!decision.touch) return { fit: false, rolls: false, why: 'gets no new pod template' };
     if (!runsPods(object, ref.kind.rollout)) return { fit: false, rolls: true, why: 'no replicas' };
     if (!rolloutIsObservable(object, ref.kind)) {

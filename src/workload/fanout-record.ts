@@ -43,8 +43,27 @@ export interface FanoutRecord {
 const PHASES: readonly FanoutPhase[] = ['canary', 'halted', 'draining', 'done'];
 const DIGEST = /^[0-9a-f]{16}$/;
 
+/** The annotation's text, its keys in one order: two equal records are one text. */
 export function formatFanoutRecord(record: FanoutRecord): string {
-  return JSON.stringify(record);
+  const { change, phase, since, canaries, why, rolled, control } = record;
+  return JSON.stringify({
+    change,
+    phase,
+    since,
+    ...(canaries
+      ? {
+          canaries: canaries.map(({ group, kind, name, sent }) => ({
+            group,
+            kind,
+            name,
+            ...(sent ? { sent } : {}),
+          })),
+        }
+      : {}),
+    ...(why === undefined ? {} : { why }),
+    ...(rolled === undefined ? {} : { rolled }),
+    ...(control === undefined ? {} : { control }),
+  });
 }
 
 /** The record an annotation holds; undefined when absent or not one (then it is written anew). */

@@ -16,6 +16,8 @@ export function silentFollowMetrics(watched: Partial<FollowMetrics> = {}): Follo
     previousKeyHash: nothing,
     fanoutHalted: nothing,
     workloadsHeld: nothing,
+    workloadsBehindCanary: nothing,
+    fanoutsHaltedNow: nothing,
     fanoutsAwaitingApproval: nothing,
     ...watched,
   };

@@ -14,13 +14,14 @@ import type {
   FollowApi,
   NamespaceEvent,
   NamespaceInfo,
+  RecordWrite,
   TouchOutcome,
   WatchNamespace,
   WorkloadEvent,
   WorkloadWatchEvent,
 } from '../../src/follow/ports.js';
 import type { WatchEnd } from '../../src/runtime/index.js';
-import { SOURCE_RESOURCE } from '../../src/sources/index.js';
+import { type NamedSource, SOURCE_RESOURCE } from '../../src/sources/index.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
 import { applyPatch } from './json-patch.js';
 
@@ -62,16 +63,20 @@ export class MemoryFollowApi implements FollowApi {
   readonly deniedTouches = new Map<string, string>();
   /** Resources (`secrets`, `Deployment`) whose every list fails, as a 403 would. */
   readonly failingLists = new Set<string>();
+  /** `namespace/selector` → the pods a list with that label selector shows. */
+  readonly pods = new Map<string, unknown[]>();
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
   #version = 100;
 
   /**
-   * `config`: `configmaps/namespace/name` → resourceVersion, shared with the webhook's
-   * ConfigSource when it reads through `withClusterVersions`.
+   * `config`: `configmaps/namespace/name` → resourceVersion, and `annotations`: the same key →
+   * its fan-out record and control, both shared with the webhook's ConfigSource when it reads
+   * through `withClusterVersions`.
    */
   constructor(
     private readonly webhook: Mutator,
     readonly config = new Map<string, string>(),
+    readonly annotations = new Map<string, SourceAnnotations>(),
   ) {}
 
   /** How many requests start with `prefix` (`GET`, `LIST Deployment`, …). */
@@ -125,14 +130,36 @@ export class MemoryFollowApi implements FollowApi {
   /** A ConfigMap or Secret written (a new resourceVersion) or deleted; the watches see it. */
   change(namespace: string, resource: ConfigResource, name: string, type: ConfigEvent['type']) {
     const version = this.#changeUnseen(namespace, resource, name, type);
-    this.#deliver(resource, namespace, type, { namespace, name, resourceVersion: version });
+    this.#deliver(
+      resource,
+      namespace,
+      type,
+      this.#configObject(resource, namespace, name, version),
+    );
   }
 
   /** Tells the watches of the source's version now, late: a watch that sees it after others. */
   announceConfig(namespace: string, resource: ConfigResource, name: string): void {
     const version = this.config.get(`${resource}/${namespace}/${name}`);
     if (version === undefined) throw new Error(`no ${resource} ${namespace}/${name}`);
-    this.#deliver(resource, namespace, 'MODIFIED', { namespace, name, resourceVersion: version });
+    this.#deliver(
+      resource,
+      namespace,
+      'MODIFIED',
+      this.#configObject(resource, namespace, name, version),
+    );
+  }
+
+  /** Someone writes the source's `confighash.dev/fanout-control` (`confighash resume`, say). */
+  control(namespace: string, resource: ConfigResource, name: string, value: string): void {
+    const key = `${resource}/${namespace}/${name}`;
+    this.annotations.set(key, { ...this.annotations.get(key), fanoutControl: value });
+    this.change(namespace, resource, name, 'MODIFIED');
+  }
+
+  /** The source's fan-out record as follow mode last wrote it. */
+  recordOf(namespace: string, resource: ConfigResource, name: string): string | undefined {
+    return this.annotations.get(`${resource}/${namespace}/${name}`)?.fanout;
   }
 
   /** The same change, missed by every watch (the next relist shows it). */
@@ -183,7 +210,9 @@ export class MemoryFollowApi implements FollowApi {
     const objects = [...this.config]
       .map(([key, resourceVersion]) => ({ key: key.split('/'), resourceVersion }))
       .filter(({ key }) => key[0] === resource && inScope(namespace, key[1]!))
-      .map(({ key, resourceVersion }) => ({ namespace: key[1]!, name: key[2]!, resourceVersion }));
+      .map(({ key, resourceVersion }) =>
+        this.#configObject(resource, key[1]!, key[2]!, resourceVersion),
+      );
     this.#failIfFailing(resource);
     await this.#delay(resource);
     this.#pages(`LIST ${resource}`, objects, onPage);
@@ -317,6 +346,26 @@ export class MemoryFollowApi implements FollowApi {
     return applyPatch(object, result.patch as never);
   }
 
+  async writeFanoutRecord(
+    namespace: string,
+    source: NamedSource,
+    value: string,
+    resourceVersion: string,
+  ): Promise<RecordWrite> {
+    const resource = SOURCE_RESOURCE[source.kind];
+    const key = `${resource}/${namespace}/${source.name}`;
+    this.requests.push(`PATCH ${resource} ${namespace}/${source.name}`);
+    if (this.config.get(key) !== resourceVersion) return { status: 'conflict' };
+    this.annotations.set(key, { ...this.annotations.get(key), fanout: value });
+    this.change(namespace, resource, source.name, 'MODIFIED');
+    return { status: 'written', resourceVersion: this.config.get(key)! };
+  }
+
+  async listPods(namespace: string, selector: string): Promise<unknown[]> {
+    this.requests.push(`LIST pods ${namespace}`);
+    return structuredClone(this.pods.get(`${namespace}/${selector}`) ?? []);
+  }
+
   async recordEvent(event: WorkloadEvent) {
     this.requests.push(`POST events ${event.namespace}/${event.name}`);
     this.events.push(event);
@@ -338,6 +387,16 @@ export class MemoryFollowApi implements FollowApi {
     };
     this.workloads.set(`${String(stored.kind)}/${namespace}/${nameOf(stored)}`, stored);
     return stored;
+  }
+
+  #configObject(
+    resource: ConfigResource,
+    namespace: string,
+    name: string,
+    resourceVersion: string,
+  ): ConfigObject {
+    const fanout = this.annotations.get(`${resource}/${namespace}/${name}`)?.fanout;
+    return { namespace, name, resourceVersion, ...(fanout ? { fanout } : {}) };
   }
 
   #changeUnseen(namespace: string, resource: ConfigResource, name: string, type: string) {
@@ -407,14 +466,22 @@ function nameOf(object: Record<string, unknown>): string {
 export function withClusterVersions(
   content: ConfigSource,
   config: ReadonlyMap<string, string>,
+  annotations: ReadonlyMap<string, SourceAnnotations> = new Map(),
 ): ConfigSource {
   return {
     async get(kind, namespace, name, signal) {
       const result = await content.get(kind, namespace, name, signal);
-      const version = config.get(`${SOURCE_RESOURCE[kind]}/${namespace}/${name}`);
+      const key = `${SOURCE_RESOURCE[kind]}/${namespace}/${name}`;
+      const version = config.get(key);
       return result.status === 'found' && version !== undefined
-        ? { ...result, resourceVersion: version }
+        ? { ...result, resourceVersion: version, ...annotations.get(key) }
         : result;
     },
   };
+}
+
+/** The annotations of a source follow mode reads and writes (docs/design.md §6). */
+export interface SourceAnnotations {
+  readonly fanout?: string;
+  readonly fanoutControl?: string;
 }

@@ -17,6 +17,8 @@ interface Entry {
   resourceVersion: number;
   /** Its `confighash.dev/approved-change` annotation. */
   approvedChange?: string;
+  /** Its `confighash.dev/fanout` annotation (follow mode's record). */
+  fanout?: string;
 }
 
 export class MemorySource implements ConfigSource {
@@ -51,6 +53,14 @@ export class MemorySource implements ConfigSource {
     return this;
   }
 
+  /** Writes the `confighash.dev/fanout` record, as follow mode does: metadata, the content stays. */
+  record(kind: SourceKind, name: string, fanout: string): this {
+    const entry = this.#objects.get(`${kind}/${name}`);
+    if (!entry) throw new Error(`${kind}/${name} does not exist`);
+    this.#objects.set(`${kind}/${name}`, { ...entry, fanout, resourceVersion: this.#version++ });
+    return this;
+  }
+
   delete(kind: SourceKind, name: string): this {
     this.#objects.delete(`${kind}/${name}`);
     return this;
@@ -80,6 +90,7 @@ export class MemorySource implements ConfigSource {
       resourceVersion: String(entry.resourceVersion),
       content: kind === 'ConfigMap' ? contentOfConfigMap(entry) : contentOfSecret(entry),
       ...(entry.approvedChange ? { approvedChange: entry.approvedChange } : {}),
+      ...(entry.fanout ? { fanout: entry.fanout } : {}),
     };
   }
 }

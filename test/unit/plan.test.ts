@@ -17,7 +17,8 @@ import {
 import {
   awaitingApprovalNote,
   EVERY_KNOWN_KIND,
-  fanoutHaltedNote,
+  type FanoutRecord,
+  formatFanoutRecord,
   HANDLED_KINDS,
   type JsonObject,
   readWorkload,
@@ -897,34 +898,65 @@ async function explainedWithSourceEvent(reason: string, noteAt: (version: string
   return result.explanation;
 }
 
-// docs/design.md §6 "Canary-first fan-out": a follow namespace's workload whose source's
-// fan-out halted at the version it reads now is held; explain reads the halt from the
-// FanoutHalted Event on the source.
-describe('explain: a workload held by a halted fan-out', () => {
-  const explained = (canary: string, atVersion: (live: string) => string) =>
-    explainedWithSourceEvent('FanoutHalted', (version) =>
-      fanoutHaltedNote(
-        { canary, source: 'configmap/web-config', resourceVersion: atVersion(version) },
-        'ProgressDeadlineExceeded',
-        3,
-      ),
-    );
-  const HELD =
-    /^held: canary deployment\/api failed for configmap\/web-config at resourceVersion \d+;/;
+// docs/design.md §6 "The state of a change": a follow namespace's workload that reads a source
+// whose change is halted, or tested on a canary, is held; explain reads the record follow
+// mode keeps on the source, never an Event.
+describe('explain: a workload held by a change of its source', () => {
+  const DIGEST = '0123456789abcdef';
+  const api = { group: 'apps', kind: 'Deployment', name: 'api' };
+  const web = { group: 'apps', kind: 'Deployment', name: 'web' };
+  async function explained(record: FanoutRecord) {
+    const cluster = liveCluster('follow');
+    cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
+    cluster.configSource.record('ConfigMap', 'web-config', formatFanoutRecord(record));
+    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
+    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
+    cluster.dryRun = () => touch;
+    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
+    if (!result.ok) throw new Error(result.error);
+    return result.explanation;
+  }
+  const SINCE = '2026-12-07T10:00:00.000Z';
 
-  it('another canary failed at the version it reads: held, said plainly', async () => {
-    const explanation = await explained('deployment/api', (live) => live);
+  it.each([
+    ['another canary failed it', { canaries: [api] }],
+    ['this workload is the canary that failed it', { canaries: [web] }],
+    ['no workload could test it', {}],
+  ])('a halted change (%s): held, with why and how to release it', async (_, extra) => {
+    const why = 'canary deployment/api failed: pod api-1: container app CrashLoopBackOff';
+    const explanation = await explained({
+      change: DIGEST,
+      phase: 'halted',
+      since: SINCE,
+      why,
+      ...extra,
+    });
     expect(explanation.nextWriteRolls).toBe(true);
-    expect(explanation.sources[0]!.halted).toMatchObject({ canary: 'deployment/api' });
-    expect(explanation.explanation).toContainEqual(expect.stringMatching(HELD));
+    expect(explanation.sources[0]!.fanout).toMatchObject({ phase: 'halted', change: DIGEST });
+    expect(explanation.explanation).toContainEqual(
+      `held: the fan-out of change ${DIGEST} of configmap/web-config halted at ${SINCE}: ${why}; follow mode touches nothing that reads it until the halt is released (confighash resume configmap/web-config -n ${NS}) or the source changes (a write of yours is hashed as always)`,
+    );
+  });
+
+  it('a change tested on another canary: it waits behind it', async () => {
+    const explanation = await explained({
+      change: DIGEST,
+      phase: 'canary',
+      since: SINCE,
+      canaries: [api],
+    });
+    expect(explanation.explanation).toContainEqual(
+      expect.stringMatching(/^waits behind canary deployment\/api testing change 0123456789abcdef/),
+    );
   });
 
   it.each([
-    ['a halt of an earlier version: the next change fanned out anew', 'deployment/api', () => '1'],
-    ['the workload is the canary that failed', 'deployment/web', (live: string) => live],
-  ])('%s: not held', async (_, canary, atVersion) => {
-    const explanation = await explained(canary, atVersion);
-    expect(explanation.explanation.some((line) => line.startsWith('held:'))).toBe(false);
+    ['the canary is this workload', { phase: 'canary', canaries: [web] }],
+    ['the canaries proved it', { phase: 'draining', canaries: [api] }],
+    ['it rolled everywhere', { phase: 'done' }],
+  ] as const)('%s: not held', async (_, extra) => {
+    const explanation = await explained({ change: DIGEST, since: SINCE, ...extra });
+    expect(explanation.explanation.some((line) => /^(held|waits behind)/.test(line))).toBe(false);
     expect(explanation.explanation).toContainEqual(
       expect.stringMatching(/^follow mode touches it/),
     );

@@ -1,8 +1,8 @@
 // Whether a canary's rollout has finished, by its kind's own status (docs/design.md §6
-// "Canary-first fan-out"), and which workloads can be canaries at all.
+// "Canary-first fan-out"), which workloads can be canaries at all, and in which order they are sought.
 
 import { describe, expect, it } from 'vitest';
-import { chooseCanaries } from '../../src/follow/fanout.js';
+import { canaryCandidates } from '../../src/follow/fanout.js';
 import {
   findWorkloadKindByName,
   HANDLED_KINDS,
@@ -190,26 +190,17 @@ describe('who can be a canary', () => {
     canary: traits.canary ?? false,
     observable: traits.observable ?? true,
   });
-  const names = (chosen: ReturnType<typeof chooseCanaries>) => chosen.map(({ ref }) => ref.name);
+  const names = (chosen: ReturnType<typeof canaryCandidates>) => chosen.map(({ ref }) => ref.name);
 
   it.each([
+    ['by name, when none is annotated', [reader('b'), reader('a'), reader('c')], ['a', 'b', 'c']],
+    ['the annotated ones first', [reader('a'), reader('b', { canary: true })], ['b', 'a']],
     [
-      'the first by name, when none is annotated',
-      [reader('b'), reader('a'), reader('c')],
-      1,
-      ['a'],
+      'the annotated ones in name order too',
+      [reader('d', { canary: true }), reader('a'), reader('c', { canary: true })],
+      ['c', 'd', 'a'],
     ],
-    ['the annotated ones first', [reader('a'), reader('b', { canary: true })], 1, ['b']],
-    [
-      'never one whose rollout cannot be told',
-      [reader('a', { observable: false }), reader('b')],
-      1,
-      ['b'],
-    ],
-    ['as many as asked', [reader('c'), reader('a'), reader('b')], 2, ['a', 'b']],
-    ['none when asked for none', [reader('a'), reader('b')], 0, []],
-    ['none for a single reader', [reader('a')], 1, []],
-  ])('%s', (_, readers, count, expected) => {
-    expect(names(chooseCanaries(readers, count))).toEqual(expected);
+  ])('canaries are sought %s', (_, readers, expected) => {
+    expect(names(canaryCandidates(readers))).toEqual(expected);
   });
 });

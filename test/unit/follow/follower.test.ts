@@ -9,6 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMutator } from '../../../src/admission/mutate.js';
 import { createEvaluator, createSourceDigester } from '../../../src/evaluate/index.js';
+import { HALT_REPEAT_MS } from '../../../src/follow/fanout.js';
 import { runFollower } from '../../../src/follow/follower.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
@@ -18,10 +19,15 @@ import {
   HASH,
   HASHED_VERSIONS,
   KNOWN_KINDS,
+  readFanoutRecord,
   readWorkload,
   type WorkloadKind,
 } from '../../../src/workload/index.js';
-import { MemoryFollowApi, withClusterVersions } from '../../support/memory-follow-api.js';
+import {
+  MemoryFollowApi,
+  type SourceAnnotations,
+  withClusterVersions,
+} from '../../support/memory-follow-api.js';
 import { digestOf, MemorySource } from '../../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../../support/namespaces.js';
 import { NAMESPACE, workload } from '../../support/workloads.js';
@@ -45,6 +51,8 @@ function recordingMetrics() {
     previousKeyHash: () => calls.push('previous-key-hash'),
     fanoutHalted: () => calls.push('fanout-halted'),
     workloadsHeld: (count) => calls.push(`held ${count}`),
+    workloadsBehindCanary: (count) => calls.push(`behind ${count}`),
+    fanoutsHaltedNow: (count) => calls.push(`halted ${count}`),
     fanoutsAwaitingApproval: (count) => calls.push(`awaiting ${count}`),
   };
   return { calls, metrics };
@@ -56,6 +64,8 @@ interface Harness {
   calls: string[];
   /** The requests made since the follower took the lead and evaluated everything. */
   since(prefix: string): number;
+  /** The leader stops and a new one takes the lead (a new Follower, nothing kept in memory). */
+  newLeader(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -92,14 +102,15 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
   const { count = 1, unfollowed = [], kinds } = setup;
   const source = new MemorySource().configMap('app', { v: '1' });
   const config = new Map<string, string>();
-  const configSource = withClusterVersions(source, config);
+  const annotations = new Map<string, SourceAnnotations>();
+  const configSource = withClusterVersions(source, config, annotations);
   const mutator = createMutator({
     configSource,
     hashKey: KEY,
     namespaces: everyNamespaceOptedIn,
     ...(kinds ? { kinds } : {}),
   });
-  const api = new MemoryFollowApi(mutator, config).followNamespace(NAMESPACE);
+  const api = new MemoryFollowApi(mutator, config, annotations).followNamespace(NAMESPACE);
   for (const namespace of [NAMESPACE, ...unfollowed]) {
     api.change(namespace, 'configmaps', 'app', 'ADDED');
     for (let i = 0; i < count; i++) {
@@ -114,37 +125,47 @@ async function start(options: Partial<FollowOptions>, setup: Setup = {}): Promis
     }
   }
   const { calls, metrics } = recordingMetrics();
-  const stop = new AbortController();
   // Canaries off unless a row asks for them: the rows below them are about other things.
   const merged = { ...DEFAULT_FOLLOW_OPTIONS, canaries: 0, ...options };
-  const running = runFollower(
-    {
-      api,
-      evaluate: createEvaluator({ configSource, ...(setup.keys ?? { hashKey: KEY }) }),
-      digestSource: createSourceDigester({ configSource, hashKey: KEY }),
-      hashKeyId: hashKeyId(setup.keys?.hashKey ?? KEY),
-      metrics,
-      logger: quiet,
-      options: merged,
-      ...(kinds ? { kinds } : {}),
-      ...(setup.excluded ? { excludedNamespaces: setup.excluded } : {}),
-    },
-    stop.signal,
-  );
+  /** One term of leadership: a new Follower, as a new leader or a restarted pod builds it. */
+  const lead = () => {
+    const stop = new AbortController();
+    const running = runFollower(
+      {
+        api,
+        evaluate: createEvaluator({ configSource, ...(setup.keys ?? { hashKey: KEY }) }),
+        digestSource: createSourceDigester({ configSource, hashKey: KEY }),
+        hashKeyId: hashKeyId(setup.keys?.hashKey ?? KEY),
+        metrics,
+        logger: quiet,
+        options: merged,
+        ...(kinds ? { kinds } : {}),
+        ...(setup.excluded ? { excludedNamespaces: setup.excluded } : {}),
+      },
+      stop.signal,
+    );
+    return async () => {
+      stop.abort();
+      await running;
+    };
+  };
+  let stopTerm = lead();
   // Taking the lead: every workload is evaluated once, at the evaluate rate.
-  if (setup.settled !== false) {
-    await vi.advanceTimersByTimeAsync(Math.ceil(count / merged.evaluatePerSecond) * 1000 + 10);
-  }
+  const settle = () =>
+    vi.advanceTimersByTimeAsync(Math.ceil(count / merged.evaluatePerSecond) * 1000 + 10);
+  if (setup.settled !== false) await settle();
   const mark = api.requests.length;
   return {
     source,
     api,
     calls,
     since: (prefix) => api.requests.slice(mark).filter((r) => r.startsWith(prefix)).length,
-    async stop() {
-      stop.abort();
-      await running;
+    async newLeader() {
+      await stopTerm();
+      stopTerm = lead();
+      await settle();
     },
+    stop: () => stopTerm(),
   };
 }
 
@@ -922,14 +943,16 @@ describe('what the Event says happened', () => {
 
 // docs/design.md §6 "Canary-first fan-out": the workloads web-0… read ConfigMap `app`; each is
 // a Deployment of one replica whose rollout the test finishes or fails by writing its status.
-describe('canary-first fan-out', () => {
+describe('canary-first fan-out: one state machine, kept on the source', () => {
+  const WINDOW_MS = 60_000;
   const CANARY_OPTIONS = {
     debounceMs: 1000,
     ratePerSecond: 100,
     burst: 100,
     canaries: 1,
     canaryPollMs: 5000,
-    canaryTimeoutMs: 60_000,
+    canaryWindowMs: WINDOW_MS,
+    minIntervalMs: 1000,
   };
 
   /** Writes `name`'s status, as the Deployment controller would. */
@@ -943,20 +966,47 @@ describe('canary-first fan-out', () => {
     updatedReplicas: 1,
     conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
   };
+  const finishAll = (h: Harness, count: number) => {
+    for (let i = 0; i < count; i++) rollout(h, `web-${i}`, FINISHED);
+  };
   const touched = (h: Harness) => h.api.touches.map((touch) => touch.name);
+  /** Adds annotations to a stored workload, keeping those the webhook wrote. */
+  function annotate(api: MemoryFollowApi, name: string, added: Record<string, string>) {
+    const object = api.workload('Deployment', NAMESPACE, name)!;
+    object.metadata.annotations = { ...(object.metadata.annotations as object), ...added };
+    api.announceWorkload('Deployment', NAMESPACE, name);
+  }
+  const record = (h: Harness, name = 'app') =>
+    readFanoutRecord(h.api.recordOf(NAMESPACE, 'configmaps', name));
+  /** A pod of the canary's new revision (every test workload selects app=web). */
+  function pod(h: Harness, state: Record<string, unknown>, restartCount = 0): void {
+    h.api.pods.set(`${NAMESPACE}/app=web`, [
+      {
+        metadata: { name: 'web-0-abc', creationTimestamp: new Date().toISOString() },
+        status: { containerStatuses: [{ name: 'app', restartCount, state }] },
+      },
+    ]);
+  }
+  /** The change reaches the canary (debounce), and its window passes with it finished. */
+  async function throughCanary(h: Harness, count: number): Promise<void> {
+    await vi.advanceTimersByTimeAsync(1050);
+    finishAll(h, count);
+    await vi.advanceTimersByTimeAsync(WINDOW_MS + 100);
+  }
 
-  it('touches the canary first, the rest in order once its rollout has finished', async () => {
+  it('touches the canary first; the rest, in order, once its window passed with the rollout finished', async () => {
     const h = await start(CANARY_OPTIONS, { count: 5 });
+    finishAll(h, 5);
     changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050 + 3 * 5000);
-    expect(touched(h)).toEqual(['web-0']); // still rolling: nothing else
-    expect(h.calls).toContain('held 4');
-    rollout(h, 'web-0', FINISHED);
-    // At the next read of the canary: the rest's debounce ran out while it rolled.
-    await vi.advanceTimersByTimeAsync(5000 + 50);
+    await vi.advanceTimersByTimeAsync(1050 + WINDOW_MS - 5000);
+    expect(touched(h)).toEqual(['web-0']); // finished, but its window is not over
+    expect(record(h)).toMatchObject({ phase: 'canary', canaries: [{ name: 'web-0' }] });
+    expect(h.calls).toContain('behind 4');
+    await vi.advanceTimersByTimeAsync(5000 + 100);
     expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2', 'web-3', 'web-4']);
-    expect(h.calls.at(-1)).not.toBe('fanout-halted');
-    expect(h.calls.filter((call) => call.startsWith('held')).at(-1)).toBe('held 0');
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    expect(record(h)!.rolled).toBe(record(h)!.change);
+    expect(h.calls).not.toContain('fanout-halted');
     await h.stop();
   });
 
@@ -964,9 +1014,7 @@ describe('canary-first fan-out', () => {
     const h = await start(CANARY_OPTIONS, {
       count: 3,
       before(api) {
-        const object = api.workload('Deployment', NAMESPACE, 'web-2')!;
-        object.metadata.annotations = { 'confighash.dev/canary': 'true' };
-        api.announceWorkload('Deployment', NAMESPACE, 'web-2');
+        annotate(api, 'web-2', { 'confighash.dev/canary': 'true' });
       },
     });
     changeApp(h, '2');
@@ -975,43 +1023,246 @@ describe('canary-first fan-out', () => {
     await h.stop();
   });
 
-  it('a canary whose Deployment exceeds its progress deadline halts the fan-out, and says so on the source and the canary', async () => {
+  it.each([
+    [
+      'its Deployment exceeds its progress deadline',
+      (h: Harness) => rollout(h, 'web-0', DEADLINE),
+      /failed: ProgressDeadlineExceeded/,
+    ],
+    [
+      'a pod of its new revision crash-loops',
+      (h: Harness) => pod(h, { waiting: { reason: 'CrashLoopBackOff' } }),
+      /pod web-0-abc: container app CrashLoopBackOff/,
+    ],
+    [
+      'a pod cannot read its config',
+      (h: Harness) =>
+        pod(h, {
+          waiting: { reason: 'CreateContainerConfigError', message: 'key LEVEL not found' },
+        }),
+      /CreateContainerConfigError: key LEVEL not found/,
+    ],
+    [
+      'a pod restarted',
+      (h: Harness) => pod(h, { running: {} }, 1),
+      /container app restarted 1 times/,
+    ],
+  ])(
+    'a canary fails at once when %s: halted, on the source and the canary, nothing else touched',
+    async (_, fail, why) => {
+      const h = await start(CANARY_OPTIONS, { count: 4 });
+      changeApp(h, '2');
+      await vi.advanceTimersByTimeAsync(1050);
+      fail(h);
+      await vi.advanceTimersByTimeAsync(5000 + 100);
+      expect(record(h)).toMatchObject({ phase: 'halted', canaries: [{ name: 'web-0' }] });
+      expect(record(h)!.why).toMatch(why);
+      expect(h.calls).toContain('fanout-halted');
+      expect(h.calls).toContain('held 4');
+      const halted = h.api.events.filter((event) => event.reason === 'FanoutHalted');
+      expect(halted.map(({ kind, name, type }) => [kind.kind, name, type])).toEqual([
+        ['ConfigMap', 'app', 'Warning'],
+        ['Deployment', 'web-0', 'Warning'],
+      ]);
+      expect(halted[0]!.note).toContain(
+        `fan-out of change ${record(h)!.change} of configmap/app halted`,
+      );
+      // Neither the queue nor the periodic resync touches the held ones.
+      await vi.advanceTimersByTimeAsync(2 * DEFAULT_FOLLOW_OPTIONS.resyncMs);
+      expect(touched(h)).toEqual(['web-0']);
+      await h.stop();
+    },
+  );
+
+  it('a canary not Ready by the end of its window halts; the halt is said again while it lasts', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 3 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + WINDOW_MS - 5000);
+    expect(h.calls).not.toContain('fanout-halted');
+    await vi.advanceTimersByTimeAsync(5000 + 100);
+    expect(record(h)!.why).toMatch(
+      /not Ready and available within 1 min of its touch \(0 of 1 replicas updated\)/,
+    );
+    expect(touched(h)).toEqual(['web-0']);
+    const said = () => h.api.events.filter((event) => event.reason === 'FanoutHalted').length;
+    expect(said()).toBe(2);
+    await vi.advanceTimersByTimeAsync(HALT_REPEAT_MS);
+    expect(said()).toBe(4);
+    await h.stop();
+  });
+
+  it('a canary that cannot test the change is not counted: 0 replicas, or no new template; none at all halts', async () => {
+    const h = await start(CANARY_OPTIONS, {
+      count: 4,
+      before(api) {
+        // web-0 runs no pods; web-1 is annotated but will already have the change.
+        (
+          api.workload('Deployment', NAMESPACE, 'web-0')! as unknown as {
+            spec: { replicas: number };
+          }
+        ).spec.replicas = 0;
+        annotate(api, 'web-1', { 'confighash.dev/canary': 'true' });
+      },
+    });
+    h.source.configMap('app', { v: '2' });
+    h.api.changeUnseen(NAMESPACE, 'configmaps', 'app');
+    await h.api.write(NAMESPACE, DEPLOYMENT, 'web-1', signal()); // its owner applied it
+    h.api.announceConfig(NAMESPACE, 'configmaps', 'app');
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(touched(h)).toEqual(['web-2']);
+    expect(record(h)).toMatchObject({ phase: 'canary', canaries: [{ name: 'web-2' }] });
+    await h.stop();
+
+    const none = await start(CANARY_OPTIONS, {
+      count: 3,
+      before(api) {
+        for (let i = 0; i < 3; i++) {
+          (
+            api.workload('Deployment', NAMESPACE, `web-${i}`)! as unknown as {
+              spec: { replicas: number };
+            }
+          ).spec.replicas = 0;
+        }
+      },
+    });
+    changeApp(none, '2');
+    await vi.advanceTimersByTimeAsync(1500 + 2 * WINDOW_MS);
+    expect(touched(none)).toEqual([]);
+    expect(record(none)).toMatchObject({ phase: 'halted' });
+    expect(record(none)!.why).toMatch(/^no workload can test it \(deployment\/web-0: no replicas;/);
+    await none.stop();
+  });
+
+  it('a halt survives the leader changing: the new leader touches nothing it holds', async () => {
     const h = await start(CANARY_OPTIONS, { count: 4 });
     changeApp(h, '2');
     await vi.advanceTimersByTimeAsync(1050);
     rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5000);
-    expect(h.calls).toContain('fanout-halted');
-    const halted = h.api.events.filter((event) => event.reason === 'FanoutHalted');
-    expect(halted.map(({ kind, name, type }) => [kind.kind, name, type])).toEqual([
-      ['ConfigMap', 'app', 'Warning'],
-      ['Deployment', 'web-0', 'Warning'],
-    ]);
-    expect(halted[0]!.note).toMatch(
-      /^confighash: fan-out halted: canary deployment\/web-0 failed \(ProgressDeadlineExceeded\) for configmap\/app at resourceVersion \d+; 3 workloads held$/,
-    );
-    // Neither the queue nor the periodic resync touches the held ones.
+    await vi.advanceTimersByTimeAsync(5100);
+    expect(record(h)).toMatchObject({ phase: 'halted' });
+    await h.newLeader();
     await vi.advanceTimersByTimeAsync(2 * DEFAULT_FOLLOW_OPTIONS.resyncMs);
     expect(touched(h)).toEqual(['web-0']);
-    // The next change of the source is a new fan-out; a healthy canary lets it through.
-    rollout(h, 'web-0', FINISHED);
-    changeApp(h, '3');
-    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.minIntervalMs + 5000 + 1050);
-    expect(touched(h)).toEqual(['web-0', 'web-0', 'web-1', 'web-2', 'web-3']);
+    expect(record(h)).toMatchObject({ phase: 'halted' });
     await h.stop();
   });
 
-  it('a canary that does not finish within --follow-canary-timeout halts the fan-out', async () => {
+  it('a canary being watched when the leader changes is watched again, and its window still counts', async () => {
     const h = await start(CANARY_OPTIONS, { count: 3 });
     changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050 + CANARY_OPTIONS.canaryTimeoutMs - 5000);
-    expect(h.calls).not.toContain('fanout-halted');
-    await vi.advanceTimersByTimeAsync(5000);
-    expect(h.calls).toContain('fanout-halted');
-    expect(h.api.events.at(-1)!.note).toContain(
-      'not finished within 1 min: 0 of 1 replicas updated',
-    );
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(record(h)!.canaries![0]!.sent).toBeDefined();
+    await h.newLeader();
+    finishAll(h, 3);
+    await vi.advanceTimersByTimeAsync(WINDOW_MS);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+    await h.stop();
+
+    const failing = await start(CANARY_OPTIONS, { count: 3 });
+    changeApp(failing, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    await failing.newLeader();
+    pod(failing, { waiting: { reason: 'CrashLoopBackOff' } });
+    await vi.advanceTimersByTimeAsync(WINDOW_MS);
+    expect(record(failing)).toMatchObject({ phase: 'halted' });
+    expect(touched(failing)).toEqual(['web-0']);
+    await failing.stop();
+  });
+
+  it('a change of another source the held workloads read touches none of them', async () => {
+    const h = await start(CANARY_OPTIONS, {
+      count: 3,
+      before(api, source) {
+        source.configMap('other', { x: '1' });
+        api.change(NAMESPACE, 'configmaps', 'other', 'ADDED');
+        for (let i = 0; i < 3; i++) {
+          annotate(api, `web-${i}`, { 'confighash.dev/include': 'configmap/other' });
+        }
+        return Promise.all(
+          [0, 1, 2].map((i) => api.write(NAMESPACE, DEPLOYMENT, `web-${i}`, signal())),
+        ).then(() => {});
+      },
+    });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5100);
+    expect(record(h)).toMatchObject({ phase: 'halted' });
+    h.source.configMap('other', { x: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(2 * WINDOW_MS + DEFAULT_FOLLOW_OPTIONS.resyncMs);
     expect(touched(h)).toEqual(['web-0']);
+    expect(record(h, 'other')).toMatchObject({ phase: 'halted' });
+    await h.stop();
+  });
+
+  it('a newer change during the drain drops the older one’s touches and goes canary-first again', async () => {
+    const h = await start({ ...CANARY_OPTIONS, ratePerSecond: 0.5, burst: 1 }, { count: 5 });
+    changeApp(h, '2');
+    await throughCanary(h, 5);
+    const first = record(h)!.change;
+    expect(record(h)).toMatchObject({ phase: 'draining' });
+    const drained = touched(h).length;
+    expect(drained).toBeLessThan(5); // at 1 touch per 2 s, the drain is under way
+    changeApp(h, '3');
+    await vi.advanceTimersByTimeAsync(1050 + 10_000);
+    expect(record(h)!.change).not.toBe(first);
+    expect(record(h)).toMatchObject({ phase: 'canary' });
+    // After the new change: only its canary.
+    expect(touched(h).slice(drained)).toEqual(['web-0']);
+    await h.stop();
+  });
+
+  it('a revert to what rolled everywhere releases the halt: only the canary rolls back', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 4 });
+    changeApp(h, '2');
+    await throughCanary(h, 4);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    changeApp(h, '3');
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5100);
+    expect(record(h)).toMatchObject({ phase: 'halted' });
+    const before = touched(h).length;
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(2 * 1050 + DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    expect(touched(h).slice(before)).toEqual(['web-0']);
+    await h.stop();
+  });
+
+  it('halt by hand stops a fan-out mid-way; resume releases it; retry-canary tests it again', async () => {
+    const h = await start({ ...CANARY_OPTIONS, ratePerSecond: 0.5, burst: 1 }, { count: 5 });
+    changeApp(h, '2');
+    await throughCanary(h, 5);
+    const { change } = record(h)!;
+    h.api.control(NAMESPACE, 'configmaps', 'app', `halt ${change}`);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(record(h)).toMatchObject({ phase: 'halted', why: 'halted by hand' });
+    const stopped = touched(h).length;
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(touched(h).length).toBe(stopped);
+    expect(stopped).toBeLessThan(5);
+    h.api.control(NAMESPACE, 'configmaps', 'app', `resume ${change}`);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect([...new Set(touched(h))].sort()).toEqual(['web-0', 'web-1', 'web-2', 'web-3', 'web-4']);
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    await h.stop();
+  });
+
+  it('retry-canary starts a halted change again from a canary that can test it', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 3 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5100);
+    const { change } = record(h)!;
+    h.api.control(NAMESPACE, 'configmaps', 'app', `retry-canary ${change}`);
+    await vi.advanceTimersByTimeAsync(1050);
+    // web-0 has the change already: the next one that gets it is the canary.
+    expect(record(h)).toMatchObject({ phase: 'canary', canaries: [{ name: 'web-1' }] });
+    expect(touched(h)).toEqual(['web-0', 'web-1']);
     await h.stop();
   });
 
@@ -1022,16 +1273,20 @@ describe('canary-first fan-out', () => {
       {},
       { 'confighash.dev/canaries': '0' },
     ],
-  ])('%s: every workload at the rate limit, no canary', async (_, options, annotations) => {
-    const h = await start(
-      { ...CANARY_OPTIONS, ...options },
-      { count: 3, before: (api) => void api.followNamespace(NAMESPACE, annotations) },
-    );
-    changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050);
-    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
-    await h.stop();
-  });
+  ])(
+    '%s: every workload at the rate limit, no canary, nothing written on the source',
+    async (_, options, annotations) => {
+      const h = await start(
+        { ...CANARY_OPTIONS, ...options },
+        { count: 3, before: (api) => void api.followNamespace(NAMESPACE, annotations) },
+      );
+      changeApp(h, '2');
+      await vi.advanceTimersByTimeAsync(1050);
+      expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+      expect(record(h)).toBeUndefined();
+      await h.stop();
+    },
+  );
 });
 
 describe('approval above a size', () => {
