@@ -28,6 +28,11 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('./main/preview.js')).plan(rest).catch(asUsageError);
     case 'explain':
       return (await import('./main/preview.js')).explain(rest).catch(asUsageError);
+    case 'halt':
+    case 'resume':
+      return (await import('./main/fanout-control.js'))
+        .fanoutControl(command, rest)
+        .catch(asUsageError);
     case 'help':
       if (rest[0] !== undefined) return main([rest[0], '--help']);
       process.stdout.write(`${usage()}\n`);

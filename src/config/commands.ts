@@ -47,6 +47,26 @@ export const COMMANDS: readonly CommandText[] = [
     summary: 'why a workload did or did not roll, and whether its next write rolls',
     notes: [KUBECONFIG_NOTE],
   },
+  {
+    name: 'halt',
+    synopsis: 'halt configmap/NAME|secret/NAME [options]',
+    summary:
+      'stop the fan-out of a source’s change in progress: follow mode touches nothing more for it',
+    notes: [
+      'It writes the annotation confighash.dev/fanout-control on the source ("halt DIGEST"); kubectl annotate does the same.',
+      KUBECONFIG_NOTE,
+    ],
+  },
+  {
+    name: 'resume',
+    synopsis: 'resume configmap/NAME|secret/NAME [--retry-canary] [options]',
+    summary:
+      'release a halted change: the rest roll (or, with --retry-canary, a canary tests it again)',
+    notes: [
+      'It writes the annotation confighash.dev/fanout-control on the source ("resume DIGEST"); kubectl annotate does the same.',
+      KUBECONFIG_NOTE,
+    ],
+  },
 ];
 
 export function commandText(name: string): CommandText | undefined {

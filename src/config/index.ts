@@ -4,6 +4,7 @@
 
 import { DEV_CERTS_OPTIONS } from './dev-certs.js';
 import { EXPLAIN_OPTIONS } from './explain.js';
+import { HALT_OPTIONS, RESUME_OPTIONS } from './fanout-control.js';
 import { FOLLOW_COMMAND_OPTIONS } from './follow-command.js';
 import { helpFor, type OptionSpec } from './options.js';
 import { PLAN_OPTIONS } from './plan.js';
@@ -12,6 +13,7 @@ import { ALL_SERVE_OPTIONS } from './serve.js';
 export { COMMANDS, usage } from './commands.js';
 export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
 export { type ExplainConfig, parseExplainConfig } from './explain.js';
+export { type FanoutControlConfig, parseFanoutControlConfig } from './fanout-control.js';
 export type { FollowConfig } from './follow.js';
 export {
   FOLLOW_LISTEN_PORT,
@@ -40,6 +42,8 @@ const OPTIONS_OF: Readonly<Record<string, readonly OptionSpec[]>> = {
   'dev-certs': DEV_CERTS_OPTIONS,
   plan: PLAN_OPTIONS,
   explain: EXPLAIN_OPTIONS,
+  halt: HALT_OPTIONS,
+  resume: RESUME_OPTIONS,
 };
 
 /** What `confighash COMMAND --help` prints; undefined for a command that does not exist. */

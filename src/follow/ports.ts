@@ -128,6 +128,7 @@ export interface FollowApi {
   listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]>;
 }
 
+/** A conditional write of one annotation of a source (the record, or a control). */
 export type RecordWrite =
   | { readonly status: 'written'; readonly resourceVersion: string }
   /** The source changed since it was read (or is gone): read it again. */

@@ -36,6 +36,7 @@ import {
   workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { writeSourceAnnotation } from './source-annotation.js';
 import { watchFrom } from './watch.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
@@ -247,23 +248,12 @@ class ApiFollowApi implements FollowApi {
     resourceVersion: string,
     signal: AbortSignal,
   ): Promise<RecordWrite> {
-    try {
-      // The resourceVersion makes the write conditional: a source changed since it was read
-      // is a 409, and the record is decided again from what it is now.
-      const written = await this.#request<{ metadata?: { resourceVersion?: string } }>({
-        method: 'PATCH',
-        path: `${sourcePath(source.kind, namespace, source.name)}?${FIELD_MANAGER_QUERY}`,
-        body: { metadata: { resourceVersion, annotations: { [FANOUT_STATE]: value } } },
-        contentType: 'application/merge-patch+json',
-        accept: METADATA_ONLY_OBJECT,
-        signal,
-      });
-      return { status: 'written', resourceVersion: written.metadata?.resourceVersion ?? '' };
-    } catch (error) {
-      if (isStatus(error, 409, 404)) return { status: 'conflict' };
-      if (isStatus(error, 403, 422)) return { status: 'denied', reason: error.message };
-      throw error;
-    }
+    return writeSourceAnnotation(
+      (request) => this.#request(request),
+      { source, namespace, resourceVersion },
+      { key: FANOUT_STATE, value },
+      signal,
+    );
   }
 
   async listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]> {

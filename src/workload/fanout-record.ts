@@ -132,6 +132,65 @@ export function sameWorkload(a: RecordedWorkload, b: RecordedWorkload): boolean 
   return a.name === b.name && a.kind === b.kind && a.group === b.group;
 }
 
+/** What `confighash halt`/`resume` asks of a source, given its record: the control to write, or why none. */
+export type ControlAsk =
+  | { readonly ok: true; readonly control: string; readonly said: string }
+  | { readonly ok: false; readonly said: string };
+
+export function askFanout(
+  action: FanoutAction,
+  record: FanoutRecord | undefined,
+  source: string,
+): ControlAsk {
+  if (!record)
+    return {
+      ok: false,
+      said: `${source} has no fan-out: follow mode never fanned out a change of it`,
+    };
+  const control = formatFanoutControl({ action, change: record.change });
+  const change = `change ${record.change} of ${source}`;
+  const canaries = (record.canaries ?? [])
+    .map((one) => `${one.kind.toLowerCase()}/${one.name}`)
+    .join(', ');
+  if (action === 'halt') {
+    if (record.phase === 'canary' || record.phase === 'draining') {
+      const where =
+        record.phase === 'canary'
+          ? `being tested on canary ${canaries}`
+          : 'rolling out to the rest';
+      return {
+        ok: true,
+        control,
+        said: `halting ${change}, ${where}: follow mode touches nothing more for it once it reads this`,
+      };
+    }
+    return {
+      ok: false,
+      said:
+        record.phase === 'halted'
+          ? `${change} is halted already: ${record.why ?? 'halted'}`
+          : `nothing to halt: ${change} rolled out to every reader`,
+    };
+  }
+  if (record.phase !== 'halted') {
+    return {
+      ok: false,
+      said: `nothing to resume: ${change} is ${record.phase === 'done' ? 'rolled out to every reader' : record.phase === 'canary' ? `being tested on canary ${canaries}` : 'rolling out to the rest'}`,
+    };
+  }
+  return action === 'resume'
+    ? {
+        ok: true,
+        control,
+        said: `releasing ${change} (halted: ${record.why ?? 'halted'}): follow mode rolls the rest once it reads this`,
+      }
+    : {
+        ok: true,
+        control,
+        said: `testing ${change} again on a canary (halted: ${record.why ?? 'halted'}): follow mode chooses one once it reads this`,
+      };
+}
+
 function readRecordedWorkload(value: unknown): RecordedWorkload[] {
   if (!isObject(value)) return [];
   const { group, kind, name } = value;

@@ -10,6 +10,8 @@ export {
   readAwaitingApprovalNote,
 } from './fanout-note.js';
 export {
+  askFanout,
+  type ControlAsk,
   FANOUT_CONTROL,
   FANOUT_STATE,
   type FanoutAction,

@@ -6,7 +6,8 @@
 // (`kubectl --as`, dry runs on the server, so admission runs and nothing is stored):
 // - neither can create a service-account-token Secret, for itself or the other, nor a Secret
 //   of another name, while the hash key (and the serving certificates) may still be made;
-// - the follower can touch workloads only in follow namespaces and only under confighash.dev/.
+// - the follower can touch workloads only in follow namespaces and only under confighash.dev/,
+//   and of their ConfigMaps and Secrets write only the fan-out record.
 // The last rows remove each binding and see the same writes go through: RBAC alone allows
 // them, so it is the policies that refuse. Nothing here runs the webhook or a workload's pods.
 
@@ -17,10 +18,13 @@ import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificateAuthority } from '../../src/certs/generate.js';
 import { HASH } from '../../src/workload/annotations.js';
+import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
+  configMap,
   namespace,
   type SharedControlPlane,
+  secret,
   useSharedControlPlane,
   waitUntil,
   workload,
@@ -247,6 +251,64 @@ const TOUCHES: [string, string[], boolean][] = [
   ],
 ];
 
+const RECORD = JSON.stringify({
+  metadata: { annotations: { [FANOUT_STATE]: '{"change":"0123456789abcdef","phase":"halted"}' } },
+});
+const patchOf = (ns: string, object: string, patch: string) => [
+  'patch',
+  '-n',
+  ns,
+  object,
+  '--type=merge',
+  `-p=${patch}`,
+];
+
+/** The follower's writes of sources: the fan-out record only (docs/design.md §6). */
+const RECORDS: [string, string[], boolean][] = [
+  ['the fan-out record of a ConfigMap', patchOf(FOLLOW_NS, 'configmap/shared', RECORD), true],
+  ['the fan-out record of a Secret', patchOf(FOLLOW_NS, 'secret/shared', RECORD), true],
+  [
+    'a ConfigMap’s data',
+    patchOf(FOLLOW_NS, 'configmap/shared', '{"data":{"LEVEL":"evil"}}'),
+    false,
+  ],
+  [
+    'a Secret’s data',
+    patchOf(FOLLOW_NS, 'secret/shared', '{"stringData":{"LEVEL":"evil"}}'),
+    false,
+  ],
+  [
+    'the approval annotation of a ConfigMap',
+    patchOf(
+      FOLLOW_NS,
+      'configmap/shared',
+      '{"metadata":{"annotations":{"confighash.dev/approved-change":"0123456789abcdef"}}}',
+    ),
+    false,
+  ],
+  [
+    'a ConfigMap’s label',
+    patchOf(FOLLOW_NS, 'configmap/shared', '{"metadata":{"labels":{"x":"y"}}}'),
+    false,
+  ],
+  [
+    'the fan-out record of a ConfigMap in a namespace not opted in',
+    patchOf(PLAIN_NS, 'configmap/shared', RECORD),
+    false,
+  ],
+  [
+    'the fan-out record of a Secret in a namespace not opted in',
+    patchOf(PLAIN_NS, 'secret/shared', RECORD),
+    false,
+  ],
+  [
+    'the fan-out record of a kube-system ConfigMap',
+    patchOf('kube-system', 'configmap/fence-probe', RECORD),
+    false,
+  ],
+  ['deleting a ConfigMap', ['delete', '-n', FOLLOW_NS, 'configmap/shared'], false],
+];
+
 const touch = (what: string) => TOUCHES.find(([name]) => name === what)![1];
 const IMAGE_PATCH = touch('the image');
 const KUBE_SYSTEM_PATCH = touch('the image of a kube-system DaemonSet');
@@ -265,6 +327,11 @@ beforeAll(async () => {
       workload(ADMISSION_NS, 'web'),
       workload(PLAIN_NS, 'web'),
       workload('kube-system', 'fence-probe', { kind: 'DaemonSet' }),
+      ...[FOLLOW_NS, PLAIN_NS].flatMap((ns) => [
+        configMap(ns, 'shared', { LEVEL: 'info' }),
+        secret(ns, 'shared', { LEVEL: 'info' }),
+      ]),
+      configMap('kube-system', 'fence-probe', { LEVEL: 'info' }),
     ),
   );
 });
@@ -329,6 +396,10 @@ describe.each(VARIANTS)('$name', (variant) => {
         expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
       });
 
+      it.concurrent.each(titled(RECORDS))('%s', async (_title, args, allowed) => {
+        expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
+      });
+
       it('may still create its Events and its Lease', async () => {
         const event = {
           apiVersion: 'events.k8s.io/v1',
@@ -367,7 +438,11 @@ describe.each(VARIANTS)('$name', (variant) => {
     const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
     await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...bindings));
     await waitForFences(accounts, false);
-    if (variant.follow) expectAnswer(await dryRun(FOLLOWER, KUBE_SYSTEM_PATCH), true, FOLLOW_FENCE);
+    if (variant.follow) {
+      expectAnswer(await dryRun(FOLLOWER, KUBE_SYSTEM_PATCH), true, FOLLOW_FENCE);
+      const secretData = RECORDS.find(([what]) => what === 'a Secret’s data')![1];
+      expectAnswer(await dryRun(FOLLOWER, secretData), true, FOLLOW_FENCE);
+    }
     await shared.k(
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],
       yamlDocuments(...bindings),
@@ -500,6 +575,80 @@ describe('the sample policy of docs/security.md: who may opt a namespace in', ()
       [
         'opting in, as a member of confighash-admins',
         patchNamespace(ADMIN_GROUP, PLAIN_NS, label('true')),
+        true,
+      ],
+    ]),
+  )('%s', async (_title, args, allowed) => {
+    expectAnswer(await shared.kubectl([...args, '--dry-run=server']), allowed, POLICY);
+  });
+});
+
+describe('the sample policy of docs/follow.md: who may approve, halt or resume a fan-out', () => {
+  const POLICY = 'confighash-fanout-control';
+  const FILE = join(REPO_ROOT, 'examples/policies/fanout-control.yaml');
+  const USER = ['--as=bob', '--as-group=system:authenticated'];
+  const ADMIN_GROUP = [...USER, '--as-group=confighash-admins'];
+  const annotate = (who: string[], object: string, annotations: Record<string, string | null>) => [
+    ...patchOf(FOLLOW_NS, object, JSON.stringify({ metadata: { annotations } })),
+    ...who,
+  ];
+  const RESUME = { 'confighash.dev/fanout-control': 'resume 0123456789abcdef' };
+  const PROBE = annotate(USER, 'configmap/shared', RESUME);
+
+  beforeAll(async () => {
+    await shared.k(['apply', '--server-side', '-f', FILE]);
+    // bob may patch ConfigMaps and Secrets at all (RBAC), so what refuses him is the policy.
+    await shared.k([
+      'create',
+      'clusterrole',
+      'fence-source-patcher',
+      '--verb=get,patch',
+      '--resource=configmaps,secrets',
+    ]);
+    await shared.k([
+      'create',
+      'clusterrolebinding',
+      'fence-source-patcher',
+      '--clusterrole=fence-source-patcher',
+      '--user=bob',
+    ]);
+    await waitUntil(
+      async () => (await shared.kubectl([...PROBE, '--dry-run=server'])).stderr.includes(POLICY),
+      `${POLICY} to be effective`,
+    );
+  });
+
+  afterAll(async () => {
+    await shared.k(['delete', '-f', FILE]);
+    await shared.k(['delete', 'clusterrolebinding,clusterrole', 'fence-source-patcher']);
+  });
+
+  it.concurrent.each(
+    titled([
+      ['resuming a fan-out', PROBE, false],
+      [
+        'halting one, on a Secret',
+        annotate(USER, 'secret/shared', {
+          'confighash.dev/fanout-control': 'halt 0123456789abcdef',
+        }),
+        false,
+      ],
+      [
+        'approving a change',
+        annotate(USER, 'configmap/shared', {
+          'confighash.dev/approved-change': '0123456789abcdef',
+        }),
+        false,
+      ],
+      ['another annotation', annotate(USER, 'configmap/shared', { team: 'shop' }), true],
+      [
+        'a change of data',
+        [...patchOf(FOLLOW_NS, 'configmap/shared', '{"data":{"LEVEL":"debug"}}'), ...USER],
+        true,
+      ],
+      [
+        'resuming, as a member of confighash-admins',
+        annotate(ADMIN_GROUP, 'configmap/shared', RESUME),
         true,
       ],
     ]),

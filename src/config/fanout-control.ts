@@ -1,0 +1,71 @@
+// `confighash halt SOURCE` and `confighash resume SOURCE [--retry-canary]` (docs/design.md §6
+// "Stop and release by hand"): which source, as kubectl names it (`configmap/app`, `cm/app`,
+// `secret/db`), and which cluster (kubectl.ts).
+
+import type { NamedSource } from '../sources/index.js';
+import type { FanoutAction } from '../workload/index.js';
+import {
+  type ClusterSelection,
+  CONTEXT_OPTION,
+  KUBECONFIG_OPTION,
+  NAMESPACE_OPTION,
+  parseKubectlChoices,
+} from './kubectl.js';
+import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
+
+export interface FanoutControlConfig {
+  readonly action: FanoutAction;
+  readonly source: NamedSource;
+  readonly namespace: string | undefined;
+  readonly cluster: ClusterSelection;
+}
+
+const RETRY_CANARY: OptionSpec = {
+  flag: 'retry-canary',
+  value: '',
+  boolean: true,
+  help: 'test the change on a canary again instead of releasing the rest (a canary that has it already is not one)',
+};
+
+export const HALT_OPTIONS: readonly OptionSpec[] = [
+  KUBECONFIG_OPTION,
+  CONTEXT_OPTION,
+  NAMESPACE_OPTION,
+];
+export const RESUME_OPTIONS: readonly OptionSpec[] = [...HALT_OPTIONS, RETRY_CANARY];
+
+const KINDS: Readonly<Record<string, NamedSource['kind']>> = {
+  configmap: 'ConfigMap',
+  configmaps: 'ConfigMap',
+  cm: 'ConfigMap',
+  secret: 'Secret',
+  secrets: 'Secret',
+};
+
+export function parseFanoutControlConfig(
+  command: 'halt' | 'resume',
+  argv: readonly string[],
+): ParseResult<FanoutControlConfig> {
+  const specs = command === 'halt' ? HALT_OPTIONS : RESUME_OPTIONS;
+  const values = parseOptions(command, specs, argv, {}, { positionals: true });
+  if (!values.ok) return values;
+  if (values.positionals.length !== 1) {
+    return fail(`say which source: confighash ${command} configmap/NAME (or secret/NAME)`);
+  }
+  const target = values.positionals[0]!;
+  const match = /^([^/\s]+)\/([^/\s]+)$/.exec(target);
+  const kind = match ? KINDS[match[1]!.toLowerCase()] : undefined;
+  if (!match || !kind) return fail(`'${target}' is not configmap/NAME or secret/NAME`);
+  const choices = parseKubectlChoices(values.get);
+  if (typeof choices === 'string') return fail(choices);
+  const retry = values.get('retry-canary') === 'true';
+  return {
+    ok: true,
+    config: Object.freeze({
+      action: command === 'halt' ? 'halt' : retry ? 'retry-canary' : 'resume',
+      source: { kind, name: match[2]! },
+      namespace: values.get('namespace'),
+      cluster: choices.cluster,
+    }),
+  };
+}
