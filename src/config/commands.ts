@@ -59,9 +59,8 @@ export const COMMANDS: readonly CommandText[] = [
   },
   {
     name: 'resume',
-    synopsis: 'resume configmap/NAME|secret/NAME [--retry-canary] [options]',
-    summary:
-      'release a halted change: the rest roll (or, with --retry-canary, a canary tests it again)',
+    synopsis: 'resume configmap/NAME|secret/NAME [options]',
+    summary: 'release a halted change: the rest roll, or a canary tests it again',
     notes: [
       'It writes the annotation confighash.dev/fanout-control on the source ("resume DIGEST"); kubectl annotate does the same.',
       KUBECONFIG_NOTE,

@@ -2,7 +2,6 @@
 // "Stop and release by hand"): which source, as kubectl names it (`configmap/app`, `cm/app`,
 // `secret/db`), and which cluster (kubectl.ts).
 
-import type { NamedSource } from '../sources/index.js';
 import type { FanoutAction } from '../workload/index.js';
 import {
   type ClusterSelection,
@@ -13,9 +12,15 @@ import {
 } from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
+/** A ConfigMap or Secret, as the command names it. */
+export interface NamedConfig {
+  readonly kind: 'ConfigMap' | 'Secret';
+  readonly name: string;
+}
+
 export interface FanoutControlConfig {
   readonly action: FanoutAction;
-  readonly source: NamedSource;
+  readonly source: NamedConfig;
   readonly namespace: string | undefined;
   readonly cluster: ClusterSelection;
 }
@@ -34,7 +39,7 @@ export const HALT_OPTIONS: readonly OptionSpec[] = [
 ];
 export const RESUME_OPTIONS: readonly OptionSpec[] = [...HALT_OPTIONS, RETRY_CANARY];
 
-const KINDS: Readonly<Record<string, NamedSource['kind']>> = {
+const KINDS: Readonly<Record<string, NamedConfig['kind']>> = {
   configmap: 'ConfigMap',
   configmaps: 'ConfigMap',
   cm: 'ConfigMap',

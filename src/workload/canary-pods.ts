@@ -1,4 +1,4 @@
-// What a canary's pods say (docs/design.md §6 "A canary fails"): the first pod of its new
+// What a canary's pods say (docs/design.md §6 "The state of a change"): the first pod of its new
 // revision that cannot run the change — it crash-loops, its config cannot be mounted or
 // read, its image cannot be pulled, or it has restarted — fails the canary at once, not
 // after a progress deadline. Pods are as the API lists them; only their metadata and status

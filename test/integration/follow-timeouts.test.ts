@@ -32,7 +32,7 @@ import { HANDLED_KINDS, type WorkloadKind } from '../../src/workload/index.js';
 import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
 import { silentFollowMetrics } from '../support/follow-metrics.js';
-import { MemoryFollowApi } from '../support/memory-follow-api.js';
+import { MemoryFollowApi, withClusterVersions } from '../support/memory-follow-api.js';
 import { MemorySource } from '../support/memory-source.js';
 import { everyNamespaceOptedIn } from '../support/namespaces.js';
 import { NAMESPACE, workload } from '../support/workloads.js';
@@ -295,12 +295,15 @@ class OneHungGet extends MemoryFollowApi {
 describe('the touch queue', () => {
   it('a GET that never answers fails at the request timeout and is retried, while other touches proceed and the leader keeps its Lease', async () => {
     const source = new MemorySource().configMap('app', { v: '1' });
+    // The webhook and the follower read the versions the watches report, as on one apiserver.
+    const config = new Map<string, string>();
+    const configSource = withClusterVersions(source, config);
     const mutator = createMutator({
-      configSource: source,
+      configSource,
       hashKey: Buffer.alloc(32, 7),
       namespaces: everyNamespaceOptedIn,
     });
-    const api = new OneHungGet(mutator).followNamespace(NAMESPACE);
+    const api = new OneHungGet(mutator, config).followNamespace(NAMESPACE);
     const podSpec = { volumes: [{ name: 'c', configMap: { name: 'app' } }], containers: [] };
     // `stuck` first: the queue runs due touches one at a time, in order.
     const names = ['stuck', 'web-1', 'web-2'];
@@ -314,9 +317,9 @@ describe('the touch queue', () => {
     const leaseStore = memoryLease();
     const mode = startFollowMode({
       api,
-      evaluate: createEvaluator({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+      evaluate: createEvaluator({ configSource, hashKey: Buffer.alloc(32, 7) }),
       hashKeyId: hashKeyId(Buffer.alloc(32, 7)),
-      digestSource: createSourceDigester({ configSource: source, hashKey: Buffer.alloc(32, 7) }),
+      digestSource: createSourceDigester({ configSource, hashKey: Buffer.alloc(32, 7) }),
       metrics,
       logger: quiet,
       options: {

@@ -496,7 +496,7 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     expect(parsed.ok && parsed.config.follow.identity).toBe('pod-0');
   });
 
-  it('grants list/watch/patch on workloads to follow mode’s ServiceAccount only; the webhook’s keeps `get`', () => {
+  it('grants list/watch/patch on workloads, and list on pods, to follow mode’s ServiceAccount only; the webhook’s keeps `get`', () => {
     const serving = rulesOf(objects(), SERVING_SUBJECT);
     expect(serving.length).toBeGreaterThan(0);
     for (const rule of serving) {
@@ -513,11 +513,14 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
       resources: ['deployments', 'statefulsets', 'daemonsets'],
       verbs: ['get', 'list', 'watch', 'patch'],
     });
+    // patch: the fan-out record alone, which the follower's fence confines it to (design §6).
     expect(follow).toContainEqual({
       apiGroups: [''],
       resources: ['configmaps', 'secrets'],
-      verbs: ['get', 'list', 'watch'],
+      verbs: ['get', 'list', 'watch', 'patch'],
     });
+    // A canary's pods: list, never watch, get or anything more (docs/security.md).
+    expect(follow).toContainEqual({ apiGroups: [''], resources: ['pods'], verbs: ['list'] });
   });
 });
 

@@ -99,8 +99,8 @@ describe('confighash follow options', () => {
       /--follow-canaries must be a whole number from 0 to 1000, got '-1'/,
     ],
     [
-      ['--hash-key-file=k', '--follow-canary-timeout=soon'],
-      /--follow-canary-timeout must be a duration/,
+      ['--hash-key-file=k', '--follow-canary-window=soon'],
+      /--follow-canary-window must be a duration/,
     ],
     [
       ['--hash-key-file=k', '--follow-canary-poll=10ms'],

@@ -7,6 +7,7 @@ import {
   commandHelp,
   parseDevCertsConfig,
   parseExplainConfig,
+  parseFanoutControlConfig,
   parseFollowCommandConfig,
   parsePlanConfig,
   parseServeConfig,
@@ -23,6 +24,8 @@ const printed: Record<string, string> = {
   'dev-certs': helpOf(parseDevCertsConfig(['--help'], {})),
   plan: helpOf(parsePlanConfig(['--help'])),
   explain: helpOf(parseExplainConfig(['deploy/web', '--help'])),
+  halt: helpOf(parseFanoutControlConfig('halt', ['--help'])),
+  resume: helpOf(parseFanoutControlConfig('resume', ['cm/app', '--help'])),
 };
 
 const flagsIn = (help: string): string[] =>
@@ -54,6 +57,8 @@ describe('confighash COMMAND --help', () => {
       expect.arrayContaining(['filename', 'kustomize', 'client-side', 'offline']),
     );
     expect(flagsIn(printed.plan!)).not.toContain('tls-cert-file');
+    expect(flagsIn(printed.resume!)).toContain('retry-canary');
+    expect(flagsIn(printed.halt!)).not.toContain('retry-canary');
     expect(flagsIn(printed.explain!)).toEqual([
       'kubeconfig',
       'context',
