@@ -77,7 +77,10 @@ export type CanaryFitness =
 export interface FanoutDependencies {
   readonly api: Pick<FollowApi, 'getWorkload' | 'recordEvent' | 'writeFanoutRecord' | 'listPods'>;
   readonly digestSource: SourceDigester;
-  readonly index: Pick<ReferenceIndex, 'readersOf' | 'sourcesOf' | 'recordOf' | 'advanceSource'>;
+  readonly index: Pick<
+    ReferenceIndex,
+    'readersOf' | 'sourcesOf' | 'recordOf' | 'advanceSource' | 'versionOf'
+  >;
   readonly approvals: Pick<Approvals, 'holding'>;
   /** Reads and evaluates `ref`, never touching it; throws when it cannot be read. */
   fitness(ref: WorkloadRef): Promise<CanaryFitness>;
@@ -133,6 +136,16 @@ export class Fanouts {
     if (this.#tracked.has(sourceKey(namespace, source))) return true;
     if (this.deps.index.recordOf(namespace, source) !== undefined) return true;
     return readers > 1 && this.#canaryCount(namespace) > 0;
+  }
+
+  /**
+   * Whether the resync must read a source that moved before evaluating its readers: one this
+   * leader has not read at its version now (a change no event carried, or taking the lead).
+   */
+  unread(namespace: string, source: string, readers: number): boolean {
+    const tracked = this.#tracked.get(sourceKey(namespace, source));
+    if (!tracked) return this.takes(namespace, source, readers);
+    return tracked.reading || tracked.version !== this.deps.index.versionOf(namespace, source);
   }
 
   /** A source changed (or its record must be read again): its readers wait for the read. */
@@ -504,10 +517,14 @@ export class Fanouts {
     return [{ ...onSource, uid: tracked.uid }, ...onCanaries];
   }
 
-  /** The canaries proved the change: the rest are touched in the stable order, at the rate limit. */
+  /**
+   * The canaries proved the change (or someone said so): the rest — and a canary whose touch
+   * was never sent — are touched in the stable order, at the rate limit.
+   */
   #drain(tracked: Tracked, record: FanoutRecord): void {
     const canaries = new Set(
       (record.canaries ?? []).flatMap((one) => {
+        if (!one.sent) return [];
         const ref = this.#refOf(tracked.namespace, one);
         return ref ? [workloadKey(ref)] : [];
       }),
