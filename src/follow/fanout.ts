@@ -260,9 +260,11 @@ export class Fanouts {
   }
 
   /**
-   * The canaries of a change, in order: annotated first, then the stable order, each one
-   * that rolls, runs pods and can be watched. None rolls: nothing to test (done). Some roll
-   * but none can test it: halted, never released blind. null: a reader could not be read.
+   * The canaries of a change, in order (canaryCandidates), each one that rolls, runs pods and
+   * can be watched. None rolls: nothing to test (done). Some roll but none can test it:
+   * halted, never released blind. A change made while an older one is held, that rolls only
+   * the older one's canaries, takes them back to what the rest have (a revert): done, and
+   * those are touched at once. null: a reader could not be read.
    */
   async #choose(
     tracked: Tracked,
@@ -271,16 +273,14 @@ export class Fanouts {
     read: Extract<SourceDigest, { status: 'found' }>,
   ): Promise<FanoutRecord | null> {
     const count = Math.max(1, this.#canaryCount(tracked.namespace));
+    const before = readFanoutRecord(read.fanout);
+    // Whether this undoes a held change is known only once every reader is evaluated.
+    const everyReader = before?.phase === 'halted' || before?.phase === 'canary';
     const chosen: RecordedWorkload[] = [];
+    const rolling: WorkloadRef[] = [];
     const unfit: string[] = [];
-    let rolls = false;
-    const ordered = inStableOrder(readers);
-    for (const { ref } of [
-      ...ordered.filter((r) => r.canary),
-      ...ordered.filter((r) => !r.canary),
-    ]) {
-      if (chosen.length >= count || this.deps.signal.aborted) break;
-      if (chosen.some((one) => sameWorkload(one, recorded(ref)))) continue;
+    for (const { ref } of canaryCandidates(readers)) {
+      if ((chosen.length >= count && !everyReader) || this.deps.signal.aborted) break;
       let fitness: CanaryFitness;
       try {
         fitness = await this.deps.fitness(ref);
@@ -292,12 +292,19 @@ export class Fanouts {
         return null;
       }
       if (!fitness.fit && fitness.adopt) this.deps.request(ref, 'resync');
-      if (fitness.fit) chosen.push(recorded(ref));
-      else if (fitness.rolls) unfit.push(`${formatWorkload(ref.kind, ref.name)}: ${fitness.why}`);
-      rolls ||= fitness.fit || fitness.rolls;
+      if (fitness.fit || fitness.rolls) rolling.push(ref);
+      if (fitness.fit && chosen.length < count) chosen.push(recorded(ref));
+      else if (!fitness.fit && fitness.rolls) {
+        unfit.push(`${formatWorkload(ref.kind, ref.name)}: ${fitness.why}`);
+      }
     }
     const now = this.#now();
-    if (!rolls) return done(base, now);
+    if (rolling.length === 0) return done(base, now);
+    if (everyReader && rolling.every((ref) => wasSent(before, ref))) {
+      const change = { source: tracked.source, change: tracked.change };
+      for (const ref of rolling) this.deps.request(ref, change);
+      return done(base, now);
+    }
     if (chosen.length === 0) {
       const why = `no workload can test it (${unfit.slice(0, 3).join('; ')})`;
       this.deps.metrics.fanoutHalted();
@@ -685,6 +692,11 @@ function sameRecord(a: FanoutRecord, b: FanoutRecord): boolean {
 function unfinished(raw: string | undefined): boolean {
   const phase = readFanoutRecord(raw)?.phase;
   return phase === 'canary' || phase === 'halted' || phase === 'draining';
+}
+
+/** Whether `ref` is a canary of `record` whose touch was sent: it has that change. */
+function wasSent(record: FanoutRecord | undefined, ref: WorkloadRef): boolean {
+  return (record?.canaries ?? []).some((one) => one.sent && sameWorkload(one, recorded(ref)));
 }
 
 function recorded(ref: WorkloadRef): RecordedWorkload {

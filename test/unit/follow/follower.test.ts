@@ -1232,6 +1232,21 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await h.stop();
   });
 
+  it('a revert of a first change that halted (no content recorded as rolled): only the canary rolls back', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 4 });
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5100);
+    expect(record(h)).toMatchObject({ phase: 'halted' });
+    expect(record(h)!.rolled).toBeUndefined();
+    changeApp(h, '1');
+    await vi.advanceTimersByTimeAsync(2 * 1050 + DEFAULT_FOLLOW_OPTIONS.resyncMs);
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    expect(touched(h)).toEqual(['web-0', 'web-0']);
+    await h.stop();
+  });
+
   it('halt by hand stops a fan-out mid-way; resume releases it; retry-canary tests it again', async () => {
     const h = await start({ ...CANARY_OPTIONS, ratePerSecond: 0.5, burst: 1 }, { count: 5 });
     changeApp(h, '2');
