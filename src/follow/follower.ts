@@ -368,17 +368,12 @@ class Follower {
       // A change no leader saw, of a large source: checked as if its watch event came now.
       for (const source of held) this.#checkApproval(this.#resyncEvent(ref.namespace, source));
       if (held.length > 0) continue;
-      const shared = this.#index
-        .movedSources(ref)
-        .filter((source) =>
-          this.#fanouts.takes(
-            ref.namespace,
-            source,
-            this.#index.readerCount(ref.namespace, source),
-          ),
-        );
-      for (const source of shared) this.#fanouts.observe(this.#resyncEvent(ref.namespace, source));
-      if (shared.length === 0 && this.#fanouts.holdOf(ref) === undefined) {
+      const unread = this.#index.movedSources(ref).filter((source) => {
+        const readers = this.#index.readerCount(ref.namespace, source);
+        return this.#fanouts.unread(ref.namespace, source, readers);
+      });
+      for (const source of unread) this.#fanouts.observe(this.#resyncEvent(ref.namespace, source));
+      if (unread.length === 0 && this.#fanouts.holdOf(ref) === undefined) {
         this.#queue.request(ref, 'resync');
       }
     }
