@@ -1247,6 +1247,40 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await h.stop();
   });
 
+  it('a change no leader saw goes canary-first too: the new leader reads the source before its resync touches a reader', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 4 });
+    await h.stop();
+    h.source.configMap('app', { v: '2' });
+    h.api.changeUnseen(NAMESPACE, 'configmaps', 'app');
+    await h.newLeader();
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(touched(h)).toEqual(['web-0']);
+    expect(record(h)).toMatchObject({ phase: 'canary', canaries: [{ name: 'web-0' }] });
+    await h.stop();
+  });
+
+  it('a touch that would read a change the watches have not shown yet leaves it to the change’s own, canary-first', async () => {
+    const h = await start(CANARY_OPTIONS, {
+      count: 3,
+      async before(api, source) {
+        source.configMap('solo', { x: '1' });
+        api.change(NAMESPACE, 'configmaps', 'solo', 'ADDED');
+        annotate(api, 'web-1', { 'confighash.dev/include': 'configmap/solo' });
+        await api.write(NAMESPACE, DEPLOYMENT, 'web-1', signal());
+      },
+    });
+    h.source.configMap('app', { v: '2' });
+    h.api.changeUnseen(NAMESPACE, 'configmaps', 'app'); // its event is late
+    h.source.configMap('solo', { x: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'solo', 'MODIFIED'); // web-1 alone reads it
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(touched(h)).toEqual([]);
+    h.api.announceConfig(NAMESPACE, 'configmaps', 'app');
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(touched(h)).toEqual(['web-0']);
+    await h.stop();
+  });
+
   it('halt by hand stops a fan-out mid-way; resume releases it; retry-canary tests it again', async () => {
     const h = await start({ ...CANARY_OPTIONS, ratePerSecond: 0.5, burst: 1 }, { count: 5 });
     changeApp(h, '2');
