@@ -32,7 +32,6 @@ import {
   METADATA_ONLY_OBJECT,
   REPORTING_CONTROLLER,
   requestJson,
-  sourcePath,
   workloadPath,
 } from './client.js';
 import type { ApiConnection } from './connection.js';

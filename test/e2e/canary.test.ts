@@ -46,7 +46,7 @@ const FOLLOW_ARGS = [
 let follower: LocalFollower;
 
 const file = e2eFile([], {
-  async setup({ e2e }) {
+  async setup() {
     follower = await startFollower('confighash-follow');
   },
   async teardown() {
