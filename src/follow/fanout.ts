@@ -110,6 +110,8 @@ interface Tracked {
   record: FanoutRecord | undefined;
   /** A read is due or running: until it decides, every reader is held. */
   reading: boolean;
+  /** The source changed again while it was being read. */
+  again: boolean;
   /** What its last event said happened, for the readers' touches. */
   change: SourceChange;
   /** When this leader first saw the change: the rest's debounce runs from then. */
@@ -157,7 +159,10 @@ export class Fanouts {
   }): void {
     const tracked = this.#track(change);
     if (change.change) tracked.change = change.change;
-    if (tracked.reading) return; // The read in the chain reads what is there then.
+    if (tracked.reading) {
+      tracked.again = true; // What the read in flight has not seen: read once more after it.
+      return;
+    }
     tracked.reading = true;
     this.#count();
     this.#then(tracked, () => this.#read(tracked));
@@ -227,6 +232,15 @@ export class Fanouts {
   // --- reading and deciding ------------------------------------------------------
 
   async #read(tracked: Tracked): Promise<void> {
+    await this.#decide(tracked);
+    if (!tracked.again || this.deps.signal.aborted) return;
+    tracked.reading = true;
+    this.#then(tracked, () => this.#read(tracked));
+  }
+
+  /** One read of the source and what it leads to: a record written, its phase carried on. */
+  async #decide(tracked: Tracked): Promise<void> {
+    tracked.again = false;
     const { digestSource, logger, signal } = this.deps;
     const read = await digestSource(tracked.object, tracked.namespace, signal);
     if (signal.aborted) return;
@@ -571,6 +585,7 @@ export class Fanouts {
         version: '',
         record: undefined,
         reading: false,
+        again: false,
         change: 'changed',
         seenAt: this.deps.clock.now(),
         chain: Promise.resolve(),
