@@ -31,7 +31,7 @@ import {
   workloadsModeOf,
 } from '../workload/index.js';
 import { Approvals, type ApprovalVerdict } from './approval.js';
-import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts } from './fanout.js';
+import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts, heldTouch } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';
@@ -211,8 +211,8 @@ class Follower {
     const touch = this.#toucher(clock);
     this.#queue.onDue(async (due) => {
       if (!this.#namespaces.has(due.ref.namespace)) return NOT_NOW;
-      // Asked again when what holds it ends (a fan-out moves on, an approval, the resync).
-      if (this.#fanouts.holdOf(due.ref) !== undefined) return NOT_NOW;
+      const hold = this.#fanouts.holdOf(due.ref);
+      if (hold) return heldTouch(hold, clock.now());
       const result = await touch(due);
       this.#fanouts.settled(due.ref, result);
       return result;
@@ -373,7 +373,7 @@ class Follower {
         return this.#fanouts.unread(ref.namespace, source, readers);
       });
       for (const source of unread) this.#fanouts.observe(this.#resyncEvent(ref.namespace, source));
-      if (unread.length === 0 && this.#fanouts.holdOf(ref) === undefined) {
+      if (unread.length === 0 && !this.#fanouts.holdOf(ref)) {
         this.#queue.request(ref, 'resync');
       }
     }

@@ -6,7 +6,9 @@ import { countPreviousKeyHashes } from '../runtime/index.js';
 export interface FollowMetrics {
   touched(kind: string): void;
   touchDenied(kind: string): void;
-  deferred(reason: 'window' | 'min-interval' | 'rate-limit' | 'error' | 'denied'): void;
+  deferred(
+    reason: 'window' | 'min-interval' | 'rate-limit' | 'error' | 'denied' | 'source-read',
+  ): void;
   reconcileError(): void;
   leader(isLeader: boolean): void;
   watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
@@ -40,7 +42,7 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
   });
   const deferred = new Counter({
     name: 'confighash_follow_deferred_total',
-    help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, after an error, or refused by the cluster.',
+    help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, after an error, refused by the cluster, or while a source they read is being read for its fan-out.',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -18,7 +18,7 @@ import {
   warning,
 } from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
-import type { CanaryFitness } from './fanout.js';
+import { type CanaryFitness, type Hold, heldTouch } from './fanout.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { Pacing } from './pacing.js';
@@ -56,7 +56,7 @@ export interface TouchDependencies {
   readonly pacing: Pick<Pacing, 'waitToken' | 'earliestTouch' | 'touched'>;
   readonly index: IndexUpdates;
   /** Why `ref` may not be touched now (fanout.ts holdOf); undefined: it may. */
-  hold(ref: WorkloadRef): string | undefined;
+  hold(ref: WorkloadRef): Hold | undefined;
   /** The follow namespace's annotations (its rollout window), as last seen. */
   namespaceAnnotations(namespace: string): Readonly<Record<string, string>>;
   /** How long to hold a change when no window opening can be computed. */
@@ -106,7 +106,9 @@ async function touchOnce(
   // Asked again right before the write: a change seen, or a halt, while this touch waited for
   // its token or read the sources holds it; a change read here that the watches have not
   // shown yet is left to the watch event, which asks again canary-first when it must.
-  if (deps.hold(ref) !== undefined || deps.index.ahead(ref.namespace, evaluation)) return DONE;
+  const hold = deps.hold(ref);
+  if (hold) return heldTouch(hold, clock.now());
+  if (deps.index.ahead(ref.namespace, evaluation)) return DONE;
   const outcome = await api.touch(ref.namespace, ref.kind, ref.name, signal);
   if (outcome.status === 'denied') return said.denied(touch, workload, outcome.reason);
   pacing.touched(ref);

@@ -26,6 +26,8 @@ export class MemorySource implements ConfigSource {
   readonly #failures = new Map<string, LookupFailure>();
   #version = 1;
   readonly calls: string[] = [];
+  /** How long each read takes (on the test's clock); 0: at once. */
+  latencyMs = 0;
 
   configMap(name: string, data: Record<string, string>, binaryData?: Record<string, string>): this {
     this.#objects.set(`ConfigMap/${name}`, { data, binaryData, resourceVersion: this.#version++ });
@@ -80,6 +82,7 @@ export class MemorySource implements ConfigSource {
   async get(kind: SourceKind, _namespace: string, name: string): Promise<LookupResult> {
     const id = `${kind}/${name}`;
     this.calls.push(id);
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     const failure = this.#failures.get(id);
     if (failure) return { status: 'failed', failure, detail: failure };
     const entry = this.#objects.get(id);

@@ -1010,6 +1010,18 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await h.stop();
   });
 
+  it('the rest are touched even when a read of the source (its record’s own echo) holds them as they come due', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 4 });
+    h.source.latencyMs = 50; // a read of the source outlasts the drain's first due touches
+    finishAll(h, 4);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050 + WINDOW_MS + 100);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2', 'web-3']);
+    expect(record(h)).toMatchObject({ phase: 'done' });
+    await h.stop();
+  });
+
   it('an annotated canary goes first, whatever the order', async () => {
     const h = await start(CANARY_OPTIONS, {
       count: 3,
