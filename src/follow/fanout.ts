@@ -62,6 +62,26 @@ export const HALT_REPEAT_MS = 30 * 60_000;
 /** Pods created this long before the canary's touch was sent still count as its new revision. */
 const CLOCK_SKEW_MS = 5_000;
 
+/** Why a workload may not be touched now, and when to ask again. */
+export interface Hold {
+  readonly why: string;
+  /** `read`: in a moment, once a source is read; `released`: the fan-out asks again itself. */
+  readonly until: 'read' | 'released';
+}
+
+/** A touch held by a source being read is asked again after this. */
+export const READ_RETRY_MS = 1_000;
+
+/**
+ * What a held touch comes to: tried again in a moment when a source is only being read; else
+ * nothing now, since what holds it asks again when it ends (a drain, an approval, the resync).
+ */
+export function heldTouch(hold: Hold, now: number): TouchResult {
+  return hold.until === 'read'
+    ? { status: 'retry', at: now + READ_RETRY_MS, reason: 'source-read' }
+    : { status: 'done' };
+}
+
 /** Whether a reader can test a change: it is touched, rolls, and its rollout can be watched. */
 export type CanaryFitness =
   | { readonly fit: true }
@@ -179,23 +199,22 @@ export class Fanouts {
   }
 
   /**
-   * The one answer to "may `ref` be touched now?": why not (a change being read, a halt, a
-   * canary it waits behind, an approval), or undefined.
+   * The one answer to "may `ref` be touched now?": undefined, or why not — a halt, a canary it
+   * waits behind, an approval (the fan-out asks again once that ends), or a source being read
+   * for its fan-out (asked again in a moment).
    */
-  holdOf(ref: WorkloadRef): string | undefined {
-    if (this.deps.approvals.holding(ref).length > 0) return 'awaiting approval';
+  holdOf(ref: WorkloadRef): Hold | undefined {
+    if (this.deps.approvals.holding(ref).length > 0) {
+      return { why: 'awaiting approval', until: 'released' };
+    }
     const reader = recorded(ref);
     for (const source of this.deps.index.sourcesOf(ref)) {
       const tracked = this.#tracked.get(sourceKey(ref.namespace, source));
-      if (!tracked) {
-        const raw = this.deps.index.recordOf(ref.namespace, source);
-        if (unfinished(raw) && fanoutHoldOf(readFanoutRecord(raw), reader))
-          return `${source} unread`;
-        continue;
-      }
-      if (tracked.reading) return `${source} being read`;
-      const hold = fanoutHoldOf(tracked.record, reader);
-      if (hold) return `${hold} ${source}`;
+      // A record no read of this leader has confirmed yet (taking the lead) holds as if read.
+      const raw = tracked ? undefined : this.deps.index.recordOf(ref.namespace, source);
+      if (tracked?.reading) return { why: `${source} being read`, until: 'read' };
+      const hold = fanoutHoldOf(tracked ? tracked.record : readFanoutRecord(raw), reader);
+      if (hold) return { why: `${hold} ${source}`, until: tracked ? 'released' : 'read' };
     }
     return undefined;
   }
