@@ -13,7 +13,12 @@ import {
   type SourceContent,
 } from '../hash/index.js';
 import { Slots } from '../runtime/index.js';
-import { compareBytewise, formatSourceList, type SourceRef } from '../sources/index.js';
+import {
+  compareBytewise,
+  formatSource,
+  formatSourceList,
+  type SourceRef,
+} from '../sources/index.js';
 import { findSources, type Workload } from '../workload/index.js';
 import type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 
@@ -193,6 +198,12 @@ export function findMissingRequired(
     .filter((key) => !content.has(key))
     .sort(compareBytewise)
     .map((key) => ({ ref, key }));
+}
+
+/** `configmap/app has no key "LOG_LEVEL"`, or `secret/db does not exist`: names, never values. */
+export function formatMissingRequired({ ref, key }: MissingRequired): string {
+  const what = key === undefined ? 'does not exist' : `has no key "${key}"`;
+  return `${formatSource(ref)} ${what}`;
 }
 
 const WAITED_PAST_DEADLINE: LookupResult = {

@@ -7,6 +7,7 @@ export {
   type EvaluatorDependencies,
   type FailedLookup,
   findMissingRequired,
+  formatMissingRequired,
   isCurrentHash,
   MAX_LOOKUPS_IN_FLIGHT,
   MAX_LOOKUPS_PER_EVALUATION,

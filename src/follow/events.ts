@@ -16,6 +16,8 @@ export const EVENT_REASON = {
   held: 'RolloutHeld',
   /** A touch after which every pod stops before new ones start (Recreate). */
   outage: 'RolloutOutage',
+  /** A change not rolled: new pods would miss a required source or key (docs/design.md §4). */
+  missing: 'RequiredConfigMissing',
   /** A touch the cluster refused (RBAC, or the follower's fence): the workload did not roll. */
   denied: 'TouchDenied',
   /** A canary failed: the rest of that change's fan-out is held (on the source and the canary). */

@@ -13,6 +13,8 @@ export interface FollowMetrics {
   leader(isLeader: boolean): void;
   watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
   pending(count: number): void;
+  /** A change not rolled because new pods would miss a required source or key. */
+  heldMissing(kind: string): void;
   /** An evaluation found a hash made with a previous hash key, current. */
   previousKeyHash(): void;
   /** A canary failed: the rest of that change's fan-out is held (docs/design.md §6). */
@@ -44,6 +46,12 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     name: 'confighash_follow_deferred_total',
     help: 'Touches postponed: outside the rollout window, within the minimum interval, rate limited, after an error, refused by the cluster, or while a source they read is being read for its fan-out.',
     labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const missing = new Counter({
+    name: 'confighash_follow_held_missing_total',
+    help: 'Changes not rolled because the new pods would miss a required ConfigMap, Secret or key (RequiredConfigMissing Event on the workload).',
+    labelNames: ['kind'] as const,
     registers: [registry],
   });
   const errors = new Counter({
@@ -98,6 +106,7 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     touchDenied: (kind) => denied.inc({ kind }),
     deferred: (reason) => deferred.inc({ reason }),
     reconcileError: () => errors.inc(),
+    heldMissing: (kind) => missing.inc({ kind }),
     leader: (isLeader) => leader.set(isLeader ? 1 : 0),
     watchRestart: (reason) => restarts.inc({ reason }),
     pending: (count) => pending.set(count),

@@ -5,7 +5,7 @@
 // Waiting for a token never repeats a read. What it came to is the answer, which the
 // queue applies: a touch that must wait or failed is put back there.
 
-import type { Evaluation, Evaluator } from '../evaluate/index.js';
+import { type Evaluation, type Evaluator, formatMissingRequired } from '../evaluate/index.js';
 import { type Clock, withDeadline } from '../runtime/index.js';
 import {
   isObject,
@@ -96,7 +96,7 @@ async function touchOnce(
   const gate = gateWindow(window, new Date(clock.now()), deps.holdRetryMs);
   if (!gate.open) return said.held(touch, workload, gate);
   const { evaluation, decision } = await decideNow(deps, workload, ref.namespace);
-  if (!decision.touch) return leave(deps, touch, decision);
+  if (!decision.touch) return leave(deps, said, touch, { workload, decision, evaluation });
   if (!asked) {
     // An evaluation that must roll: the minimum interval and the touch rate hold it too.
     const earliest = pacing.earliestTouch(ref);
@@ -209,13 +209,25 @@ function retryLater(deps: TouchDependencies, reason: 'error' | 'denied'): TouchR
   return { status: 'retry', at: deps.clock.now() + deps.retryMs, reason };
 }
 
-/** No touch: nothing to roll, or the sources cannot be read now (then retry). */
-function leave(
+/**
+ * No touch: nothing to roll, a change held because new pods would miss a required source or
+ * key (said on the workload), or the sources cannot be read now (then retry).
+ */
+async function leave(
   deps: TouchDependencies,
+  said: Announcements,
   touch: QueuedTouch,
-  decision: ReconcileDecision,
-): TouchResult {
+  {
+    workload,
+    decision,
+    evaluation,
+  }: { workload: Workload; decision: ReconcileDecision; evaluation: Evaluation },
+): Promise<TouchResult> {
   if (decision.why === 'up-to-date-previous-key') deps.metrics.previousKeyHash();
+  if (decision.why === 'source-missing' && evaluation.status === 'hashed') {
+    await said.missing(touch, workload, evaluation.missingRequired.map(formatMissingRequired));
+    return DONE;
+  }
   if (decision.why !== 'lookup-failed') {
     deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
     return DONE;
@@ -288,6 +300,32 @@ class Announcements {
       workloadEvent(touch.ref, workload, 'Warning', denied, EVENT_ACTION.touch, note),
     );
     return result;
+  }
+
+  /**
+   * A change held because new pods would not start: a required source or key is missing. Said
+   * on the workload once per note, and counted; the change rolls once what is missing is back.
+   */
+  async missing(touch: QueuedTouch, workload: Workload, missing: readonly string[]): Promise<void> {
+    const { metrics, logger } = this.deps;
+    metrics.heldMissing(touch.ref.kind.kind);
+    logger.warn(
+      { ...fields(touch), missing },
+      'follow: change held; a required source or key is missing',
+    );
+    const note = warning(
+      `config change held, the workload did not roll: its new pods would not start (${missing.join('; ')}); it rolls once that exists`,
+    );
+    if (!this.#isNews(touch.ref, note)) return;
+    const event = workloadEvent(
+      touch.ref,
+      workload,
+      'Warning',
+      EVENT_REASON.missing,
+      EVENT_ACTION.touch,
+      note,
+    );
+    await this.#record(touch, event);
   }
 
   /** True the first time `note` is said of `ref` since another note or a touch. */

@@ -45,6 +45,7 @@ function recordingMetrics() {
     touchDenied: (kind) => calls.push(`denied ${kind}`),
     deferred: (reason) => calls.push(`deferred ${reason}`),
     reconcileError: () => calls.push('reconcile-error'),
+    heldMissing: (kind) => calls.push(`missing ${kind}`),
     leader: () => {},
     watchRestart: (reason) => calls.push(`watch-restart ${reason}`),
     pending: () => {},
@@ -815,6 +816,47 @@ describe('watches', () => {
 });
 
 describe('telling people', () => {
+  it('a change that drops a key new pods need is held: a RequiredConfigMissing Warning once, counted; restoring the key rolls it', async () => {
+    const keyed = {
+      containers: [
+        {
+          name: 'app',
+          env: [{ name: 'V', valueFrom: { configMapKeyRef: { name: 'app', key: 'v' } } }],
+        },
+      ],
+    };
+    const h = await start(
+      { debounceMs: 1000, minIntervalMs: 1000 },
+      {
+        async before(api) {
+          api.putWorkload(NAMESPACE, workload({ name: 'web-0', podSpec: keyed }));
+          await api.write(NAMESPACE, DEPLOYMENT, 'web-0', signal());
+        },
+      },
+    );
+    const missing = () => h.api.events.filter((event) => event.reason === 'RequiredConfigMissing');
+    h.source.configMap('app', { other: '2' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches).toEqual([]);
+    expect(missing().map(({ name, type, note }) => [name, type, note])).toEqual([
+      [
+        'web-0',
+        'Warning',
+        'confighash: config change held, the workload did not roll: its new pods would not start (configmap/app has no key "v"); it rolls once that exists',
+      ],
+    ]);
+    expect(h.calls).toContain('missing Deployment');
+    h.source.configMap('app', { other: '3' });
+    h.api.change(NAMESPACE, 'configmaps', 'app', 'MODIFIED');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(missing()).toHaveLength(1); // the same news, not said again
+    changeApp(h, '4');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches.map((touch) => touch.name)).toEqual(['web-0']);
+    await h.stop();
+  });
+
   it('a touch counts in the metrics and records a ConfigChanged Event naming the source', async () => {
     const h = await start({ debounceMs: 1000 });
     changeApp(h, '2');
