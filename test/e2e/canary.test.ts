@@ -3,9 +3,10 @@
 // becomes available, so as the canary it never proves a change: the change halts at the end
 // of its --follow-canary-window with the others untouched, and the halt is kept on the
 // source — it holds against a change of another source they read, and across a change of
-// leader; a revert releases it and rolls only the canary back; `confighash halt` and `resume`
+// leader, and a canary being watched is watched again by the new leader; a revert releases it
+// and rolls only the canary back; `confighash halt` and `resume`
 // stop and release a fan-out by hand, and a newer change mid-drain goes canary-first again.
-// A canary of zero replicas cannot test a change and is passed over. With
+// A canary of zero replicas, or opted out, cannot test a change and is passed over. With
 // --follow-max-fanout 10, a ConfigMap read by eleven waits for its approval instead
 // (docs/design.md §6, approval above a size): plan says so before, the Event names the digest,
 // explain says so meanwhile, and the annotation that names the digest rolls all eleven.
@@ -73,6 +74,8 @@ interface Readers {
   readonly replicas?: (name: string) => number;
   /** Annotated confighash.dev/canary: "true". */
   readonly canaries?: readonly string[];
+  /** Annotated confighash.dev/enabled: "false" (and canary: "true", to show it is not one). */
+  readonly optedOut?: readonly string[];
   /** ConfigMaps each reads besides `shared`. */
   readonly others?: readonly string[];
   readonly namespaceAnnotations?: Readonly<Record<string, string>>;
@@ -92,8 +95,13 @@ async function readers(ns: string, spec: Readers): Promise<void> {
           },
         ],
       },
-      ...(spec.canaries?.includes(name)
-        ? { annotations: { 'confighash.dev/canary': 'true' } }
+      ...(spec.canaries?.includes(name) || spec.optedOut?.includes(name)
+        ? {
+            annotations: {
+              'confighash.dev/canary': 'true',
+              ...(spec.optedOut?.includes(name) ? { 'confighash.dev/enabled': 'false' } : {}),
+            },
+          }
         : {}),
     }) as { spec: Record<string, unknown> };
     return { ...object, spec: { ...object.spec, replicas: spec.replicas?.(name) ?? 1 } };
@@ -217,6 +225,17 @@ async function confighashSays(args: readonly string[], code: number): Promise<st
   return run.output.stdout;
 }
 
+/** A second follower takes the lead when the first stops; it is the file's follower from then. */
+async function switchLeader(name: string): Promise<void> {
+  const second = await startFollower(name);
+  await follower.stop();
+  follower = second;
+  await waitUntil(
+    async () => (await followMetrics()).includes('confighash_follow_leader 1'),
+    `${name} to lead`,
+  );
+}
+
 /** Waits `ms`, for what must not happen meanwhile. */
 const quietFor = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -224,10 +243,11 @@ describe('canary-first fan-out, kept on the source', () => {
   it('a canary that never becomes available halts the change; the halt holds across a change of leader; a revert releases it and rolls only the canary back', async () => {
     const ns = 'canary-halt';
     const names = appNames(10);
-    // app-0 is annotated too, but runs no pods: it cannot test the change.
+    // app-0 is annotated too, but runs no pods; app-1 is opted out: neither can test it.
     await readers(ns, {
       names,
       canaries: ['app-0', 'app-7'],
+      optedOut: ['app-1'],
       replicas: (name) => (name === 'app-0' ? 0 : 1),
     });
     await change(ns, 'debug', names.length);
@@ -261,13 +281,7 @@ describe('canary-first fan-out, kept on the source', () => {
 
     // A second follower takes the lead when the first stops: it reads the halt from the
     // source and touches nothing it holds, its first resync included.
-    const second = await startFollower('confighash-follow-b');
-    await follower.stop();
-    follower = second;
-    await waitUntil(
-      async () => (await followMetrics()).includes('confighash_follow_leader 1'),
-      'the second follower to lead',
-    );
+    await switchLeader('confighash-follow-b');
     await quietFor((WINDOW_S + 5) * 1000);
     expect(await touchedInOrder(ns)).toEqual(['app-7']);
     expect(await recordOf(ns)).toEqual(halted);
@@ -285,6 +299,24 @@ describe('canary-first fan-out, kept on the source', () => {
       ['app-7', 3],
     ]);
     expect(await followMetrics()).toMatch(/^confighash_follow_fanouts_halted 0$/m);
+  });
+
+  it('a canary being watched when the leader changes is watched again by the new leader, for what is left of its window', async () => {
+    const ns = 'canary-watched';
+    const names = appNames(3);
+    await readers(ns, { names });
+    await change(ns, 'debug', names.length);
+    await waitUntil(
+      async () => (await recordOf(ns))?.canaries?.[0]?.sent !== undefined,
+      'the canary’s touch sent',
+    );
+    await switchLeader('confighash-follow-c');
+    const halted = await waitForPhase(ns, 'halted');
+    expect(halted.why).toMatch(/not Ready and available within 10 s of its touch/);
+    const watchedFor = Date.parse(halted.since) - Date.parse(halted.canaries![0]!.sent!);
+    expect(watchedFor).toBeGreaterThanOrEqual(WINDOW_S * 1000);
+    expect(watchedFor).toBeLessThan((WINDOW_S + 10) * 1000);
+    expect(await touchedInOrder(ns)).toEqual(['app-0']);
   });
 
   it('a halted change holds against a change of another source its readers read; resume releases both', async () => {
