@@ -890,6 +890,11 @@ async function explainedWithSourceEvent(reason: string, noteAt: (version: string
   cluster.eventsOf.set('ConfigMap/web-config', [
     { reason, note: noteAt(version.resourceVersion), time: '2026-12-03T10:00:00Z' },
   ]);
+  return explainWeb(cluster);
+}
+
+/** explain of web, the webhook's answer to its dry run as this cluster stands. */
+async function explainWeb(cluster: ReturnType<typeof liveCluster>) {
   const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
   const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
   cluster.dryRun = () => touch;
@@ -909,12 +914,7 @@ describe('explain: a workload held by a change of its source', () => {
     const cluster = liveCluster('follow');
     cluster.configSource.configMap('web-config', { 'app.yaml': 'v: next' });
     cluster.configSource.record('ConfigMap', 'web-config', formatFanoutRecord(record));
-    const live = cluster.workloads.get(`Deployment/${NS}/web`) as JsonObject;
-    const touch = await webhookTouch(cluster, live, { hashKey: Buffer.alloc(32, 12) });
-    cluster.dryRun = () => touch;
-    const result = await explainWorkload(cluster, DEPLOYMENT, NS, 'web', NEVER);
-    if (!result.ok) throw new Error(result.error);
-    return result.explanation;
+    return explainWeb(cluster);
   }
   const SINCE = '2026-12-07T10:00:00.000Z';
 

@@ -1029,6 +1029,14 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
       },
     ]);
   }
+  /** A change of `app` to `v`, whose canary web-0 then exceeds its progress deadline. */
+  async function haltOnItsCanary(h: Harness, v: string): Promise<void> {
+    changeApp(h, v);
+    await vi.advanceTimersByTimeAsync(1050);
+    rollout(h, 'web-0', DEADLINE);
+    await vi.advanceTimersByTimeAsync(5100);
+  }
+
   /** The change reaches the canary (debounce), and its window passes with it finished. */
   async function throughCanary(h: Harness, count: number): Promise<void> {
     await vi.advanceTimersByTimeAsync(1050);
@@ -1189,10 +1197,7 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
 
   it('a halt survives the leader changing: the new leader touches nothing it holds', async () => {
     const h = await start(CANARY_OPTIONS, { count: 4 });
-    changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050);
-    rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5100);
+    await haltOnItsCanary(h, '2');
     expect(record(h)).toMatchObject({ phase: 'halted' });
     await h.newLeader();
     await vi.advanceTimersByTimeAsync(2 * DEFAULT_FOLLOW_OPTIONS.resyncMs);
@@ -1237,10 +1242,7 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
         ).then(() => {});
       },
     });
-    changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050);
-    rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5100);
+    await haltOnItsCanary(h, '2');
     expect(record(h)).toMatchObject({ phase: 'halted' });
     h.source.configMap('other', { x: '2' });
     h.api.change(NAMESPACE, 'configmaps', 'other', 'MODIFIED');
@@ -1273,10 +1275,7 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await throughCanary(h, 4);
     await vi.advanceTimersByTimeAsync(2000);
     expect(record(h)).toMatchObject({ phase: 'done' });
-    changeApp(h, '3');
-    await vi.advanceTimersByTimeAsync(1050);
-    rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5100);
+    await haltOnItsCanary(h, '3');
     expect(record(h)).toMatchObject({ phase: 'halted' });
     const before = touched(h).length;
     changeApp(h, '2');
@@ -1288,10 +1287,7 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
 
   it('a revert of a first change that halted (no content recorded as rolled): only the canary rolls back', async () => {
     const h = await start(CANARY_OPTIONS, { count: 4 });
-    changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050);
-    rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5100);
+    await haltOnItsCanary(h, '2');
     expect(record(h)).toMatchObject({ phase: 'halted' });
     expect(record(h)!.rolled).toBeUndefined();
     changeApp(h, '1');
@@ -1356,10 +1352,7 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
 
   it('retry-canary starts a halted change again from a canary that can test it', async () => {
     const h = await start(CANARY_OPTIONS, { count: 3 });
-    changeApp(h, '2');
-    await vi.advanceTimersByTimeAsync(1050);
-    rollout(h, 'web-0', DEADLINE);
-    await vi.advanceTimersByTimeAsync(5100);
+    await haltOnItsCanary(h, '2');
     const { change } = record(h)!;
     h.api.control(NAMESPACE, 'configmaps', 'app', `retry-canary ${change}`);
     await vi.advanceTimersByTimeAsync(1050);
