@@ -473,23 +473,29 @@ const eventsOf = async (reason: string) =>
     ])
   ).items;
 
-/**
- * The halt, as kept on the source and said in the FanoutHalted Warnings on the ConfigMap and
- * on the canary: the canary's pod, not its progress deadline; when the halt came.
- */
-async function expectFanoutHalted(): Promise<{ why: string; since: number }> {
+/** ConfigMap `shared`'s fan-out record in `ns`, once it says halted (within HALT_WITHIN_MS). */
+async function haltedRecord(ns: string): Promise<{ why?: string; since?: string }> {
   let record: { phase?: string; why?: string; since?: string } = {};
   await waitUntil(
     async () => {
       const { metadata } = await fixture.json<{
         metadata: { annotations?: Record<string, string> };
-      }>(['get', 'configmap', SHARED, '-n', CANARY_NS]);
+      }>(['get', 'configmap', SHARED, '-n', ns]);
       record = JSON.parse(metadata.annotations?.[FANOUT_STATE] ?? '{}');
       return record.phase === 'halted';
     },
-    'the change halted on the source',
+    `the change halted on configmap/${SHARED} in ${ns}`,
     HALT_WITHIN_MS,
   );
+  return record;
+}
+
+/**
+ * The halt, as kept on the source and said in the FanoutHalted Warnings on the ConfigMap and
+ * on the canary: the canary's pod, not its progress deadline; when the halt came.
+ */
+async function expectFanoutHalted(): Promise<{ why: string; since: number }> {
+  const record = await haltedRecord(CANARY_NS);
   expect(record.why).toMatch(
     new RegExp(
       `^canary deployment/${CANARY_READER} failed: pod ${CANARY_READER}-\\S+: container app (restarted|CrashLoopBackOff)`,
@@ -537,6 +543,39 @@ async function expectCanaryFirst(state: Map<string, ReaderState>): Promise<void>
   expect(firstOtherTouch - canaryTouch).toBeGreaterThanOrEqual(CANARY_WINDOW_S * 1000 - 1000);
 }
 
+// --- a canary whose new pods cannot be created ----------------------------------------
+
+const CONFIG_ERROR_NS = 'follow-config-error';
+
+/**
+ * Two readers of `shared`; the canary's pods must run as non-root, and the image runs as root:
+ * the kubelet refuses each new container with CreateContainerConfigError. (A config change
+ * that removes a key its pods need never reaches a canary: follow mode holds it first,
+ * RequiredConfigMissing, docs/design.md §6.)
+ */
+function configErrorReaders(): object[] {
+  return ['app-a', 'app-b'].map((name) => {
+    const template = greetingPodTemplate(name, SHARED) as { spec: Record<string, unknown> };
+    const canary = name === 'app-a';
+    return {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name,
+        namespace: CONFIG_ERROR_NS,
+        ...(canary ? { annotations: { [CANARY]: 'true' } } : {}),
+      },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: canary
+          ? { ...template, spec: { ...template.spec, securityContext: { runAsNonRoot: true } } }
+          : template,
+      },
+    };
+  });
+}
+
 describe('follow mode on a real node', () => {
   it('hands over the lead when the leader is deleted; a change made meanwhile rolls once', async () => {
     const startRevision = await deployHashedApp();
@@ -551,6 +590,37 @@ describe('follow mode on a real node', () => {
     const newLeader = handover.lease.spec.holderIdentity!;
     await expectNoFurtherRollout(startRevision, oldLeader, newLeader);
     await expectTouchedOnlyBy(newLeader);
+  });
+
+  it('a canary whose new pod stays in CreateContainerConfigError halts the change within 2 minutes; the other is untouched', async () => {
+    await fixture.k(
+      ['apply', '--server-side', '-f', '-'],
+      yamlDocuments(
+        namespace(CONFIG_ERROR_NS, 'follow'),
+        configMap(CONFIG_ERROR_NS, SHARED, { GREETING: GOOD }),
+        ...configErrorReaders(),
+      ),
+    );
+    await fixture.k([
+      'rollout',
+      'status',
+      'deployment/app-b',
+      '-n',
+      CONFIG_ERROR_NS,
+      '--timeout=120s',
+    ]);
+    const hashOf = async (name: string) =>
+      (await fixture.json<Listed>(['get', 'deployment', name, '-n', CONFIG_ERROR_NS])).spec.template
+        ?.metadata.annotations?.[HASH];
+    const before = await hashOf('app-b');
+    await changeGreeting(fixture, CONFIG_ERROR_NS, SHARED, FIXED);
+    const changed = Date.now();
+    const record = await haltedRecord(CONFIG_ERROR_NS);
+    expect(record.why).toMatch(
+      /^canary deployment\/app-a failed: pod app-a-\S+: container app CreateContainerConfigError/,
+    );
+    expect(Date.parse(record.since!) - changed).toBeLessThan(HALT_WITHIN_MS);
+    expect(await hashOf('app-b')).toBe(before);
   });
 
   it('a value that crashes the canary halts the change within 2 minutes of its touch, by its pod: four keep their old pods; the fix, proved on the canary, rolls all five', async () => {
