@@ -14,9 +14,10 @@ import { configMap, e2eFile, namespace, waitUntil, yamlDocuments } from '../supp
 const NS = 'migrate-reloader';
 
 /**
- * A Deployment mounting ConfigMap `reads`, with Reloader's annotations (or none). No replicas:
- * with no kubelet here, a canary of one replica would never finish, and two migrated workloads
- * read `shared` (canary-first fan-out has its own file, canary.test.ts).
+ * A Deployment mounting ConfigMap `reads`, with Reloader's annotations (or none). No replicas,
+ * and no canaries (--follow-canaries=0): with no kubelet here no canary could prove a change,
+ * and two migrated workloads read `shared` (canary-first fan-out has its own file,
+ * canary.test.ts).
  */
 function deployment(name: string, reads: string, annotations?: Record<string, string>): object {
   return {
@@ -58,7 +59,7 @@ const MANAGED = Object.keys(WORKLOADS).filter((name) => WORKLOADS[name]!.reloade
 const UNMANAGED = Object.keys(WORKLOADS).filter((name) => !WORKLOADS[name]!.reloader);
 
 const file = e2eFile([], {
-  follow: [...LOCAL_FOLLOW_ARGS, '--follow-canary-poll=500ms'],
+  follow: [...LOCAL_FOLLOW_ARGS, '--follow-canaries=0'],
   async setup({ e2e }) {
     await e2e.k(
       ['apply', '-f', '-'],
