@@ -306,7 +306,6 @@ const RECORDS: [string, string[], boolean][] = [
     patchOf('kube-system', 'configmap/fence-probe', RECORD),
     false,
   ],
-  ['deleting a ConfigMap', ['delete', '-n', FOLLOW_NS, 'configmap/shared'], false],
 ];
 
 const touch = (what: string) => TOUCHES.find(([name]) => name === what)![1];
