@@ -235,12 +235,11 @@ class Follower {
       },
       gone: (ref) => this.#index.deleteWorkload(ref),
       ahead: (namespace, evaluation) =>
-        evaluation.lookups.some(({ ref, result }) => {
-          const known = this.#index.versionOf(namespace, formatSource(ref));
-          return (
-            result.status === 'found' && known !== undefined && known !== result.resourceVersion
-          );
-        }),
+        evaluation.lookups.some(
+          ({ ref, result }) =>
+            result.status === 'found' &&
+            !this.#index.shows(namespace, formatSource(ref), result.resourceVersion),
+        ),
     };
   }
 

@@ -34,6 +34,11 @@ interface NamespaceIndex {
   readonly versions: Map<string, string>;
   /** The `confighash.dev/fanout` annotation of the few sources that carry one. */
   readonly records: Map<string, string>;
+  /**
+   * Earlier versions of a source whose content is the current version's: those follow mode's
+   * own metadata writes (its fan-out record) moved it from. Few, and only for such sources.
+   */
+  readonly sameContent: Map<string, readonly string[]>;
   readonly workloads: Map<string, Entry>;
   readonly readers: Map<string, ReaderKeys>;
 }
@@ -89,6 +94,7 @@ export class ReferenceIndex {
     if (record === undefined || version === undefined) space.records.delete(source);
     else space.records.set(source, record);
     if (space.versions.get(source) === version) return [];
+    space.sameContent.delete(source);
     if (version === undefined) space.versions.delete(source);
     else space.versions.set(source, version);
     return this.readersOf(namespace, source);
@@ -107,7 +113,20 @@ export class ReferenceIndex {
         entry.seen = entry.seen.map((version, i) => (i === at ? to : version));
       }
     }
+    const earlier = space.sameContent.get(source) ?? [];
     this.setSource(namespace, source, to, record);
+    space.sameContent.set(source, [...earlier, from].slice(-SAME_CONTENT_KEPT));
+  }
+
+  /**
+   * Whether a read of `source` at `version` saw its content as the watches show it now: the
+   * version now, or one follow mode's own metadata writes moved it from; false when unknown.
+   */
+  shows(namespace: string, source: string, version: string): boolean {
+    const space = this.#namespaces.get(namespace);
+    const now = space?.versions.get(source);
+    if (now === undefined) return true; // Not watched (yet): nothing to compare with.
+    return now === version || (space!.sameContent.get(source) ?? []).includes(version);
   }
 
   /** The source's `confighash.dev/fanout` annotation as last listed, watched or written. */
@@ -193,6 +212,7 @@ export class ReferenceIndex {
         if (source.startsWith(prefix) && !listed.has(`${name}/${source}`)) {
           space.versions.delete(source);
           space.records.delete(source);
+          space.sameContent.delete(source);
         }
       }
     }
@@ -230,7 +250,13 @@ export class ReferenceIndex {
   #space(namespace: string): NamespaceIndex {
     let space = this.#namespaces.get(namespace);
     if (!space) {
-      space = { versions: new Map(), records: new Map(), workloads: new Map(), readers: new Map() };
+      space = {
+        versions: new Map(),
+        records: new Map(),
+        sameContent: new Map(),
+        workloads: new Map(),
+        readers: new Map(),
+      };
       this.#namespaces.set(namespace, space);
     }
     return space;
@@ -253,6 +279,9 @@ export class ReferenceIndex {
     }
   }
 }
+
+/** A record written a few times within one change (sent, passed, drained) keeps them all. */
+const SAME_CONTENT_KEPT = 4;
 
 function sameSources(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((source, i) => source === b[i]);

@@ -1072,6 +1072,16 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await h.stop();
   });
 
+  it('--follow-canaries=2: both are touched first, and each one’s touch is recorded as sent', async () => {
+    const h = await start({ ...CANARY_OPTIONS, canaries: 2 }, { count: 4 });
+    changeApp(h, '2');
+    // The second waits a second: the first one's `sent` write was being read back.
+    await vi.advanceTimersByTimeAsync(3500);
+    expect(touched(h)).toEqual(['web-0', 'web-1']);
+    expect(record(h)!.canaries!.map((canary) => Boolean(canary.sent))).toEqual([true, true]);
+    await h.stop();
+  });
+
   it('an annotated canary goes first, whatever the order', async () => {
     const h = await start(CANARY_OPTIONS, {
       count: 3,
