@@ -131,49 +131,59 @@ async function decideNow(
   return { evaluation, decision: decideReconcile(workload, evaluation) };
 }
 
+type EvaluateOnlyDependencies = Pick<
+  TouchDependencies,
+  'api' | 'evaluate' | 'pacing' | 'index' | 'clock' | 'signal'
+>;
+
 /**
- * Whether a touch of `ref` would roll it now — read and evaluated at the evaluation rate,
- * never touched (approval above a size asks it before anything rolls); the index notes the
- * evaluation, so the resync does not repeat it. A read that fails throws.
+ * `ref` read and evaluated at the evaluation rate, never touched; the index notes the
+ * evaluation, so the resync does not repeat it. `skipped`: nothing to evaluate.
+ */
+async function evaluateOnly(
+  deps: EvaluateOnlyDependencies,
+  ref: WorkloadRef,
+): Promise<
+  | { readonly object: Record<string, unknown>; readonly decision: ReconcileDecision }
+  | { readonly skipped: 'stopped' | 'deleted' | 'not handled' }
+> {
+  if (!(await deps.pacing.waitToken('evaluate', deps.signal))) return { skipped: 'stopped' };
+  const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
+  if (!isObject(object)) {
+    deps.index.gone(ref);
+    return { skipped: 'deleted' };
+  }
+  if (!deps.index.read(ref, object)) return { skipped: 'not handled' };
+  const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
+  if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
+  return { object, decision };
+}
+
+/**
+ * Whether a touch of `ref` would roll it now (approval above a size asks it before anything
+ * rolls). A read that fails throws.
  */
 export function createRollCheck(
-  deps: Pick<TouchDependencies, 'api' | 'evaluate' | 'pacing' | 'index' | 'clock' | 'signal'>,
+  deps: EvaluateOnlyDependencies,
 ): (ref: WorkloadRef) => Promise<boolean> {
   return async (ref) => {
-    if (!(await deps.pacing.waitToken('evaluate', deps.signal))) return false;
-    const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
-    if (!isObject(object)) {
-      deps.index.gone(ref);
-      return false;
-    }
-    if (!deps.index.read(ref, object)) return false;
-    const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
-    if (decision.touch) return true;
-    if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
-    return false;
+    const evaluated = await evaluateOnly(deps, ref);
+    return 'decision' in evaluated && evaluated.decision.touch;
   };
 }
 
 /**
- * Whether `ref` can be the canary of a change (docs/design.md §6): read and evaluated at the
- * evaluation rate, never touched, it must get a new pod template now (so it reads what
- * changed), ask for pods, and have a rollout its status can tell. A read that fails throws.
+ * Whether `ref` can be the canary of a change (docs/design.md §6): it must get a new pod
+ * template now (so it reads what changed), ask for pods, and have a rollout its status can
+ * tell. A read that fails throws.
  */
 export function createCanaryCheck(
-  deps: Pick<TouchDependencies, 'api' | 'evaluate' | 'pacing' | 'index' | 'clock' | 'signal'>,
+  deps: EvaluateOnlyDependencies,
 ): (ref: WorkloadRef) => Promise<CanaryFitness> {
   return async (ref) => {
-    if (!(await deps.pacing.waitToken('evaluate', deps.signal))) {
-      return { fit: false, rolls: false, why: 'stopped' };
-    }
-    const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
-    if (!isObject(object)) {
-      deps.index.gone(ref);
-      return { fit: false, rolls: false, why: 'deleted' };
-    }
-    if (!deps.index.read(ref, object)) return { fit: false, rolls: false, why: 'not handled' };
-    const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
-    if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
+    const evaluated = await evaluateOnly(deps, ref);
+    if ('skipped' in evaluated) return { fit: false, rolls: false, why: evaluated.skipped };
+    const { object, decision } = evaluated;
     if (decision.why === 'not-yet-hashed') {
       return { fit: false, rolls: false, why: 'not hashed yet', adopt: true };
     }
