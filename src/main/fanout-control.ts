@@ -4,38 +4,22 @@
 // writes. Exit 0 when written, 1 when there is nothing to do, 2 on a mistake.
 
 import { parseFanoutControlConfig } from '../config/index.js';
-import {
-  type ApiConnection,
-  checkReachable,
-  connectToCluster,
-  createApiConfigSource,
-  writeFanoutControl,
-} from '../kube/index.js';
-import { withDeadline } from '../runtime/deadline.js';
+import { type ApiConnection, createApiConfigSource, writeFanoutControl } from '../kube/index.js';
 import { formatSource, type NamedSource } from '../sources/index.js';
 import { askFanout, type FanoutAction, readFanoutRecord } from '../workload/index.js';
-import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
-
-const CLI_TIMEOUT_MS = 60_000;
+import { onCluster } from './cli-cluster.js';
+import { UsageError, unwrap } from './errors.js';
 
 export async function fanoutControl(
   command: 'halt' | 'resume',
   argv: readonly string[],
 ): Promise<number> {
   const config = unwrap(parseFanoutControlConfig(command, argv));
-  const credentials = await loadClusterCredentials({ selection: config.cluster });
-  const namespace = config.namespace ?? credentials.current().namespace ?? 'default';
-  const connection = connectToCluster(credentials);
-  try {
-    await checkReachable(connection);
-    const said = await withDeadline(undefined, CLI_TIMEOUT_MS, (signal) =>
-      control(connection, { source: config.source, namespace }, config.action, signal),
-    );
-    process.stdout.write(`${said.text}\n`);
-    return said.written ? 0 : 1;
-  } finally {
-    connection.close();
-  }
+  const said = await onCluster(config.cluster, config.namespace, (connection, namespace, signal) =>
+    control(connection, { source: config.source, namespace }, config.action, signal),
+  );
+  process.stdout.write(`${said.text}\n`);
+  return said.written ? 0 : 1;
 }
 
 /** Reads, asks, writes; a source changed between the read and the write is read again. */

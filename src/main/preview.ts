@@ -7,9 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../config/index.js';
 import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
 import { withDeadline } from '../runtime/deadline.js';
+import { CLI_TIMEOUT_MS, onCluster } from './cli-cluster.js';
 import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
-
-const CLI_TIMEOUT_MS = 60_000;
 
 /** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
 export async function plan(argv: readonly string[]): Promise<number> {
@@ -54,12 +53,10 @@ export async function explain(argv: readonly string[]): Promise<number> {
   const { explainWorkload, renderExplanation, renderExplanationData } = await import(
     '../plan/index.js'
   );
-  const credentials = await loadClusterCredentials({ selection: config.cluster });
-  const namespace = config.namespace ?? credentials.current().namespace ?? 'default';
-  const connection = connectToCluster(credentials);
-  try {
-    await checkReachable(connection);
-    const result = await withDeadline(undefined, CLI_TIMEOUT_MS, (signal) =>
+  const result = await onCluster(
+    config.cluster,
+    config.namespace,
+    (connection, namespace, signal) =>
       explainWorkload(
         createExplainCluster(connection),
         config.kind,
@@ -67,17 +64,14 @@ export async function explain(argv: readonly string[]): Promise<number> {
         config.name,
         signal,
       ),
-    );
-    if (!result.ok) throw new UsageError(result.error);
-    process.stdout.write(
-      config.output === 'text'
-        ? renderExplanation(result.explanation, { color: useColor() })
-        : renderExplanationData(result.explanation, config.output),
-    );
-    return 0;
-  } finally {
-    connection.close();
-  }
+  );
+  if (!result.ok) throw new UsageError(result.error);
+  process.stdout.write(
+    config.output === 'text'
+      ? renderExplanation(result.explanation, { color: useColor() })
+      : renderExplanationData(result.explanation, config.output),
+  );
+  return 0;
 }
 
 function useColor(): boolean {
