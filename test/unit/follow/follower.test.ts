@@ -1205,6 +1205,21 @@ describe('canary-first fan-out: one state machine, kept on the source', () => {
     await none.stop();
   });
 
+  it('a namespace no longer followed leaves nothing halted or held in the gauges', async () => {
+    const h = await start(CANARY_OPTIONS, { count: 3 });
+    await haltOnItsCanary(h, '2');
+    expect(h.calls).toContain('halted 1');
+    h.api.unfollowNamespace(NAMESPACE);
+    await vi.advanceTimersByTimeAsync(100);
+    const last = (prefix: string) => h.calls.filter((call) => call.startsWith(prefix)).at(-1);
+    expect([last('halted '), last('held '), last('behind ')]).toEqual([
+      'halted 0',
+      'held 0',
+      'behind 0',
+    ]);
+    await h.stop();
+  });
+
   it('a halt survives the leader changing: the new leader touches nothing it holds', async () => {
     const h = await start(CANARY_OPTIONS, { count: 4 });
     await haltOnItsCanary(h, '2');
