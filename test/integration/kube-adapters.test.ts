@@ -1,5 +1,6 @@
 // The self-managed certificates' adapters (src/kube/secrets.ts,
-// src/kube/webhook-configuration.ts) over the one request path, against a real
+// src/kube/webhook-configuration.ts) and follow mode's fan-out writes and pod reads
+// (src/kube/follow-api.ts, docs/design.md §6) over the one request path, against a real
 // HTTP server that answers as the API does: paths, field manager, content
 // types, 404/409 as outcomes, anything else as one line naming the object.
 
@@ -11,6 +12,7 @@ import {
   type ApiConnection,
   connectToCluster,
   createCaBundleTarget,
+  createFollowApi,
   createSecretStore,
 } from '../../src/kube/index.js';
 import { credentialsFromText } from '../support/credentials.js';
@@ -157,5 +159,80 @@ describe('CaBundleTarget', () => {
     await expect(createCaBundleTarget(connection).ensure('confighash', 'CA PEM')).rejects.toThrow(
       'cannot read MutatingWebhookConfiguration confighash: HTTP 404: not found',
     );
+  });
+});
+
+describe('FollowApi: the fan-out record and a canary’s pods', () => {
+  const CM = '/api/v1/namespaces/shop/configmaps/app';
+  const PODS = '/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb&limit=500';
+  const write = () =>
+    createFollowApi(connection).writeFanoutRecord(
+      'shop',
+      { kind: 'ConfigMap', name: 'app' },
+      '{"change":"0123456789abcdef"}',
+      '41',
+      new AbortController().signal,
+    );
+
+  it('writes the one annotation by a merge patch at the version read, with the field manager', async () => {
+    answers.set(`PATCH ${CM}?fieldManager=confighash`, {
+      status: 200,
+      body: { metadata: { resourceVersion: '42' } },
+    });
+    expect(await write()).toEqual({ status: 'written', resourceVersion: '42' });
+    expect(seen).toEqual([
+      {
+        method: 'PATCH',
+        url: `${CM}?fieldManager=confighash`,
+        contentType: 'application/merge-patch+json',
+        body: {
+          metadata: {
+            resourceVersion: '41',
+            annotations: { 'confighash.dev/fanout': '{"change":"0123456789abcdef"}' },
+          },
+        },
+      },
+    ]);
+  });
+
+  it.each([
+    [409, 'Conflict', { status: 'conflict' }],
+    [404, 'NotFound', { status: 'conflict' }],
+    [422, 'Invalid', { status: 'denied', reason: expect.stringContaining('fence says no') }],
+  ])('%i is an outcome: %s', async (code, reason, outcome) => {
+    answers.set(`PATCH ${CM}?fieldManager=confighash`, status(code, reason, 'fence says no'));
+    expect(await write()).toEqual(outcome);
+  });
+
+  it('keeps of each pod its name, creation time and container statuses, never its spec', async () => {
+    const statuses = [{ name: 'app', restartCount: 1, state: { running: {} } }];
+    answers.set(`GET ${PODS}`, {
+      status: 200,
+      body: {
+        metadata: { resourceVersion: '9' },
+        items: [
+          {
+            metadata: {
+              name: 'web-1',
+              creationTimestamp: '2026-12-07T10:00:00Z',
+              labels: { app: 'web' },
+            },
+            spec: { containers: [{ env: [{ name: 'TOKEN', value: 'secret' }] }] },
+            status: { phase: 'Running', containerStatuses: statuses },
+          },
+        ],
+      },
+    });
+    const pods = await createFollowApi(connection).listPods(
+      'shop',
+      'app=web',
+      new AbortController().signal,
+    );
+    expect(pods).toEqual([
+      {
+        metadata: { name: 'web-1', creationTimestamp: '2026-12-07T10:00:00Z' },
+        status: { containerStatuses: statuses, initContainerStatuses: undefined },
+      },
+    ]);
   });
 });
