@@ -18,7 +18,12 @@ export type {
   Outcome,
   SkipCode,
 } from './result.js';
-export { DEFAULT_TIMEOUT_MS, lookupBudgetMs, parseGoDuration } from './review-timeout.js';
+export {
+  lookupBudgetMs,
+  MAX_TIMEOUT_MS,
+  parseGoDuration,
+  WEBHOOK_TIMEOUT_MS,
+} from './review-timeout.js';
 export { type Skip, selectTarget, type Target } from './target.js';
 export type {
   AdmissionRequest,

@@ -1,9 +1,12 @@
 // The apiserver tells the webhook how long it will wait (`?timeout=10s`, a Go
-// duration). Lookups must end early enough to leave time to answer.
+// duration). Lookups must end early enough to leave time to answer. The caller does not
+// choose how long it holds the process's budgets: the registration's timeoutSeconds
+// (--webhook-timeout) bounds it, so a review POSTed by anyone with `?timeout=30s` gets no
+// more time than the apiserver's own (docs/design.md §4 "Deadline").
 
-/** Used when the query has no usable timeout: the API default for timeoutSeconds. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
-/** The API's largest webhook timeoutSeconds; anything longer in the query is clamped to it. */
+/** The shipped registration's timeoutSeconds (manifests and chart): --webhook-timeout's default. */
+export const WEBHOOK_TIMEOUT_MS = 5_000;
+/** The API's largest webhook timeoutSeconds: --webhook-timeout may not be longer. */
 export const MAX_TIMEOUT_MS = 30_000;
 const MAX_MARGIN_MS = 1_000;
 const MIN_BUDGET_MS = 50;
@@ -32,12 +35,12 @@ export function parseGoDuration(text: string | undefined): number | undefined {
 }
 
 /**
- * How long lookups may run: the apiserver's timeout (at most MAX_TIMEOUT_MS: an
- * absurd `?timeout=` must not overflow a timer) minus a safety margin of a
+ * How long lookups may run: the lesser of the caller's timeout and the registration's
+ * (`webhookTimeoutMs`, also used when the query has none), minus a safety margin of a
  * fifth of it (at most one second) for hashing, encoding and the network.
  */
-export function lookupBudgetMs(timeoutParam: string | undefined): number {
-  const timeout = Math.min(parseGoDuration(timeoutParam) ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+export function lookupBudgetMs(timeoutParam: string | undefined, webhookTimeoutMs: number): number {
+  const timeout = Math.min(parseGoDuration(timeoutParam) ?? webhookTimeoutMs, webhookTimeoutMs);
   const margin = Math.min(MAX_MARGIN_MS, timeout / 5);
   return Math.max(MIN_BUDGET_MS, Math.floor(timeout - margin));
 }

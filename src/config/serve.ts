@@ -2,6 +2,7 @@
 // the validation of every serve option into a frozen ServeConfig. The
 // self-managed options have a module of their own; this one composes them.
 
+import { MAX_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
 import type { SelfManagedOptions } from '../certs/self-managed.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
@@ -40,6 +41,8 @@ export interface ServeConfig {
   readonly logLevel: LogLevel;
   readonly tlsReloadIntervalMs: number;
   readonly shutdownTimeoutMs: number;
+  /** --webhook-timeout: the registration's timeoutSeconds; no review runs longer, whatever its `?timeout=`. */
+  readonly webhookTimeoutMs: number;
   /** --self-managed-certs / --hash-key-secret: the files above are written from Secrets. */
   readonly selfManaged: SelfManagedOptions | undefined;
   /** The workload kinds handled: the apps/v1 ones plus every --kind. */
@@ -131,6 +134,13 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     defaultValue: '95',
     help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
+  {
+    flag: 'webhook-timeout',
+    env: 'CONFIGHASH_WEBHOOK_TIMEOUT',
+    value: 'SECONDS',
+    defaultValue: String(WEBHOOK_TIMEOUT_MS / 1000),
+    help: `the registration's timeoutSeconds (1 to ${MAX_TIMEOUT_MS / 1000}): a review's deadline is the lesser of this and the caller's ?timeout=`,
+  },
   EXCLUDED_NAMESPACE_OPTION,
 ];
 
@@ -170,6 +180,12 @@ export function parseServeConfig(
   if (shutdown === undefined) {
     return fail(`--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`);
   }
+  const webhookTimeout = parseInteger(get('webhook-timeout'), 1, MAX_TIMEOUT_MS / 1000);
+  if (webhookTimeout === undefined) {
+    return fail(
+      `--webhook-timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_MS / 1000} (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`,
+    );
+  }
   const clientAuth = parseClientAuth(get, port);
   if (typeof clientAuth === 'string') return fail(clientAuth);
   const kinds = parseKinds(values.all('kind'));
@@ -191,6 +207,7 @@ export function parseServeConfig(
       logLevel,
       tlsReloadIntervalMs: reload * 1000,
       shutdownTimeoutMs: shutdown * 1000,
+      webhookTimeoutMs: webhookTimeout * 1000,
       selfManaged: selfManaged.options,
       kinds,
       excludedNamespaces,

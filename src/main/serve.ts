@@ -52,6 +52,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     readiness,
     tls,
+    reviewTimeoutMs: config.webhookTimeoutMs,
   });
   await app.listen({ port: config.port, host: config.host });
   // With --client-ca-file, the kubelet and Prometheus (no client certificate) use a port of their own.

@@ -3,27 +3,16 @@
 
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Mutator } from '../admission/index.js';
-import { limitBodiesInFlight } from './body-limits.js';
-import { createFastify } from './fastify.js';
-import {
-  ARRIVAL_LIMIT_MS,
-  KEEP_ALIVE_TIMEOUT_MS,
-  MAX_BODY_BYTES,
-  TIMEOUT_CHECK_INTERVAL_MS,
-  TLS_HANDSHAKE_TIMEOUT_MS,
-} from './limits.js';
+import { type Mutator, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
+import { openDoor, type TlsOptions } from './door.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { addProbeRoutes, type Readiness } from './probes.js';
 import { reviewHandler } from './review-route.js';
-import { secureContextOptions } from './tls.js';
-
-const ARRIVAL_OPTIONS = {
-  headersTimeout: ARRIVAL_LIMIT_MS,
-  connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-} as const;
 
 export type { Readiness } from './probes.js';
+
+/** The one route that reads a body: every other body, on any port, is refused unread. */
+const REVIEW_ROUTE = 'POST /mutate';
 
 export interface AppOptions {
   readonly mutator: Mutator;
@@ -31,34 +20,23 @@ export interface AppOptions {
   readonly logger: Logger;
   readonly readiness: Readiness;
   /** Serving certificate and key; without them the app serves plain HTTP (inject tests). */
-  readonly tls?: {
-    readonly cert: Buffer | string;
-    readonly key: Buffer | string;
-    /**
-     * --client-ca-file: a connection without a client certificate signed by this CA fails
-     * its TLS handshake, before any HTTP (probes then use buildTlsProbeApp's port).
-     */
-    readonly clientCa?: Buffer | string;
-  };
+  readonly tls?: TlsOptions;
+  /**
+   * --webhook-timeout, the registration's timeoutSeconds (default WEBHOOK_TIMEOUT_MS): no
+   * review runs longer, whatever the `?timeout=` of whoever POSTed it.
+   */
+  readonly reviewTimeoutMs?: number;
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
   const { mutator, metrics, readiness, logger } = options;
   // Fastify gets no logger: it would make a child logger per request for lines
   // we never let it write. The routes log themselves, with the review's fields.
-  const app = createFastify({
-    bodyLimit: MAX_BODY_BYTES,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    // A review that arrives while this replica stops is answered, never refused:
-    // a 503 would fail open (drain.ts).
-    return503OnClosing: false,
-    ...arrivalLimited(options.tls),
+  const app = openDoor({
+    ...(options.tls ? { tls: options.tls } : {}),
+    bodyRoutes: [REVIEW_ROUTE],
+    registry: metrics.registry,
   });
-
-  // Only JSON is an AdmissionReview; anything else is 415, not a parse error.
-  app.removeContentTypeParser('text/plain');
-
-  limitBodiesInFlight(app);
 
   // An unready replica (starting, or stopping) asks each client not to reuse its
   // connection, so that the clients close them all, never racing a request (drain.ts).
@@ -79,7 +57,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.post<{ Querystring: { timeout?: string } }>(
     '/mutate',
-    reviewHandler(mutator, metrics, logger),
+    reviewHandler(mutator, metrics, logger, options.reviewTimeoutMs ?? WEBHOOK_TIMEOUT_MS),
   );
 
   addProbeRoutes(app, readiness, metrics.registry);
@@ -89,44 +67,18 @@ export function buildApp(options: AppOptions): FastifyInstance {
 /**
  * With --client-ca-file, the kubelet's probes and Prometheus, which present no client
  * certificate, are answered here instead: /healthz, /readyz and /metrics, over TLS with the
- * serving certificate, on a port of their own — never /mutate.
+ * serving certificate, on a port of their own — never /mutate. It answers anyone who can
+ * reach it, so the same door holds it: it reads no body at all.
  */
 export function buildTlsProbeApp(
   options: Pick<AppOptions, 'metrics' | 'readiness'> & {
     readonly tls: { readonly cert: Buffer | string; readonly key: Buffer | string };
   },
 ): FastifyInstance {
-  // The same arrival limits as /mutate's port: this one answers anyone who can reach it too.
-  const app = createFastify(arrivalLimited({ cert: options.tls.cert, key: options.tls.key }));
+  const { cert, key } = options.tls;
+  const app = openDoor({ tls: { cert, key }, registry: options.metrics.registry });
   addProbeRoutes(app, options.readiness, options.metrics.registry);
   return app;
-}
-
-/**
- * Fastify's and Node's options that hold a request to the arrival limits (Fastify's
- * default requestTimeout 0 turns Node's off): TLS when `tls` is given, else plain HTTP.
- */
-function arrivalLimited(tls: AppOptions['tls']) {
-  return {
-    requestTimeout: ARRIVAL_LIMIT_MS,
-    ...(tls
-      ? {
-          https: {
-            ...httpsOptions(tls),
-            handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
-            ...ARRIVAL_OPTIONS,
-          },
-        }
-      : { http: ARRIVAL_OPTIONS }),
-  };
-}
-
-/** With a client CA, the handshake itself refuses a caller without its certificate. */
-function httpsOptions(tls: NonNullable<AppOptions['tls']>) {
-  return {
-    ...secureContextOptions(tls),
-    ...(tls.clientCa ? { requestCert: true, rejectUnauthorized: true } : {}),
-  };
 }
 
 function oneLine(message: string): string {

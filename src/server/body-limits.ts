@@ -1,9 +1,12 @@
-// The body budget at the door: a POST's body is read only once its declared length fits
-// its share (body-budget.ts), so a flood of large or trickled bodies cannot make the
-// reviews the apiserver sends wait.
+// One rule for request bodies, at every port (docs/design.md §4 "Bounds"): a body is read
+// only on a route that reads one (POST /mutate), and only once its declared length fits its
+// share of the body budget (body-budget.ts); a body anywhere else — another method, another
+// path, a probe port — is refused unread. So a flood of large or trickled bodies, whatever
+// its method or path, cannot make the reviews the apiserver sends wait, nor grow the process.
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { BodyBudgets } from './body-budget.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BodyBudgets, type Ticket } from './body-budget.js';
+import type { CountRefusal, RefusalReason } from './door.js';
 import {
   ARRIVAL_LIMIT_MS,
   LARGE_BODY_BYTES_IN_FLIGHT,
@@ -15,14 +18,16 @@ import {
 } from './limits.js';
 
 /**
- * A POST's body is read only once its declared length fits its share; the bytes
- * go back when the answer is sent or the connection closes. A body without a
- * length counts as the largest allowed; one above the limit is refused (413)
- * unread and takes nothing. A refused body is never buffered: Node discards it as
- * it arrives, so the caller reads its answer rather than a reset connection, and a
- * trickled one is still cut off at the arrival limit.
+ * Holds every request's body to the rule above. A refused body is never buffered: Node
+ * discards it as it arrives, so the caller reads its answer rather than a reset connection,
+ * and a trickled one is still cut off at the arrival limit. The bytes of an admitted body go
+ * back when the answer is sent or the connection closes.
  */
-export function limitBodiesInFlight(app: FastifyInstance): void {
+export function limitBodies(
+  app: FastifyInstance,
+  bodyRoutes: readonly string[],
+  countRefusal: CountRefusal,
+): void {
   const budgets = new BodyBudgets({
     smallBodyBytes: SMALL_BODY_BYTES,
     smallShare: SMALL_BODY_BYTES_IN_FLIGHT,
@@ -30,37 +35,78 @@ export function limitBodiesInFlight(app: FastifyInstance): void {
     largeShare: LARGE_BODY_BYTES_IN_FLIGHT,
     largePerAddress: LARGE_BODY_BYTES_PER_ADDRESS,
   });
-  const refuse = (reply: FastifyReply, status: 413 | 503, error: string) =>
+  const readsBody = new Set(bodyRoutes);
+  const refuse = (reply: FastifyReply, reason: RefusalReason, status: 413 | 503, error: string) => {
+    countRefusal(reason);
     void reply.code(status).send({ error });
+  };
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'POST') return done();
-    const declared = Number(request.headers['content-length'] ?? MAX_BODY_BYTES);
-    if (declared > MAX_BODY_BYTES) return done();
-    const bytes = Number.isFinite(declared) && declared >= 0 ? declared : MAX_BODY_BYTES;
-    let gaveUp: AbortController | undefined;
-    const waitUntilGivenUp = () => {
-      gaveUp = new AbortController();
-      return gaveUp.signal;
-    };
-    const place = budgets.admit(bytes, request.socket.remoteAddress ?? '', waitUntilGivenUp);
-    if (place.refused) return refuse(reply, place.refused, place.error);
+    const declared = declaredLength(request);
+    if (declared === undefined) return done();
+    if (!readsBody.has(`${request.method} ${request.routeOptions.url}`)) {
+      return refuse(reply, 'body-not-read', 413, `${request.method} ${request.url} takes no body`);
+    }
+    if (declared > MAX_BODY_BYTES) {
+      return refuse(reply, 'body-too-large', 413, `a body may be at most ${MAX_BODY_BYTES} bytes`);
+    }
+    const place = budgets.admit(declared, request.socket.remoteAddress ?? '', () =>
+      giveUpAtArrivalLimit(request),
+    );
+    if (place.refused) {
+      const reason = place.refused === 413 ? 'body-too-large' : 'body-address-bound';
+      return refuse(reply, reason, place.refused, place.error);
+    }
     const admitted = () => {
       reply.raw.once('close', () => place.release());
       done();
     };
+    const tooMany = () => refuse(reply, 'body-budget', 503, 'too many bodies at once');
     if (place.granted === true) return admitted();
-    if (place.granted === false) return refuse(reply, 503, 'too many bodies at once');
-    // Node cuts the request off at the arrival limit anyway; this stops the wait with it.
-    const giveUp = () => gaveUp?.abort();
-    const timer = setTimeout(giveUp, ARRIVAL_LIMIT_MS);
-    request.raw.once('close', giveUp);
-    void place.granted.then((granted) => {
-      clearTimeout(timer);
-      if (granted && !request.raw.destroyed) return admitted();
-      if (granted) place.release();
-      else if (!reply.sent && !request.raw.destroyed) {
-        refuse(reply, 503, 'too many bodies at once');
-      }
+    if (place.granted === false) return tooMany();
+    void waited(place, request, reply).then((granted) => {
+      if (granted) admitted();
+      else if (granted === false) tooMany();
     });
   });
+}
+
+/**
+ * The body's length as declared: undefined when it has none, the largest allowed when it is
+ * chunked or its length is not a number (it may be that long).
+ */
+function declaredLength(request: FastifyRequest): number | undefined {
+  const length = request.headers['content-length'];
+  if (length === undefined) {
+    return request.headers['transfer-encoding'] === undefined ? undefined : MAX_BODY_BYTES;
+  }
+  const bytes = Number(length);
+  if (bytes === 0) return undefined;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : MAX_BODY_BYTES;
+}
+
+/**
+ * Ends a wait for budget when the request goes or at the arrival limit, where Node cuts the
+ * request off anyway. Made only for a body that must wait: nearly every review is let in at
+ * once and makes none.
+ */
+function giveUpAtArrivalLimit(request: FastifyRequest): AbortSignal {
+  const closed = new AbortController();
+  request.raw.once('close', () => closed.abort());
+  return AbortSignal.any([closed.signal, AbortSignal.timeout(ARRIVAL_LIMIT_MS)]);
+}
+
+/**
+ * Whether a place that had to wait may still be used: granted, and the request still there
+ * to read (one gone meanwhile gives its place back). Undefined when there is no one left to
+ * answer either way.
+ */
+async function waited(
+  place: Ticket,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<boolean | undefined> {
+  const granted = await place.granted;
+  if (granted && !request.raw.destroyed) return true;
+  if (granted) place.release();
+  return reply.sent || request.raw.destroyed ? undefined : false;
 }

@@ -1,6 +1,7 @@
-// The limits every request to the serving port is held to (docs/design.md §4 "Bounds"):
-// how large a body may be, how many body bytes are read at once in each share and per
-// client address, and how long a request may take to arrive.
+// The limits every arrival at every port of both processes is held to (docs/design.md §4
+// "Bounds"): how many connections, how large headers and a body may be, how many body bytes
+// are read at once in each share and per client address, and how long a request may take
+// to arrive.
 
 /** Two 3 MiB objects (object + oldObject) plus the envelope (docs/design.md §4). */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
@@ -25,11 +26,6 @@ export const SMALL_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
  * more than the budget does.
  */
 export const LARGE_BODY_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
-/**
- * Body bytes read and reviewed at once, both shares. It bounds what is parsed at once,
- * not what the garbage collector has yet to free.
- */
-export const MAX_BODY_BYTES_IN_FLIGHT = SMALL_BODY_BYTES_IN_FLIGHT + LARGE_BODY_BYTES_IN_FLIGHT;
 /**
  * Large bytes one client address may hold or wait for: the large share's worth, so no
  * address queues more than the share can ever let in, and a request past it is refused
@@ -66,3 +62,22 @@ export const ARRIVAL_LIMIT_MS = REQUEST_ARRIVAL_MS - 2 * TIMEOUT_CHECK_INTERVAL_
  * that never ends is cut off by this instead (Node's default: 120 s).
  */
 export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Connections open at once on one port, idle keep-alive ones included: each holds a TLS
+ * session and its buffers (tens of KiB), so a thousand stay well inside the pod's memory
+ * limit. Node drops the ones past it as they arrive.
+ */
+export const MAX_CONNECTIONS = 1024;
+/**
+ * Connections open at once from one client address: a quarter of MAX_CONNECTIONS, so it
+ * takes four addresses to fill the port. The apiserver is one address and opens a
+ * connection per review in flight (it speaks HTTP/1.1 to the webhook), so this stays far
+ * above any burst of reviews it sends; a connection past it is closed before its handshake
+ * and its review, if it was one, fails open (counted as connections-per-address).
+ */
+export const CONNECTIONS_PER_ADDRESS = MAX_CONNECTIONS / 4;
+/**
+ * A request's headers, request line included. The apiserver's, the kubelet's and
+ * Prometheus's are well under 1 KiB; Node's own default is 16 KiB.
+ */
+export const MAX_HEADER_BYTES = 8 * 1024;

@@ -3,7 +3,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { createFastify } from './fastify.js';
+import { openDoor } from './door.js';
 
 export interface Readiness {
   isReady(): boolean;
@@ -25,10 +25,12 @@ export function addProbeRoutes(
 
 /**
  * `confighash follow`'s listener: the probes and Prometheus, nothing else. Plain HTTP:
- * it answers no one's request with anything secret (metric names and counts only).
+ * it answers no one's request with anything secret (metric names and counts only). Anyone
+ * who reaches the pod reaches it, so it is held to the same door as the webhook's ports: it
+ * reads no body at all.
  */
 export function buildProbeApp(readiness: Readiness, registry: Registry): FastifyInstance {
-  const app = createFastify({ bodyLimit: 1024 });
+  const app = openDoor({ registry });
   addProbeRoutes(app, readiness, registry);
   return app;
 }

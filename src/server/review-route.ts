@@ -17,8 +17,16 @@ import { withDeadline } from '../runtime/index.js';
 import { warning } from '../workload/index.js';
 import type { AdmissionMetrics } from './metrics.js';
 
-/** POST /mutate: decode, review within the deadline, answer; one log line and metrics per review. */
-export function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logger: Logger) {
+/**
+ * POST /mutate: decode, review within the deadline — the lesser of the caller's `?timeout=`
+ * and `webhookTimeoutMs` — answer; one log line and metrics per review.
+ */
+export function reviewHandler(
+  mutator: Mutator,
+  metrics: AdmissionMetrics,
+  logger: Logger,
+  webhookTimeoutMs: number,
+) {
   return async (
     request: FastifyRequest<{ Querystring: { timeout?: string } }>,
     reply: FastifyReply,
@@ -35,7 +43,7 @@ export function reviewHandler(mutator: Mutator, metrics: AdmissionMetrics, logge
     try {
       const result = await withDeadline(
         undefined,
-        lookupBudgetMs(request.query.timeout),
+        lookupBudgetMs(request.query.timeout, webhookTimeoutMs),
         (signal) => mutator.review(review, signal),
       );
       const duration = seconds();

@@ -9,7 +9,7 @@ import { createApiConfigSource } from '../../src/kube/api-config-source.js';
 import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
-import { createAdmissionMetrics } from '../../src/server/metrics.js';
+import { type AdmissionMetrics, createAdmissionMetrics } from '../../src/server/metrics.js';
 import { credentialsFromText } from './credentials.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from './fake-api.js';
 import { everyNamespaceOptedIn } from './namespaces.js';
@@ -22,11 +22,16 @@ export interface TestApp {
   connection: ApiConnection;
   logs: string[];
   ready: { value: boolean };
+  metrics: AdmissionMetrics;
   close(): Promise<void>;
 }
 
 export async function startTestApp(
-  options: { mutator?: Mutator; tls?: { cert: string | Buffer; key: string | Buffer } } = {},
+  options: {
+    mutator?: Mutator;
+    tls?: { cert: string | Buffer; key: string | Buffer };
+    reviewTimeoutMs?: number;
+  } = {},
 ): Promise<TestApp> {
   const api = await startFakeApi();
   const connection = connectToCluster(await credentialsFromText(kubeconfigFor(api.url)));
@@ -38,6 +43,7 @@ export async function startTestApp(
     },
   });
   const ready = { value: true };
+  const metrics = createAdmissionMetrics({ collectProcessMetrics: false });
   const app = buildApp({
     mutator:
       options.mutator ??
@@ -46,10 +52,11 @@ export async function startTestApp(
         hashKey: HASH_KEY,
         namespaces: everyNamespaceOptedIn,
       }),
-    metrics: createAdmissionMetrics({ collectProcessMetrics: false }),
+    metrics,
     logger: createLogger('debug', sink),
     readiness: { isReady: () => ready.value },
     ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.reviewTimeoutMs ? { reviewTimeoutMs: options.reviewTimeoutMs } : {}),
   });
   await app.ready();
   return {
@@ -58,6 +65,7 @@ export async function startTestApp(
     connection,
     logs,
     ready,
+    metrics,
     async close() {
       await app.close();
       connection.close();
