@@ -22,7 +22,6 @@ import {
   MAX_BODY_BYTES,
   MAX_HEADER_BYTES,
 } from '../../src/server/limits.js';
-import { createAdmissionMetrics } from '../../src/server/metrics.js';
 import { buildProbeApp } from '../../src/server/probes.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { loopbackAddress } from '../support/flood.js';
