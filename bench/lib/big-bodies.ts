@@ -5,6 +5,9 @@
 // chart's container memory limit (charts/confighash/values.yaml). Each body comes from
 // a loopback address of its own, so that the bound per address (src/server/limits.ts)
 // refuses none of them: what is measured is a burst the large share lets through.
+// Then a flood of every method and path: 7 MiB bodies sent whole to every route that reads
+// none (PUT, PATCH, DELETE, OPTIONS on /mutate, POST and PUT elsewhere, GET /healthz), each
+// from an address of its own, which the door refuses unread (src/server/body-limits.ts).
 
 import https from 'node:https';
 import { MAX_BODY_BYTES } from '../../src/server/limits.js';
@@ -21,6 +24,8 @@ const SETTLE_MS = 2_000;
 
 interface BurstMeasurement {
   readonly bodies: number;
+  /** Where they went: POST /mutate when absent. */
+  readonly route?: string;
   readonly idleMib: number;
   readonly peakMib: number;
   readonly statuses: Record<string, number>;
@@ -38,7 +43,9 @@ function reviewOfSize(bytes: number): Buffer {
   return body;
 }
 
-function post(
+/** Sends `body` whole with `method`, from `localAddress`: the answer's status, or the error's code. */
+function send(
+  method: string,
   url: string,
   ca: string,
   body: Buffer,
@@ -48,7 +55,7 @@ function post(
     const request = https.request(
       url,
       {
-        method: 'POST',
+        method,
         ca,
         agent: false,
         localAddress,
@@ -77,7 +84,7 @@ export async function bigBodiesScenario(context: Context, kubeconfig: string): P
       const started = Date.now();
       const answers = await Promise.all(
         Array.from({ length: bodies }, (_, i) =>
-          post(`${webhook.url}?timeout=5s`, context.certs.ca, body, `127.0.0.${2 + i}`),
+          send('POST', `${webhook.url}?timeout=5s`, context.certs.ca, body, `127.0.0.${2 + i}`),
         ),
       );
       const seconds = (Date.now() - started) / 1000;
@@ -100,16 +107,78 @@ export async function bigBodiesScenario(context: Context, kubeconfig: string): P
       await webhook.stop();
     }
   }
+  measurements.push(await everyMethodFlood(context, kubeconfig, body));
   return burstScenario(measurements);
+}
+
+/** Where a body is never read: every other method on /mutate, other paths, a probe. */
+const UNREAD_ROUTES = [
+  ['PUT', '/mutate'],
+  ['PATCH', '/mutate'],
+  ['DELETE', '/mutate'],
+  ['OPTIONS', '/mutate'],
+  ['POST', '/other'],
+  ['PUT', '/other'],
+  ['GET', '/healthz'],
+  ['QUERY', '/mutate'],
+] as const;
+const FLOOD_PER_ROUTE = 8;
+
+/** FLOOD_PER_ROUTE 7 MiB bodies at once to each of UNREAD_ROUTES, each from its own address. */
+async function everyMethodFlood(
+  context: Context,
+  kubeconfig: string,
+  body: Buffer,
+): Promise<BurstMeasurement> {
+  const webhook = await startConfighash(context, 'big-bodies-every-method', kubeconfig);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const idleMib = await residentMb(webhook.pid);
+    const sampler = sampleTreePeak(webhook.pid);
+    const started = Date.now();
+    const origin = new URL(webhook.url).origin;
+    const answers = await Promise.all(
+      UNREAD_ROUTES.flatMap(([method, path], route) =>
+        Array.from({ length: FLOOD_PER_ROUTE }, (_, i) =>
+          send(
+            method,
+            `${origin}${path}`,
+            context.certs.ca,
+            body,
+            `127.0.1.${2 + route * FLOOD_PER_ROUTE + i}`,
+          ),
+        ),
+      ),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const peakMib = sampler.stop();
+    const statuses: Record<string, number> = {};
+    for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
+    const measured = {
+      bodies: answers.length,
+      route: 'every other method and path',
+      idleMib: round(idleMib, 1),
+      peakMib: round(peakMib, 1),
+      statuses,
+      seconds: round(seconds, 2),
+    };
+    log(
+      `  ${answers.length} × 7 MiB to ${UNREAD_ROUTES.length} routes that read no body: idle ${measured.idleMib} MiB, peak ${measured.peakMib} MiB, ${JSON.stringify(statuses)} in ${measured.seconds} s`,
+    );
+    return measured;
+  } finally {
+    await webhook.stop();
+  }
 }
 
 function burstScenario(measurements: readonly BurstMeasurement[]): Scenario {
   const table = [
-    '| bodies at once | idle RSS | peak RSS | answers | seconds |',
-    '|--:|--:|--:|---|--:|',
+    '| bodies at once | to | idle RSS | peak RSS | answers | seconds |',
+    '|--:|---|--:|--:|---|--:|',
     ...measurements.map(
       (m) =>
-        `| ${m.bodies} | ${m.idleMib.toFixed(1)} MiB | ${m.peakMib.toFixed(1)} MiB | ${Object.entries(
+        `| ${m.bodies} | ${m.route ?? 'POST /mutate'} | ${m.idleMib.toFixed(1)} MiB | ${m.peakMib.toFixed(1)} MiB | ${Object.entries(
           m.statuses,
         )
           .map(([status, count]) => `${count} × ${status}`)
@@ -119,7 +188,7 @@ function burstScenario(measurements: readonly BurstMeasurement[]): Scenario {
   const worst = Math.max(...measurements.map((m) => m.peakMib));
   const targets: Target[] = [
     {
-      name: 'peak RSS of the largest burst, within the container limit',
+      name: 'peak RSS of the largest burst and of the flood of every method, within the container limit',
       measured: `${worst.toFixed(1)} MiB`,
       limit: `≤ ${CONTAINER_LIMIT_MIB} MiB`,
       holds: worst <= CONTAINER_LIMIT_MIB,

@@ -139,6 +139,7 @@ describe.each(PORTS)('$name', (port) => {
     ['PUT', '/no-such-path'],
     ['GET', '/healthz'],
     ['GET', '/metrics'],
+    ['QUERY', '/mutate'],
   ] as const;
 
   it.each(elsewhere)(
