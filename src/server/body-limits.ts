@@ -6,7 +6,6 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BodyBudgets, type Ticket } from './body-budget.js';
-import type { CountRefusal, RefusalReason } from './door.js';
 import {
   ARRIVAL_LIMIT_MS,
   LARGE_BODY_BYTES_IN_FLIGHT,
@@ -16,6 +15,7 @@ import {
   SMALL_BODY_BYTES_IN_FLIGHT,
   SMALL_BODY_BYTES_PER_ADDRESS,
 } from './limits.js';
+import type { CountRefusal, RefusalReason } from './refusals.js';
 
 /**
  * Holds every request's body to the rule above. A refused body is never buffered: Node
