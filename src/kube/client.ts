@@ -95,21 +95,29 @@ export function exchange(connection: ApiConnection, request: ApiRequest): Promis
   );
 }
 
+/**
+ * One exchange over the route's session now (HTTP/1.1 when the server does not offer h2).
+ * A stream the server refused unprocessed (TrackedSession.refused) is sent again once,
+ * here and nowhere else, on the session the route gives then (a new one when the first
+ * received GOAWAY), under the same signal: it never reached the server's handlers, so
+ * sending it again cannot do anything twice. Any other failure is the caller's.
+ */
 function exchangeOnce(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
+  mayResend = true,
 ): Promise<ApiAnswer> {
   const choice = connection.http2?.session();
   if (choice === undefined) return exchangeOverHttp1(connection, request, payload);
   if (choice instanceof TrackedSession)
-    return exchangeOverHttp2(choice, connection, request, payload);
+    return exchangeOverHttp2(choice, connection, request, payload, mayResend);
   return untilAborted(choice, request.signal, () =>
     Promise.reject(abortError(request.signal as AbortSignal)),
   ).then((session) =>
     session === undefined
       ? exchangeOverHttp1(connection, request, payload)
-      : exchangeOverHttp2(session, connection, request, payload),
+      : exchangeOverHttp2(session, connection, request, payload, mayResend),
   );
 }
 
@@ -140,6 +148,7 @@ function exchangeOverHttp2(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
+  mayResend: boolean,
 ): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     const stream = session.request(
@@ -161,14 +170,21 @@ function exchangeOverHttp2(
       settled = true;
       resolve({ status: Number(headers[':status'] ?? 0), headers, body: joined(chunks) });
     });
-    stream.on('error', (error) => {
+    // Ended without its answer: sent again if the server refused it unprocessed, and may.
+    const failed = (error: () => Error) => {
+      if (settled) return;
       settled = true;
-      reject(error);
-    });
-    stream.on('close', () => {
-      // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
-      if (!settled) reject(new Error(`stream closed before its answer (code ${stream.rstCode})`));
-    });
+      if (mayResend && session.refused(stream)) {
+        resolve(exchangeOnce(connection, request, payload, false));
+      } else {
+        reject(error());
+      }
+    };
+    stream.on('error', (error) => failed(() => error));
+    // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
+    stream.on('close', () =>
+      failed(() => new Error(`stream closed before its answer (code ${stream.rstCode})`)),
+    );
     if (request.signal) abortWith(request.signal, stream, session.checkAlive);
     if (payload) stream.end(payload);
   });
