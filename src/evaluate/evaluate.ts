@@ -117,6 +117,8 @@ export interface EvaluatorDependencies {
   readonly memo?: HashMemo;
   /** Lookups in flight at once across all evaluations (default MAX_LOOKUPS_IN_FLIGHT of its own). */
   readonly lookupSlots?: Slots;
+  /** Answer bytes held at once across all evaluations, one slot a byte (default MAX_ANSWER_BYTES of its own). */
+  readonly answerBytes?: Slots;
 }
 
 // Bounds (docs/design.md §4): one review cannot drive thousands of GETs, nor take every socket.
@@ -126,6 +128,17 @@ export const MAX_SOURCES = 256;
 export const MAX_LOOKUPS_PER_EVALUATION = 16;
 /** Lookups in flight at once in the process (one evaluator per process serves admission). */
 export const MAX_LOOKUPS_IN_FLIGHT = 256;
+/**
+ * Bytes of lookup answers held at once in the process, from their first byte until the
+ * evaluation that read them is done with their content (a failed read's, at once). Without
+ * it, 256 lookups of objects up to the API's ~1.5 MiB could hold 384 MiB, past the serving
+ * container's 256 MiB limit; 32 MiB is what the request bodies read at once may hold too
+ * (§4), so answers and bodies together stay at twice that, and 32 MiB is still a review
+ * reading 32 full 1 MiB ConfigMaps, far past any real workload's config. A read that finds
+ * no room fails at once rather than wait: an answer waits holding the bytes it already has,
+ * so answers waiting on each other would hold the budget until every review's deadline.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** Shared by admission and follow mode: one definition of "the hash now". */
 export function createEvaluator({
@@ -134,6 +147,7 @@ export function createEvaluator({
   previousHashKeys = [],
   memo = new HashMemo(),
   lookupSlots = new Slots(MAX_LOOKUPS_IN_FLIGHT),
+  answerBytes = new Slots(MAX_ANSWER_BYTES),
 }: EvaluatorDependencies): Evaluator {
   const keys = createKeyring(hashKey, previousHashKeys);
   return async (workload, namespace, signal) => {
@@ -149,38 +163,53 @@ export function createEvaluator({
         problems,
       };
     }
+    // The answer bytes of the content this evaluation keeps, given back once it is digested.
+    let heldBytes = 0;
     const lookUp = async (ref: SourceRef): Promise<SourceLookup> => {
       // A lookup waiting for a slot at the deadline is a lookup that timed out; it sends nothing.
       if (!lookupSlots.tryTake() && !(await lookupSlots.take(signal))) {
         return { ref, result: WAITED_PAST_DEADLINE };
       }
+      let taken = 0;
+      const countBytes = (bytes: number): boolean => {
+        if (!answerBytes.tryTake(bytes)) return false;
+        taken += bytes;
+        return true;
+      };
       try {
-        return { ref, result: await configSource.get(ref.kind, namespace, ref.name, signal) };
+        const result = await configSource.get(ref.kind, namespace, ref.name, signal, countBytes);
+        if (result.status === 'failed') answerBytes.release(taken);
+        else heldBytes += taken;
+        return { ref, result };
       } finally {
         lookupSlots.release();
       }
     };
-    const lookups = await lookUpAll(sources, lookUp);
-    if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
-    const failures = lookups.flatMap(({ ref, result }) =>
-      result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
-    );
-    const missingRequired = lookups.flatMap(({ ref, result }) =>
-      result.status === 'failed'
-        ? []
-        : findMissingRequired(ref, result.status === 'found' ? result.content : undefined),
-    );
-    if (failures.length > 0) {
-      return { status: 'unreadable', failures, missingRequired, lookups, problems };
+    try {
+      const lookups = await lookUpAll(sources, lookUp);
+      if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
+      const failures = lookups.flatMap(({ ref, result }) =>
+        result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
+      );
+      const missingRequired = lookups.flatMap(({ ref, result }) =>
+        result.status === 'failed'
+          ? []
+          : findMissingRequired(ref, result.status === 'found' ? result.content : undefined),
+      );
+      if (failures.length > 0) {
+        return { status: 'unreadable', failures, missingRequired, lookups, problems };
+      }
+      return {
+        status: 'hashed',
+        ...digestLookups(keys, memo, namespace, lookups),
+        sources: formatSourceList(sources),
+        missingRequired,
+        lookups,
+        problems,
+      };
+    } finally {
+      if (heldBytes > 0) answerBytes.release(heldBytes);
     }
-    return {
-      status: 'hashed',
-      ...digestLookups(keys, memo, namespace, lookups),
-      sources: formatSourceList(sources),
-      missingRequired,
-      lookups,
-      problems,
-    };
   };
 }
 

@@ -6,6 +6,7 @@
 // names.
 
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import { untilAborted } from '../runtime/index.js';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
@@ -21,6 +22,11 @@ export interface ApiRequest {
   readonly contentType?: string;
   readonly accept?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Counts the answer's bytes as they arrive: its content-length when it has one, else each
+   * chunk. False: no room; the exchange stops reading and fails with AnswerOverBudget.
+   */
+  readonly countBytes?: (bytes: number) => boolean;
 }
 
 /** The field manager of every write confighash makes (managedFields, `kubectl … --show-managed-fields`). */
@@ -50,6 +56,28 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** An answer whose bytes found no room in its request's countBytes: left unread. */
+export class AnswerOverBudget extends Error {
+  constructor() {
+    super('answer over the lookup byte budget');
+    this.name = 'AnswerOverBudget';
+  }
+}
+
+/**
+ * Counts a response's bytes for `countBytes` (its content-length at once, when it declares one),
+ * true while they fit. One per exchange, made only when the request counts.
+ */
+function answerCounter(
+  countBytes: (bytes: number) => boolean,
+  headers: IncomingHttpHeaders,
+): (chunk: Buffer) => boolean {
+  const declared = Number(headers['content-length']);
+  if (!Number.isSafeInteger(declared) || declared < 0) return (chunk) => countBytes(chunk.length);
+  const fits = countBytes(declared);
+  return () => fits;
 }
 
 /** True when `error` is an API answer with one of these status codes. */
@@ -129,7 +157,16 @@ function exchangeOverHttp1(
   return new Promise((resolve, reject) => {
     const outgoing = openRequest(connection, request, payload, (response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const fits = request.countBytes && answerCounter(request.countBytes, response.headers);
+      if (fits && !fits(EMPTY)) {
+        outgoing.destroy(new AnswerOverBudget());
+        return;
+      }
+      response.on('data', (chunk: Buffer) => {
+        if (outgoing.destroyed) return;
+        if (fits && !fits(chunk)) outgoing.destroy(new AnswerOverBudget());
+        else chunks.push(chunk);
+      });
       response.on('end', () =>
         resolve({
           status: response.statusCode ?? 0,
@@ -161,11 +198,22 @@ function exchangeOverHttp2(
     );
     let headers: IncomingHttpHeaders = {};
     let settled = false;
+    let fits: ((chunk: Buffer) => boolean) | undefined;
     const chunks: Buffer[] = [];
+    const overBudget = () => {
+      failed(() => new AnswerOverBudget());
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    };
     stream.on('response', (answer) => {
       headers = answer;
+      fits = request.countBytes && answerCounter(request.countBytes, answer);
+      if (fits && !fits(EMPTY)) overBudget();
     });
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (fits && !fits(chunk)) overBudget();
+      else chunks.push(chunk);
+    });
     stream.on('end', () => {
       settled = true;
       resolve({ status: Number(headers[':status'] ?? 0), headers, body: joined(chunks) });
@@ -189,6 +237,8 @@ function exchangeOverHttp2(
     if (payload) stream.end(payload);
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function joined(chunks: readonly Buffer[]): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
