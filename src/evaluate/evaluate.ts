@@ -117,6 +117,8 @@ export interface EvaluatorDependencies {
   readonly memo?: HashMemo;
   /** Lookups in flight at once across all evaluations (default MAX_LOOKUPS_IN_FLIGHT of its own). */
   readonly lookupSlots?: Slots;
+  /** Answer bytes held at once across all evaluations, one slot a byte (default MAX_ANSWER_BYTES of its own). */
+  readonly answerBytes?: Slots;
 }
 
 // Bounds (docs/design.md §4): one review cannot drive thousands of GETs, nor take every socket.
@@ -126,6 +128,17 @@ export const MAX_SOURCES = 256;
 export const MAX_LOOKUPS_PER_EVALUATION = 16;
 /** Lookups in flight at once in the process (one evaluator per process serves admission). */
 export const MAX_LOOKUPS_IN_FLIGHT = 256;
+/**
+ * Bytes of lookup answers held at once in the process, from their first byte until the
+ * evaluation that read them is done with their content (a failed read's, at once). Without
+ * it, 256 lookups of objects up to the API's ~1.5 MiB could hold 384 MiB, past the serving
+ * container's 256 MiB limit; 32 MiB is what the request bodies read at once may hold too
+ * (§4), so answers and bodies together stay at twice that, and 32 MiB is still a review
+ * reading 32 full 1 MiB ConfigMaps, far past any real workload's config. A read that finds
+ * no room fails at once rather than wait: an answer waits holding the bytes it already has,
+ * so answers waiting on each other would hold the budget until every review's deadline.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** Shared by admission and follow mode: one definition of "the hash now". */
 export function createEvaluator({
@@ -134,6 +147,7 @@ export function createEvaluator({
   previousHashKeys = [],
   memo = new HashMemo(),
   lookupSlots = new Slots(MAX_LOOKUPS_IN_FLIGHT),
+  answerBytes = new Slots(MAX_ANSWER_BYTES),
 }: EvaluatorDependencies): Evaluator {
   const keys = createKeyring(hashKey, previousHashKeys);
   return async (workload, namespace, signal) => {
@@ -149,38 +163,29 @@ export function createEvaluator({
         problems,
       };
     }
+    const answers = new HeldAnswerBytes(answerBytes);
     const lookUp = async (ref: SourceRef): Promise<SourceLookup> => {
       // A lookup waiting for a slot at the deadline is a lookup that timed out; it sends nothing.
       if (!lookupSlots.tryTake() && !(await lookupSlots.take(signal))) {
         return { ref, result: WAITED_PAST_DEADLINE };
       }
+      const answer = answers.forLookup();
+      let kept = false;
       try {
-        return { ref, result: await configSource.get(ref.kind, namespace, ref.name, signal) };
+        const result = await configSource.get(ref.kind, namespace, ref.name, signal, answer.count);
+        kept = result.status !== 'failed';
+        return { ref, result };
       } finally {
+        answer.end(kept);
         lookupSlots.release();
       }
     };
-    const lookups = await lookUpAll(sources, lookUp);
-    if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
-    const failures = lookups.flatMap(({ ref, result }) =>
-      result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
-    );
-    const missingRequired = lookups.flatMap(({ ref, result }) =>
-      result.status === 'failed'
-        ? []
-        : findMissingRequired(ref, result.status === 'found' ? result.content : undefined),
-    );
-    if (failures.length > 0) {
-      return { status: 'unreadable', failures, missingRequired, lookups, problems };
+    try {
+      const lookups = await lookUpAll(sources, lookUp);
+      return judge(keys, memo, namespace, { sources, lookups, problems });
+    } finally {
+      answers.releaseAll();
     }
-    return {
-      status: 'hashed',
-      ...digestLookups(keys, memo, namespace, lookups),
-      sources: formatSourceList(sources),
-      missingRequired,
-      lookups,
-      problems,
-    };
   };
 }
 
@@ -216,6 +221,75 @@ const WAITED_PAST_DEADLINE: LookupResult = {
  * In parallel, at most MAX_LOOKUPS_PER_EVALUATION at once: the deadline is for
  * all lookups together (docs/design.md §4). Results in the order of `sources`.
  */
+/** What the lookups make of a workload's sources: no sources, unreadable, or hashed. */
+function judge(
+  keys: Keyring,
+  memo: HashMemo,
+  namespace: string,
+  read: {
+    readonly sources: readonly SourceRef[];
+    readonly lookups: SourceLookup[];
+    readonly problems: Evaluation['problems'];
+  },
+): Evaluation {
+  const { sources, lookups, problems } = read;
+  if (lookups.length === 0) return { status: 'no-sources', lookups, problems };
+  const failures = lookups.flatMap(({ ref, result }) =>
+    result.status === 'failed' ? [{ ref, failure: result.failure, detail: result.detail }] : [],
+  );
+  const missingRequired = lookups.flatMap(({ ref, result }) =>
+    result.status === 'failed'
+      ? []
+      : findMissingRequired(ref, result.status === 'found' ? result.content : undefined),
+  );
+  if (failures.length > 0) {
+    return { status: 'unreadable', failures, missingRequired, lookups, problems };
+  }
+  return {
+    status: 'hashed',
+    ...digestLookups(keys, memo, namespace, lookups),
+    sources: formatSourceList(sources),
+    missingRequired,
+    lookups,
+    problems,
+  };
+}
+
+/**
+ * The answer bytes one evaluation holds in the process's budget (MAX_ANSWER_BYTES): a kept
+ * answer's stay until the evaluation is done with its content, a failed one's go back when
+ * its lookup ends, and so do those of a lookup that ends after the evaluation is done (one
+ * left running when another threw).
+ */
+class HeldAnswerBytes {
+  #held = 0;
+  #done = false;
+
+  constructor(private readonly budget: Slots) {}
+
+  /** `count` for one lookup's answer (false: no room), and `end` once the lookup is over. */
+  forLookup() {
+    let taken = 0;
+    return {
+      count: (bytes: number): boolean => {
+        if (!this.budget.tryTake(bytes)) return false;
+        taken += bytes;
+        return true;
+      },
+      end: (kept: boolean): void => {
+        if (kept && !this.#done) this.#held += taken;
+        else if (taken > 0) this.budget.release(taken);
+      },
+    };
+  }
+
+  releaseAll(): void {
+    this.#done = true;
+    if (this.#held > 0) this.budget.release(this.#held);
+    this.#held = 0;
+  }
+}
+
 async function lookUpAll(
   sources: readonly SourceRef[],
   lookUp: (ref: SourceRef) => Promise<SourceLookup>,

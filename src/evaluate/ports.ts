@@ -11,7 +11,8 @@ export type LookupFailure =
   | 'unauthorized'
   | 'server-error'
   | 'network'
-  | 'bad-response';
+  | 'bad-response'
+  | 'over-budget';
 
 export type LookupResult =
   | {
@@ -30,6 +31,12 @@ export type LookupResult =
   | { readonly status: 'absent' }
   | { readonly status: 'failed'; readonly failure: LookupFailure; readonly detail: string };
 
+/**
+ * Counts an answer's bytes as they arrive (its declared length, else each chunk); false:
+ * no room, and the read fails as `over-budget` without reading further.
+ */
+export type CountAnswerBytes = (bytes: number) => boolean;
+
 /** Reads ConfigMaps and Secrets. Outcomes a user sees are values, never exceptions. */
 export interface ConfigSource {
   /** Reads one object live; resolves (never rejects) once `signal` aborts. */
@@ -38,5 +45,6 @@ export interface ConfigSource {
     namespace: string,
     name: string,
     signal: AbortSignal,
+    countBytes?: CountAnswerBytes,
   ): Promise<LookupResult>;
 }

@@ -1,21 +1,27 @@
 // ConfigSource over the API server: a live GET per object, in parallel, over
 // the connection's keep-alive agent. 404 means absent; anything else that is
-// not a 200 is a failure with a short reason for the warning.
+// not a 200 is a failure with a short reason for the warning. An answer's bytes
+// are counted as they arrive, for the evaluator's byte budget.
 
 import type { ConfigSource, LookupFailure, LookupResult } from '../evaluate/ports.js';
 import { contentOfConfigMap, contentOfSecret } from '../hash/index.js';
 import type { SourceKind } from '../sources/index.js';
 import { APPROVED_CHANGE, FANOUT_CONTROL, FANOUT_STATE, isObject } from '../workload/index.js';
-import { exchange, sourcePath } from './client.js';
+import { AnswerOverBudget, exchange, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 export function createApiConfigSource(connection: ApiConnection): ConfigSource {
   return {
-    async get(kind, namespace, name, signal) {
+    async get(kind, namespace, name, signal, countBytes) {
       if (signal.aborted) return failed('timeout', 'deadline reached');
       const path = sourcePath(kind, namespace, name);
       try {
-        const { status, body } = await exchange(connection, { method: 'GET', path, signal });
+        const { status, body } = await exchange(connection, {
+          method: 'GET',
+          path,
+          signal,
+          ...(countBytes ? { countBytes } : {}),
+        });
         return interpret(kind, status, body);
       } catch (error) {
         return fromError(error as Error & { code?: string }, signal);
@@ -81,6 +87,7 @@ function isMapOrAbsent(value: unknown): value is Record<string, string> | undefi
 }
 
 function fromError(error: Error & { code?: string }, signal: AbortSignal): LookupResult {
+  if (error instanceof AnswerOverBudget) return failed('over-budget', 'lookup byte budget full');
   if (signal.aborted || error.name === 'AbortError') return failed('timeout', 'timed out');
   return failed('network', error.code ?? error.message);
 }

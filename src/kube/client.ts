@@ -6,6 +6,7 @@
 // names.
 
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import { untilAborted } from '../runtime/index.js';
 import { SOURCE_RESOURCE, type SourceKind } from '../sources/index.js';
@@ -21,6 +22,11 @@ export interface ApiRequest {
   readonly contentType?: string;
   readonly accept?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Counts the answer's bytes as they arrive: its content-length when it has one, else each
+   * chunk. False: no room; the exchange stops reading and fails with AnswerOverBudget.
+   */
+  readonly countBytes?: (bytes: number) => boolean;
 }
 
 /** The field manager of every write confighash makes (managedFields, `kubectl … --show-managed-fields`). */
@@ -50,6 +56,28 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** An answer whose bytes found no room in its request's countBytes: left unread. */
+export class AnswerOverBudget extends Error {
+  constructor() {
+    super('answer over the lookup byte budget');
+    this.name = 'AnswerOverBudget';
+  }
+}
+
+/**
+ * Counts a response's bytes for `countBytes` (its content-length at once, when it declares one),
+ * true while they fit. One per exchange, made only when the request counts.
+ */
+function answerCounter(
+  countBytes: (bytes: number) => boolean,
+  headers: IncomingHttpHeaders,
+): (chunk: Buffer) => boolean {
+  const declared = Number(headers['content-length']);
+  if (!Number.isSafeInteger(declared) || declared < 0) return (chunk) => countBytes(chunk.length);
+  const fits = countBytes(declared);
+  return () => fits;
 }
 
 /** True when `error` is an API answer with one of these status codes. */
@@ -95,21 +123,29 @@ export function exchange(connection: ApiConnection, request: ApiRequest): Promis
   );
 }
 
+/**
+ * One exchange over the route's session now (HTTP/1.1 when the server does not offer h2).
+ * A stream the server refused unprocessed (TrackedSession.refused) is sent again once,
+ * here and nowhere else, on the session the route gives then (a new one when the first
+ * received GOAWAY), under the same signal: it never reached the server's handlers, so
+ * sending it again cannot do anything twice. Any other failure is the caller's.
+ */
 function exchangeOnce(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
+  mayResend = true,
 ): Promise<ApiAnswer> {
   const choice = connection.http2?.session();
   if (choice === undefined) return exchangeOverHttp1(connection, request, payload);
   if (choice instanceof TrackedSession)
-    return exchangeOverHttp2(choice, connection, request, payload);
+    return exchangeOverHttp2(choice, connection, request, payload, mayResend);
   return untilAborted(choice, request.signal, () =>
     Promise.reject(abortError(request.signal as AbortSignal)),
   ).then((session) =>
     session === undefined
       ? exchangeOverHttp1(connection, request, payload)
-      : exchangeOverHttp2(session, connection, request, payload),
+      : exchangeOverHttp2(session, connection, request, payload, mayResend),
   );
 }
 
@@ -121,7 +157,16 @@ function exchangeOverHttp1(
   return new Promise((resolve, reject) => {
     const outgoing = openRequest(connection, request, payload, (response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const fits = request.countBytes && answerCounter(request.countBytes, response.headers);
+      if (fits && !fits(EMPTY)) {
+        outgoing.destroy(new AnswerOverBudget());
+        return;
+      }
+      response.on('data', (chunk: Buffer) => {
+        if (outgoing.destroyed) return;
+        if (fits && !fits(chunk)) outgoing.destroy(new AnswerOverBudget());
+        else chunks.push(chunk);
+      });
       response.on('end', () =>
         resolve({
           status: response.statusCode ?? 0,
@@ -140,6 +185,7 @@ function exchangeOverHttp2(
   connection: ApiConnection,
   request: ApiRequest,
   payload: Buffer | undefined,
+  mayResend: boolean,
 ): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     const stream = session.request(
@@ -152,27 +198,47 @@ function exchangeOverHttp2(
     );
     let headers: IncomingHttpHeaders = {};
     let settled = false;
+    let fits: ((chunk: Buffer) => boolean) | undefined;
     const chunks: Buffer[] = [];
+    const overBudget = () => {
+      failed(() => new AnswerOverBudget());
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    };
     stream.on('response', (answer) => {
       headers = answer;
+      fits = request.countBytes && answerCounter(request.countBytes, answer);
+      if (fits && !fits(EMPTY)) overBudget();
     });
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (fits && !fits(chunk)) overBudget();
+      else chunks.push(chunk);
+    });
     stream.on('end', () => {
       settled = true;
       resolve({ status: Number(headers[':status'] ?? 0), headers, body: joined(chunks) });
     });
-    stream.on('error', (error) => {
+    // Ended without its answer: sent again if the server refused it unprocessed, and may.
+    const failed = (error: () => Error) => {
+      if (settled) return;
       settled = true;
-      reject(error);
-    });
-    stream.on('close', () => {
-      // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
-      if (!settled) reject(new Error(`stream closed before its answer (code ${stream.rstCode})`));
-    });
+      if (mayResend && session.refused(stream)) {
+        resolve(exchangeOnce(connection, request, payload, false));
+      } else {
+        reject(error());
+      }
+    };
+    stream.on('error', (error) => failed(() => error));
+    // Reset without an error code, before its end: no answer. (Made only then: an Error costs a stack.)
+    stream.on('close', () =>
+      failed(() => new Error(`stream closed before its answer (code ${stream.rstCode})`)),
+    );
     if (request.signal) abortWith(request.signal, stream, session.checkAlive);
     if (payload) stream.end(payload);
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function joined(chunks: readonly Buffer[]): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);

@@ -5,7 +5,9 @@
 // socket of its own (BENCHMARKS.md, "HTTP/2 to the API server", has the figures). A
 // server that does not choose h2 in the TLS handshake is sent HTTP/1.1 through the agent,
 // and so is a plain-HTTP one. Watches stay on HTTP/1.1: a stream that lasts for hours
-// holds its own socket.
+// holds its own socket. A stream the server refused unprocessed (refused()) is safe to
+// send again, as client-go does; client.ts sends it once more, on the session the route
+// gives then.
 
 import http2, {
   type ClientHttp2Session,
@@ -42,6 +44,8 @@ export class TrackedSession {
   #inFlight = 0;
   #streams = 0;
   #pinging = false;
+  /** The last stream id a GOAWAY said the server may process; undefined until one arrives. */
+  #lastAccepted: number | undefined;
 
   constructor(
     readonly session: ClientHttp2Session,
@@ -49,10 +53,27 @@ export class TrackedSession {
     private readonly pingTimeoutMs: number,
   ) {
     session.unref();
+    session.once('goaway', (_code: number, lastStreamId: number) => {
+      this.#lastAccepted = lastStreamId;
+    });
   }
 
+  /** Node closes a session that receives GOAWAY (destroys it, for an error code): then unusable. */
   get usable(): boolean {
     return !this.session.closed && !this.session.destroyed;
+  }
+
+  /**
+   * Whether the server never processed `stream` (RFC 9113 §8.7): it reset it with
+   * REFUSED_STREAM, or a GOAWAY's last stream id is below it (a server going away, an
+   * apiserver restarting gracefully). Only such a stream may be sent again; one the server may
+   * have acted on never is.
+   */
+  refused(stream: ClientHttp2Stream): boolean {
+    if (stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM) return true;
+    return (
+      this.#lastAccepted !== undefined && stream.id !== undefined && stream.id > this.#lastAccepted
+    );
   }
 
   /** It has carried its share of streams: the route closes it and opens another. */
@@ -137,7 +158,7 @@ export function http2Route(
     session() {
       if (http1Only || closed) return undefined;
       if (current?.usable && !current.spent) return current;
-      // Closing lets the streams in flight finish.
+      // Closing lets the streams in flight finish (after a GOAWAY: those the server accepted).
       current?.session.close();
       current = undefined;
       return open();

@@ -1,7 +1,8 @@
 // The one semaphore: a pool of slots that callers take some of and give back, whose
 // waiters give up when their signal aborts. The bounds of docs/design.md §4 are slots —
 // lookups in flight per process, live namespace reads, body bytes read at once (a body
-// takes as many slots as it has bytes) — and so are follow mode's lists in flight. A wait
+// takes as many slots as it has bytes), lookup answer bytes held at once — and so are
+// follow mode's lists in flight. A wait
 // counts against the caller's own deadline.
 
 export class Slots {

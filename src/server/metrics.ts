@@ -37,7 +37,7 @@ export function createAdmissionMetrics(
   });
   const lookups = new Counter({
     name: 'confighash_lookups_total',
-    help: 'ConfigMap and Secret reads, by kind and result (found, absent, timeout, forbidden, ...).',
+    help: 'ConfigMap and Secret reads, by kind and result (found, absent, timeout, forbidden, ..., over-budget: no room in the lookup byte budget).',
     labelNames: ['kind', 'result'] as const,
     registers: [registry],
   });

@@ -303,6 +303,165 @@ console.log(answer.httpVersion, answer.path);
   });
 });
 
+/** What the server does with a stream that arrives: answer it, or one of the ways a server refuses. */
+type Receipt =
+  | 'answer'
+  | 'slow'
+  | 'refuse'
+  | 'reset-internal'
+  | 'goaway-below'
+  | 'goaway-below-with-error'
+  | 'answer-then-reset';
+
+interface ScriptedServer {
+  readonly url: URL;
+  /** Streams received, by path, and the session (1, 2, …) each arrived on. */
+  readonly receipts: { path: string; session: number }[];
+  sessions(): number;
+}
+
+/**
+ * An h2 server that treats the n-th stream received for a path as `script(path, n)` says:
+ * a reset with REFUSED_STREAM (never processed), with INTERNAL_ERROR, an answer begun then
+ * reset, or a GOAWAY whose last stream id is below the stream's (a server going away).
+ */
+async function scriptedServer(
+  script: (path: string, n: number) => Receipt,
+): Promise<ScriptedServer> {
+  const server = http2.createSecureServer(tlsPair);
+  const receipts: { path: string; session: number }[] = [];
+  const numbers = new WeakMap<http2.ServerHttp2Session, number>();
+  const open = new Set<http2.ServerHttp2Session>();
+  let begun = 0;
+  server.on('session', (session) => {
+    numbers.set(session, ++begun);
+    open.add(session);
+    session.on('close', () => open.delete(session));
+    session.on('error', () => {});
+  });
+  server.on('stream', (stream, headers) => {
+    const path = String(headers[':path']);
+    const session = numbers.get(stream.session as http2.ServerHttp2Session) ?? 0;
+    receipts.push({ path, session });
+    stream.on('error', () => {});
+    const answer = () => {
+      if (stream.destroyed) return;
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(
+        JSON.stringify({ httpVersion: '2.0', method: 'GET', path, body: `session ${session}` }),
+      );
+    };
+    switch (script(path, receipts.filter((receipt) => receipt.path === path).length)) {
+      case 'answer':
+        return answer();
+      case 'slow':
+        return void setTimeout(answer, 300);
+      case 'refuse':
+        return stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      case 'reset-internal':
+        return stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      case 'goaway-below':
+        return goAwayBelow(stream);
+      case 'goaway-below-with-error':
+        return goAwayBelow(stream, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      // The answer begun, the stream then reset (destroyed: INTERNAL_ERROR, the data not ended).
+      case 'answer-then-reset':
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.write('{"partial":');
+        return void setTimeout(() => stream.destroy(new Error('gone')), 20);
+    }
+  });
+  closers.push(() => {
+    for (const session of open) session.destroy();
+  });
+  return { url: await listen(server), receipts, sessions: () => begun };
+}
+
+/** A GOAWAY whose last stream id is the one before `stream`'s (client streams are odd). */
+function goAwayBelow(
+  stream: http2.ServerHttp2Stream,
+  code: number = http2.constants.NGHTTP2_NO_ERROR,
+): void {
+  stream.session?.goaway(code, (stream.id ?? 1) - 2);
+}
+
+describe('a stream the server refused unprocessed is sent once more', () => {
+  it('reset with REFUSED_STREAM: sent again once and answered', async () => {
+    const server = await scriptedServer((_path, n) => (n === 1 ? 'refuse' : 'answer'));
+    const connection = connectTo(server.url);
+
+    const answer = await get(connection, '/a');
+
+    expect(answer.path).toBe('/a');
+    expect(server.receipts.map(({ path }) => path)).toEqual(['/a', '/a']);
+  });
+
+  it('refused twice: fails, with no third send', async () => {
+    const server = await scriptedServer(() => 'refuse');
+    const connection = connectTo(server.url);
+
+    await expect(get(connection, '/a')).rejects.toThrow(/REFUSED_STREAM/);
+    expect(server.receipts.map(({ path }) => path)).toEqual(['/a', '/a']);
+  });
+
+  it('a GOAWAY below its stream id: sent again on a new session, which the next requests use, while an accepted stream finishes on the old one', async () => {
+    const server = await scriptedServer((path, n) =>
+      path === '/slow' ? 'slow' : path === '/b' && n === 1 ? 'goaway-below' : 'answer',
+    );
+    const connection = connectTo(server.url);
+    await get(connection, '/a');
+    const slow = get(connection, '/slow');
+    await expect.poll(() => server.receipts.length).toBe(2);
+
+    const answer = await get(connection, '/b');
+    const later = await get(connection, '/c');
+
+    expect((await slow).body).toBe('session 1');
+    expect([answer.body, later.body]).toEqual(['session 2', 'session 2']);
+    expect(server.receipts).toEqual([
+      { path: '/a', session: 1 },
+      { path: '/slow', session: 1 },
+      { path: '/b', session: 1 },
+      { path: '/b', session: 2 },
+      { path: '/c', session: 2 },
+    ]);
+    expect(server.sessions()).toBe(2);
+  });
+
+  it('a GOAWAY with an error code: the stream below it fails, the one above is sent again on a new session', async () => {
+    const server = await scriptedServer((path, n) =>
+      path === '/slow' ? 'slow' : path === '/b' && n === 1 ? 'goaway-below-with-error' : 'answer',
+    );
+    const connection = connectTo(server.url);
+    const slow = get(connection, '/slow').then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    await expect.poll(() => server.receipts.length).toBe(1);
+
+    const answer = await get(connection, '/b');
+
+    expect(await slow).toBe('Session closed with error code 11');
+    expect(answer.body).toBe('session 2');
+    expect(server.receipts).toEqual([
+      { path: '/slow', session: 1 },
+      { path: '/b', session: 1 },
+      { path: '/b', session: 2 },
+    ]);
+  });
+
+  it.each([
+    ['reset with INTERNAL_ERROR', 'reset-internal' as const, /INTERNAL_ERROR/],
+    ['answered in part, then reset', 'answer-then-reset' as const, /INTERNAL_ERROR/],
+  ])('%s: not sent again (the server may have acted on it)', async (_name, receipt, error) => {
+    const server = await scriptedServer(() => receipt);
+    const connection = connectTo(server.url);
+
+    await expect(get(connection, '/a')).rejects.toThrow(error);
+    expect(server.receipts.map(({ path }) => path)).toEqual(['/a']);
+  });
+});
+
 /** Relays TCP to `target`; silence() stops relaying both ways (the connections stay open). */
 async function tcpRelay(target: URL): Promise<{ url: URL; silence(): void; resume(): void }> {
   let silent = false;
