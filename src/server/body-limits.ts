@@ -49,9 +49,12 @@ export function limitBodies(
     if (declared > MAX_BODY_BYTES) {
       return refuse(reply, 'body-too-large', 413, `a body may be at most ${MAX_BODY_BYTES} bytes`);
     }
-    const place = budgets.admit(declared, request.socket.remoteAddress ?? '', () =>
-      giveUpAtArrivalLimit(request),
-    );
+    let stopWaiting = () => {};
+    const place = budgets.admit(declared, request.socket.remoteAddress ?? '', () => {
+      const wait = waitForBudget(request);
+      stopWaiting = wait.stop;
+      return wait.signal;
+    });
     if (place.refused) {
       const reason = place.refused === 413 ? 'body-too-large' : 'body-address-bound';
       return refuse(reply, reason, place.refused, place.error);
@@ -64,6 +67,7 @@ export function limitBodies(
     if (place.granted === true) return admitted();
     if (place.granted === false) return tooMany();
     void waited(place, request, reply).then((granted) => {
+      stopWaiting();
       if (granted) admitted();
       else if (granted === false) tooMany();
     });
@@ -85,14 +89,22 @@ function declaredLength(request: FastifyRequest): number | undefined {
 }
 
 /**
- * Ends a wait for budget when the request goes or at the arrival limit, where Node cuts the
- * request off anyway. Made only for a body that must wait: nearly every review is let in at
- * once and makes none.
+ * A wait for budget ends when the request goes or at the arrival limit, where Node cuts the
+ * request off anyway; `stop` lets go of both once the wait is over. Made only for a body that
+ * must wait: nearly every review is let in at once and makes none.
  */
-function giveUpAtArrivalLimit(request: FastifyRequest): AbortSignal {
-  const closed = new AbortController();
-  request.raw.once('close', () => closed.abort());
-  return AbortSignal.any([closed.signal, AbortSignal.timeout(ARRIVAL_LIMIT_MS)]);
+function waitForBudget(request: FastifyRequest): { signal: AbortSignal; stop(): void } {
+  const gaveUp = new AbortController();
+  const giveUp = () => gaveUp.abort();
+  const timer = setTimeout(giveUp, ARRIVAL_LIMIT_MS);
+  request.raw.once('close', giveUp);
+  return {
+    signal: gaveUp.signal,
+    stop() {
+      clearTimeout(timer);
+      request.raw.off('close', giveUp);
+    },
+  };
 }
 
 /**
