@@ -74,40 +74,30 @@ function send(
 export async function bigBodiesScenario(context: Context, kubeconfig: string): Promise<Scenario> {
   const sizes = context.options.quick ? [4, 16] : [1, 4, 8, 16, 32, 64];
   const body = reviewOfSize(MAX_BODY_BYTES);
+  const ca = context.certs.ca;
   const measurements: BurstMeasurement[] = [];
   for (const bodies of sizes) {
-    const webhook = await startConfighash(context, `big-bodies-${bodies}`, kubeconfig);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-      const idleMib = await residentMb(webhook.pid);
-      const sampler = sampleTreePeak(webhook.pid);
-      const started = Date.now();
-      const answers = await Promise.all(
-        Array.from({ length: bodies }, (_, i) =>
-          send('POST', `${webhook.url}?timeout=5s`, context.certs.ca, body, `127.0.0.${2 + i}`),
-        ),
-      );
-      const seconds = (Date.now() - started) / 1000;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const peakMib = sampler.stop();
-      const statuses: Record<string, number> = {};
-      for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
-      const measured = {
-        bodies,
-        idleMib: round(idleMib, 1),
-        peakMib: round(peakMib, 1),
-        statuses,
-        seconds: round(seconds, 2),
-      };
-      log(
-        `  ${bodies} × 7 MiB at once: idle ${measured.idleMib} MiB, peak ${measured.peakMib} MiB, ${JSON.stringify(statuses)} in ${measured.seconds} s`,
-      );
-      measurements.push(measured);
-    } finally {
-      await webhook.stop();
-    }
+    const measured = await measureBurst(context, kubeconfig, `big-bodies-${bodies}`, (url) =>
+      Array.from({ length: bodies }, (_, i) =>
+        send('POST', `${url}?timeout=5s`, ca, body, `127.0.0.${2 + i}`),
+      ),
+    );
+    log(`  ${bodies} × 7 MiB at once: ${describe(measured)}`);
+    measurements.push(measured);
   }
-  measurements.push(await everyMethodFlood(context, kubeconfig, body));
+  const flood = await measureBurst(context, kubeconfig, 'big-bodies-every-method', (url) =>
+    UNREAD_ROUTES.flatMap(([method, path], route) =>
+      Array.from({ length: FLOOD_PER_ROUTE }, (_, i) => {
+        const from = `127.0.1.${2 + route * FLOOD_PER_ROUTE + i}`;
+        return send(method, `${new URL(url).origin}${path}`, ca, body, from);
+      }),
+    ),
+  );
+  const route = 'every other method and path';
+  log(
+    `  ${flood.bodies} × 7 MiB to ${UNREAD_ROUTES.length} routes that read no body: ${describe(flood)}`,
+  );
+  measurements.push({ ...flood, route });
   return burstScenario(measurements);
 }
 
@@ -124,53 +114,42 @@ const UNREAD_ROUTES = [
 ] as const;
 const FLOOD_PER_ROUTE = 8;
 
-/** FLOOD_PER_ROUTE 7 MiB bodies at once to each of UNREAD_ROUTES, each from its own address. */
-async function everyMethodFlood(
+/**
+ * A fresh webhook's RSS at rest, then its peak (sampled every 10 ms) while the requests that
+ * `burst` sends to its /mutate URL are answered, and what they were answered.
+ */
+async function measureBurst(
   context: Context,
   kubeconfig: string,
-  body: Buffer,
+  name: string,
+  burst: (url: string) => Promise<number | string>[],
 ): Promise<BurstMeasurement> {
-  const webhook = await startConfighash(context, 'big-bodies-every-method', kubeconfig);
+  const webhook = await startConfighash(context, name, kubeconfig);
   try {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const idleMib = await residentMb(webhook.pid);
     const sampler = sampleTreePeak(webhook.pid);
     const started = Date.now();
-    const origin = new URL(webhook.url).origin;
-    const answers = await Promise.all(
-      UNREAD_ROUTES.flatMap(([method, path], route) =>
-        Array.from({ length: FLOOD_PER_ROUTE }, (_, i) =>
-          send(
-            method,
-            `${origin}${path}`,
-            context.certs.ca,
-            body,
-            `127.0.1.${2 + route * FLOOD_PER_ROUTE + i}`,
-          ),
-        ),
-      ),
-    );
+    const answers = await Promise.all(burst(webhook.url));
     const seconds = (Date.now() - started) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 200));
     const peakMib = sampler.stop();
     const statuses: Record<string, number> = {};
     for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
-    const measured = {
+    return {
       bodies: answers.length,
-      route: 'every other method and path',
       idleMib: round(idleMib, 1),
       peakMib: round(peakMib, 1),
       statuses,
       seconds: round(seconds, 2),
     };
-    log(
-      `  ${answers.length} × 7 MiB to ${UNREAD_ROUTES.length} routes that read no body: idle ${measured.idleMib} MiB, peak ${measured.peakMib} MiB, ${JSON.stringify(statuses)} in ${measured.seconds} s`,
-    );
-    return measured;
   } finally {
     await webhook.stop();
   }
 }
+
+const describe = (m: BurstMeasurement) =>
+  `idle ${m.idleMib} MiB, peak ${m.peakMib} MiB, ${JSON.stringify(m.statuses)} in ${m.seconds} s`;
 
 function burstScenario(measurements: readonly BurstMeasurement[]): Scenario {
   const table = [
