@@ -36,6 +36,7 @@ import {
 } from '../../src/workload/annotations.js';
 import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { runScript } from '../../tools/cluster/scripts.js';
 import {
   configMap,
   namespace,
@@ -328,6 +329,42 @@ const FOREIGN_KEYS: [string, string][] = [
   ['confighash.dev/anything', 'x'],
 ];
 
+/** A Rollout and a CloneSet (their CRDs from tools/crds.sh): the fence reads CRD objects too. */
+const CUSTOM_KINDS = [
+  ['rollout', 'argoproj.io/v1alpha1', 'Rollout', 'rollouts.argoproj.io'],
+  ['cloneset', 'apps.kruise.io/v1alpha1', 'CloneSet', 'clonesets.apps.kruise.io'],
+] as const;
+const customWorkload = ([name, apiVersion, kind]: (typeof CUSTOM_KINDS)[number]) => {
+  const { spec } = workload(FOLLOW_NS, name) as Obj;
+  const { revisionHistoryLimit: _, ...rest } = spec;
+  return { apiVersion, kind, metadata: { name, namespace: FOLLOW_NS }, spec: rest };
+};
+const CUSTOM: [string, string[], boolean][] = CUSTOM_KINDS.flatMap(
+  ([name, , kind, resource]): [string, string[], boolean][] => [
+    [`\`{}\` of a ${kind}`, mergePatch(FOLLOW_NS, `${resource}/${name}`, {}), true],
+    [
+      `the keys confighash writes on a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, WRITTEN('c')),
+      true,
+    ],
+    [
+      `${ENABLED}: "false" on a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, onWorkload({ [ENABLED]: 'false' })),
+      false,
+    ],
+    [
+      `${LIVE_RELOAD} on a ${kind}’s pod template`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, onTemplate({ [LIVE_RELOAD]: 'true' })),
+      false,
+    ],
+    [
+      `the replicas of a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, { spec: { replicas: 5 } }),
+      false,
+    ],
+  ],
+);
+
 /** The follower's writes of confighash.dev/ keys: only those confighash writes (design §7). */
 const KEYS: [string, string[], boolean][] = [
   ...FOREIGN_KEYS.flatMap(([key, value]): [string, string[], boolean][] => [
@@ -559,6 +596,11 @@ const MINT_PROBE = tokenSecret('probe', 'confighash');
 
 beforeAll(async () => {
   shared = await useSharedControlPlane();
+  const crds = await runScript(join(REPO_ROOT, 'tools/crds.sh'), 'tools/crds.sh');
+  for (const crd of ['rollouts.yaml', 'clonesets.yaml']) {
+    await shared.k(['apply', '--server-side', '-f', join(crds, crd)]);
+  }
+  await shared.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await shared.k(
     ['apply', '-f', '-'],
     yamlDocuments(
@@ -582,6 +624,7 @@ beforeAll(async () => {
   // Two managers: the server-side applier and kubectl label (managedFields rewrites).
   await shared.k(['apply', '--server-side', '-f', '-'], yamlDocuments(hashed('hashed-ssa')));
   await shared.k(['label', '-n', FOLLOW_NS, 'deployment/hashed-ssa', 'team=shop']);
+  await shared.k(['apply', '-f', '-'], yamlDocuments(...CUSTOM_KINDS.map(customWorkload)));
 });
 
 /** A workload opted in by annotation, with a rollout window on its template. */
@@ -697,6 +740,10 @@ describe.each(VARIANTS)('$name', (variant) => {
       });
 
       it.concurrent.each(titled(RECORDS))('%s', async (_title, args, allowed) => {
+        expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
+      });
+
+      it.concurrent.each(titled(CUSTOM))('%s', async (_title, args, allowed) => {
         expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
       });
 
