@@ -35,6 +35,12 @@ export const FIELD_MANAGER = 'confighash';
 /** The field manager of `confighash plan`'s dry-run applies: never a real write's. */
 export const PLAN_FIELD_MANAGER = 'confighash-plan';
 
+/**
+ * The field manager of `confighash halt`/`resume`: a person's write, so never the follower's
+ * entry, which its fence lets own only the annotations confighash writes (docs/design.md §7).
+ */
+export const CONTROL_FIELD_MANAGER = 'confighash-control';
+
 /** Who reports follow mode's Events (`reportingController`); plan and explain find them by it. */
 export const REPORTING_CONTROLLER = 'confighash.dev/follow';
 

@@ -8,7 +8,8 @@ import type { NamedSource } from '../sources/index.js';
 import { FANOUT_CONTROL } from '../workload/index.js';
 import {
   type ApiRequest,
-  FIELD_MANAGER_QUERY,
+  CONTROL_FIELD_MANAGER,
+  FIELD_MANAGER,
   isStatus,
   METADATA_ONLY_OBJECT,
   requestJson,
@@ -25,12 +26,13 @@ export async function writeSourceAnnotation(
   },
   annotation: { readonly key: string; readonly value: string },
   signal: AbortSignal,
+  fieldManager: string = FIELD_MANAGER,
 ): Promise<RecordWrite> {
   const { source, namespace, resourceVersion } = target;
   try {
     const written = await send<{ metadata?: { resourceVersion?: string } }>({
       method: 'PATCH',
-      path: `${sourcePath(source.kind, namespace, source.name)}?${FIELD_MANAGER_QUERY}`,
+      path: `${sourcePath(source.kind, namespace, source.name)}?fieldManager=${encodeURIComponent(fieldManager)}`,
       body: { metadata: { resourceVersion, annotations: { [annotation.key]: annotation.value } } },
       contentType: 'application/merge-patch+json',
       accept: METADATA_ONLY_OBJECT,
@@ -60,5 +62,6 @@ export function writeFanoutControl(
     target,
     { key: FANOUT_CONTROL, value },
     signal,
+    CONTROL_FIELD_MANAGER,
   );
 }

@@ -6,20 +6,37 @@
 // (`kubectl --as`, dry runs on the server, so admission runs and nothing is stored):
 // - neither can create a service-account-token Secret, for itself or the other, nor a Secret
 //   of another name, while the hash key (and the serving certificates) may still be made;
-// - the follower can touch workloads only in follow namespaces and only under confighash.dev/,
-//   and of their ConfigMaps and Secrets write only the fan-out record.
+// - the follower can touch workloads only in follow namespaces and only the annotations
+//   confighash writes, of their ConfigMaps and Secrets write only the fan-out record, never
+//   rewrite managedFields, create only its own Events about its namespaces' objects and only its
+//   Lease; and it holds rights on the opt-in kinds only where follow mode (its fence) is
+//   installed. Every variant is rendered with both opt-in kinds on.
 // The last rows remove each binding and see the same writes go through: RBAC alone allows
 // them, so it is the policies that refuse. Nothing here runs the webhook or a workload's pods.
 
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificateAuthority } from '../../src/certs/generate.js';
-import { HASH } from '../../src/workload/annotations.js';
+import { FIELD_MANAGER } from '../../src/kube/client.js';
+import {
+  ADOPTED_HASH,
+  CANARY,
+  ENABLED,
+  EXCLUDE,
+  HASH,
+  HASHED_VERSIONS,
+  INCLUDE,
+  LIVE_RELOAD,
+  ROLLOUT_WINDOW,
+  SOURCES,
+} from '../../src/workload/annotations.js';
 import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { runScript } from '../../tools/cluster/scripts.js';
 import {
   configMap,
   namespace,
@@ -40,6 +57,8 @@ const SERVING = `system:serviceaccount:${NAMESPACE}:confighash`;
 const FOLLOWER = `system:serviceaccount:${NAMESPACE}:confighash-follow`;
 const SECRET_FENCE = 'confighash-secret-fence';
 const FOLLOW_FENCE = 'confighash-follow-fence';
+/** The opt-in kinds' API groups (components argo-rollouts and openkruise). */
+const KIND_GROUPS = ['argoproj.io', 'apps.kruise.io'];
 /** What decides who may write what; the rest of an install is not needed to ask. */
 const KINDS = [
   'ServiceAccount',
@@ -59,13 +78,32 @@ interface Variant {
   render(): Promise<string>;
 }
 
-const kustomize = (overlay: string) => async () =>
-  (
-    await promisify(execFile)('kubectl', [
-      'kustomize',
-      join(REPO_ROOT, 'manifests/overlays', overlay),
-    ])
-  ).stdout;
+const MANIFESTS = join(REPO_ROOT, 'manifests');
+/** The overlay with both opt-in kinds' components, as a user adds them after it. */
+const kustomize = (overlay: string) => async () => {
+  // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
+  const dir = await mkdtemp(join(MANIFESTS, '.install-fences-'));
+  const up = (path: string) => relative(dir, join(MANIFESTS, path));
+  await writeFile(
+    join(dir, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      `  - ${up(`overlays/${overlay}`)}`,
+      'components:',
+      `  - ${up('components/argo-rollouts')}`,
+      `  - ${up('components/openkruise')}`,
+      '',
+    ].join('\n'),
+  );
+  try {
+    return (await promisify(execFile)('kubectl', ['kustomize', dir])).stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+/** The chart with both opt-in kinds on. */
 const chart = (values: string[]) => () =>
   runHelm(helm![3], [
     'template',
@@ -73,7 +111,7 @@ const chart = (values: string[]) => () =>
     CHART,
     '-n',
     NAMESPACE,
-    ...values.flatMap((v) => ['--set', v]),
+    ...['kinds.argoRollouts=true', 'kinds.openKruise=true', ...values].flatMap((v) => ['--set', v]),
   ]);
 
 const VARIANTS: Variant[] = [
@@ -95,9 +133,15 @@ const VARIANTS: Variant[] = [
 
 let shared: SharedControlPlane;
 
-/** A dry run on the server (admission runs, nothing is stored), as `user`. */
+/**
+ * A dry run on the server (admission runs, nothing is stored), as `user`; the follower's
+ * patches under its field manager, as it sends them (its fence lets no other manager's entry
+ * appear in managedFields).
+ */
 function dryRun(user: string, args: readonly string[], input?: string) {
-  return shared.kubectl([...args, '--dry-run=server', `--as=${user}`], input);
+  const manager =
+    user === FOLLOWER && args[0] === 'patch' ? [`--field-manager=${FIELD_MANAGER}`] : [];
+  return shared.kubectl([...args, ...manager, '--dry-run=server', `--as=${user}`], input);
 }
 
 function tokenSecret(name: string, account: string): string {
@@ -251,6 +295,243 @@ const TOUCHES: [string, string[], boolean][] = [
   ],
 ];
 
+const mergePatch = (ns: string, object: string, patch: object) => [
+  'patch',
+  '-n',
+  ns,
+  object,
+  '--type=merge',
+  `-p=${JSON.stringify(patch)}`,
+];
+const onWorkload = (annotations: Record<string, string | null>) => ({ metadata: { annotations } });
+const onTemplate = (annotations: Record<string, string | null>) => ({
+  spec: { template: { metadata: { annotations } } },
+});
+
+/** What confighash writes: the template's hash and sources, the workload's two (design §7). */
+const WRITTEN = (seed: string) => ({
+  metadata: { annotations: { [ADOPTED_HASH]: seed.repeat(64), [HASHED_VERSIONS]: `v-${seed}` } },
+  spec: {
+    template: {
+      metadata: { annotations: { [HASH]: seed.repeat(64), [SOURCES]: 'configmap/web-config' } },
+    },
+  },
+});
+
+/** The confighash.dev/ keys confighash never writes on a workload: lasting changes, not touches. */
+const FOREIGN_KEYS: [string, string][] = [
+  [ENABLED, 'false'],
+  [EXCLUDE, 'configmap/web-config'],
+  [INCLUDE, 'secret/web-secret'],
+  [LIVE_RELOAD, 'true'],
+  [ROLLOUT_WINDOW, 'Mon 03:00-03:01'],
+  [CANARY, 'true'],
+  ['confighash.dev/anything', 'x'],
+];
+
+/** A Rollout and a CloneSet (their CRDs from tools/crds.sh): the fence reads CRD objects too. */
+const CUSTOM_KINDS = [
+  ['rollout', 'argoproj.io/v1alpha1', 'Rollout', 'rollouts.argoproj.io'],
+  ['cloneset', 'apps.kruise.io/v1alpha1', 'CloneSet', 'clonesets.apps.kruise.io'],
+] as const;
+const customWorkload = ([name, apiVersion, kind]: (typeof CUSTOM_KINDS)[number]) => {
+  const { spec } = workload(FOLLOW_NS, name) as Obj;
+  const { revisionHistoryLimit: _, ...rest } = spec;
+  return { apiVersion, kind, metadata: { name, namespace: FOLLOW_NS }, spec: rest };
+};
+const CUSTOM: [string, string[], boolean][] = CUSTOM_KINDS.flatMap(
+  ([name, , kind, resource]): [string, string[], boolean][] => [
+    [`\`{}\` of a ${kind}`, mergePatch(FOLLOW_NS, `${resource}/${name}`, {}), true],
+    [
+      `the keys confighash writes on a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, WRITTEN('c')),
+      true,
+    ],
+    [
+      `${ENABLED}: "false" on a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, onWorkload({ [ENABLED]: 'false' })),
+      false,
+    ],
+    [
+      `${LIVE_RELOAD} on a ${kind}’s pod template`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, onTemplate({ [LIVE_RELOAD]: 'true' })),
+      false,
+    ],
+    [
+      `the replicas of a ${kind}`,
+      mergePatch(FOLLOW_NS, `${resource}/${name}`, { spec: { replicas: 5 } }),
+      false,
+    ],
+  ],
+);
+
+/** The follower's writes of confighash.dev/ keys: only those confighash writes (design §7). */
+const KEYS: [string, string[], boolean][] = [
+  ...FOREIGN_KEYS.flatMap(([key, value]): [string, string[], boolean][] => [
+    [
+      `${key}: "${value}" on the workload`,
+      mergePatch(FOLLOW_NS, 'deployment/web', onWorkload({ [key]: value })),
+      false,
+    ],
+    [
+      `${key}: "${value}" on the pod template`,
+      mergePatch(FOLLOW_NS, 'deployment/web', onTemplate({ [key]: value })),
+      false,
+    ],
+  ]),
+  [
+    `${ENABLED} changed from "true" to "false"`,
+    mergePatch(FOLLOW_NS, 'deployment/opted', onWorkload({ [ENABLED]: 'false' })),
+    false,
+  ],
+  [
+    `${ENABLED} removed from the workload`,
+    mergePatch(FOLLOW_NS, 'deployment/opted', onWorkload({ [ENABLED]: null })),
+    false,
+  ],
+  [
+    `${ROLLOUT_WINDOW} removed from the pod template`,
+    mergePatch(FOLLOW_NS, 'deployment/opted', onTemplate({ [ROLLOUT_WINDOW]: null })),
+    false,
+  ],
+  [
+    'the four keys confighash writes, where kubectl client-side apply wrote them',
+    mergePatch(FOLLOW_NS, 'deployment/hashed-csa', WRITTEN('c')),
+    true,
+  ],
+  [
+    'the four keys confighash writes, where a server-side apply wrote them',
+    mergePatch(FOLLOW_NS, 'deployment/hashed-ssa', WRITTEN('c')),
+    true,
+  ],
+];
+
+const event = (ns: string, changes: Obj = {}) =>
+  JSON.stringify({
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { generateName: 'web-', namespace: ns },
+    eventTime: new Date().toISOString().replace('Z', '000Z'),
+    reportingController: 'confighash.dev/follow',
+    reportingInstance: 'fence-test',
+    action: 'Touch',
+    reason: 'ConfigChanged',
+    type: 'Normal',
+    ...changes,
+    regarding: {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      namespace: ns,
+      name: 'web',
+      ...changes.regarding,
+    },
+  });
+const lease = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { holderIdentity: 'fence-test' },
+  });
+
+/** What the follower creates: its own Events about its namespaces' objects, its Lease. */
+const CREATES: [string, string, boolean][] = [
+  ['an Event of confighash.dev/follow about a workload of its namespace', event(FOLLOW_NS), true],
+  [
+    'an Event about a ConfigMap of its namespace',
+    event(FOLLOW_NS, { regarding: { apiVersion: '/v1', kind: 'ConfigMap', name: 'shared' } }),
+    true,
+  ],
+  [
+    'an Event about a kube-system object, in a follow namespace',
+    event(FOLLOW_NS, {
+      regarding: { kind: 'DaemonSet', namespace: 'kube-system', name: 'fence-probe' },
+    }),
+    false,
+  ],
+  [
+    'an Event about a kube-system object, in kube-system',
+    event('kube-system', { regarding: { kind: 'DaemonSet', name: 'fence-probe' } }),
+    false,
+  ],
+  ['an Event in a namespace not opted in', event(PLAIN_NS), false],
+  [
+    'an Event of another reporting controller',
+    event(FOLLOW_NS, { reportingController: 'kubelet' }),
+    false,
+  ],
+  [
+    'an Event about a Pod',
+    event(FOLLOW_NS, { regarding: { apiVersion: 'v1', kind: 'Pod', name: 'web-0' } }),
+    false,
+  ],
+  ['its Lease confighash-follow', lease('confighash-follow'), true],
+  ['a Lease of another name', lease('other-leader'), false],
+];
+
+/** managedFields as the apiserver keeps them (kubectl hides them unless asked). */
+async function managedFieldsOf(object: string): Promise<Obj[]> {
+  const args = ['get', '-n', FOLLOW_NS, object, '-o', 'json', '--show-managed-fields'];
+  return JSON.parse(await shared.k(args)).metadata.managedFields;
+}
+
+const REPLICAS = { 'f:spec': { 'f:replicas': {} } };
+const withoutReplicas = (entry: Obj): Obj => {
+  const { 'f:replicas': _, ...spec } = entry.fieldsV1['f:spec'];
+  return { ...entry, fieldsV1: { ...entry.fieldsV1, 'f:spec': spec } };
+};
+
+/**
+ * Rewrites of field ownership, each sent with a change the fence otherwise allows (docs/design.md
+ * §7): read now, since they carry the entries the apiserver keeps. [name, kubectl args, allowed].
+ */
+async function managedFieldsRewrites(): Promise<[string, string[], boolean][]> {
+  const workload = await managedFieldsOf('deployment/hashed-ssa');
+  const source = await managedFieldsOf('configmap/shared');
+  const hash = onTemplate({ [HASH]: 'd'.repeat(64) });
+  const rewrite = (managedFields: Obj[]) =>
+    mergePatch(FOLLOW_NS, 'deployment/hashed-ssa', {
+      ...hash,
+      metadata: { managedFields },
+    });
+  const entry = (manager: string) => ({
+    manager,
+    operation: 'Update',
+    apiVersion: 'apps/v1',
+    time: workload[0]?.time,
+    fieldsType: 'FieldsV1',
+    fieldsV1: REPLICAS,
+  });
+  return [
+    ['the hash, with managedFields sent back as read', rewrite(workload), true],
+    ['spec.replicas handed to a new manager', rewrite([...workload, entry('hpa')]), false],
+    [
+      'spec.replicas taken from the applier’s entry',
+      rewrite(workload.map((e) => (e.manager === 'kubectl' ? withoutReplicas(e) : e))),
+      false,
+    ],
+    ['spec.replicas claimed by its own entry', rewrite([...workload, entry('confighash')]), false],
+    [
+      'another manager’s entry dropped',
+      rewrite(workload.filter((e) => e.manager !== 'kubectl-label')),
+      false,
+    ],
+    [
+      'the fan-out record, with the data’s owner dropped from managedFields',
+      mergePatch(FOLLOW_NS, 'configmap/shared', {
+        metadata: {
+          ...JSON.parse(RECORD).metadata,
+          managedFields: source.map((e) => {
+            const { 'f:data': _, ...fields } = e.fieldsV1;
+            return { ...e, fieldsV1: fields };
+          }),
+        },
+      }),
+      false,
+    ],
+  ];
+}
+
 const RECORD = JSON.stringify({
   metadata: { annotations: { [FANOUT_STATE]: '{"change":"0123456789abcdef","phase":"halted"}' } },
 });
@@ -315,6 +596,11 @@ const MINT_PROBE = tokenSecret('probe', 'confighash');
 
 beforeAll(async () => {
   shared = await useSharedControlPlane();
+  const crds = await runScript(join(REPO_ROOT, 'tools/crds.sh'), 'tools/crds.sh');
+  for (const crd of ['rollouts.yaml', 'clonesets.yaml']) {
+    await shared.k(['apply', '--server-side', '-f', join(crds, crd)]);
+  }
+  await shared.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await shared.k(
     ['apply', '-f', '-'],
     yamlDocuments(
@@ -323,6 +609,8 @@ beforeAll(async () => {
       namespace(ADMISSION_NS, 'true'),
       namespace(PLAIN_NS),
       workload(FOLLOW_NS, 'web'),
+      opted(),
+      hashed('hashed-csa'),
       workload(ADMISSION_NS, 'web'),
       workload(PLAIN_NS, 'web'),
       workload('kube-system', 'fence-probe', { kind: 'DaemonSet' }),
@@ -333,7 +621,27 @@ beforeAll(async () => {
       configMap('kube-system', 'fence-probe', { LEVEL: 'info' }),
     ),
   );
+  // Two managers: the server-side applier and kubectl label (managedFields rewrites).
+  await shared.k(['apply', '--server-side', '-f', '-'], yamlDocuments(hashed('hashed-ssa')));
+  await shared.k(['label', '-n', FOLLOW_NS, 'deployment/hashed-ssa', 'team=shop']);
+  await shared.k(['apply', '-f', '-'], yamlDocuments(...CUSTOM_KINDS.map(customWorkload)));
 });
+
+/** A workload opted in by annotation, with a rollout window on its template. */
+function opted(): Obj {
+  const object = workload(FOLLOW_NS, 'opted', { annotations: { [ENABLED]: 'true' } }) as Obj;
+  object.spec.template.metadata.annotations = { [ROLLOUT_WINDOW]: '* 00:00-23:59' };
+  return object;
+}
+
+/** A workload carrying the four keys confighash writes, as its creator sent them. */
+function hashed(name: string): Obj {
+  const object = workload(FOLLOW_NS, name) as Obj;
+  const written = WRITTEN('a');
+  object.metadata.annotations = written.metadata.annotations;
+  object.spec.template.metadata.annotations = written.spec.template.metadata.annotations;
+  return object;
+}
 
 afterAll(async () => {
   await shared?.stop();
@@ -367,6 +675,42 @@ describe.each(VARIANTS)('$name', (variant) => {
     for (const binding of policies) expect(binding.spec.validationActions).toEqual(['Deny']);
   });
 
+  it(`renders the follower’s rights on the opt-in kinds ${variant.follow ? 'with' : 'only with'} follow mode`, async () => {
+    const kindRules = objects
+      .filter((o) => /Role$/.test(o.kind))
+      .flatMap((o) => o.rules as Obj[])
+      .filter((rule) => rule.apiGroups.some((g: string) => KIND_GROUPS.includes(g)));
+    expect(kindRules.length > 0).toBe(variant.follow);
+    // A SubjectAccessReview, not `kubectl auth can-i`: the kinds' CRDs are not installed here,
+    // and can-i cannot name the group of a resource the server does not list.
+    for (const [group, resource] of [
+      ['argoproj.io', 'rollouts'],
+      ['apps.kruise.io', 'clonesets'],
+      ['apps.kruise.io', 'statefulsets'],
+    ]) {
+      const review = {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: FOLLOWER,
+          groups: [
+            'system:serviceaccounts',
+            `system:serviceaccounts:${NAMESPACE}`,
+            'system:authenticated',
+          ],
+          resourceAttributes: { group, resource, verb: 'patch', namespace: FOLLOW_NS },
+        },
+      };
+      const answer = JSON.parse(
+        await shared.k(['create', '-f', '-', '-o', 'json'], JSON.stringify(review)),
+      );
+      expect({ resource, allowed: answer.status.allowed }).toEqual({
+        resource,
+        allowed: variant.follow,
+      });
+    }
+  });
+
   describe.each(accounts)('as %s', (account) => {
     it.concurrent.each(MINTING)('refuses %s', async (_what, secret) => {
       expectAnswer(await dryRun(account, ['create', '-f', '-'], secret), false, SECRET_FENCE);
@@ -397,6 +741,37 @@ describe.each(VARIANTS)('$name', (variant) => {
 
       it.concurrent.each(titled(RECORDS))('%s', async (_title, args, allowed) => {
         expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
+      });
+
+      it.concurrent.each(titled(CUSTOM))('%s', async (_title, args, allowed) => {
+        expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
+      });
+
+      it.concurrent.each(titled(KEYS))('%s', async (_title, args, allowed) => {
+        expectAnswer(await dryRun(FOLLOWER, args), allowed, FOLLOW_FENCE);
+      });
+
+      it.concurrent.each(
+        CREATES.map(([what, object, allowed]) => [
+          `${allowed ? 'allows' : 'denies'} creating ${what}`,
+          object,
+          allowed,
+        ]),
+      )('%s', async (_title, object, allowed) => {
+        const created = await dryRun(FOLLOWER, ['create', '-f', '-'], object as string);
+        expectAnswer(created, allowed as boolean, FOLLOW_FENCE);
+      });
+
+      it('denies every rewrite of managedFields, and allows them sent back as they are', async () => {
+        const rows = await managedFieldsRewrites();
+        const answers = await Promise.all(rows.map(([, args]) => dryRun(FOLLOWER, args)));
+        // Every row's answer first, so that a failure names each rewrite that went through.
+        expect(rows.map(([what], i) => ({ what, allowed: answers[i]!.code === 0 }))).toEqual(
+          rows.map(([what, , allowed]) => ({ what, allowed })),
+        );
+        for (const [i, [, , allowed]] of rows.entries()) {
+          expectAnswer(answers[i]!, allowed, FOLLOW_FENCE);
+        }
       });
 
       it('may still create its Events and its Lease', async () => {
@@ -441,6 +816,16 @@ describe.each(VARIANTS)('$name', (variant) => {
       expectAnswer(await dryRun(FOLLOWER, KUBE_SYSTEM_PATCH), true, FOLLOW_FENCE);
       const secretData = RECORDS.find(([what]) => what === 'a Secret’s data')![1];
       expectAnswer(await dryRun(FOLLOWER, secretData), true, FOLLOW_FENCE);
+      const optOut = KEYS.find(([what]) => what.startsWith(`${ENABLED}: "false" on the workload`))!;
+      expectAnswer(await dryRun(FOLLOWER, optOut[1]), true, FOLLOW_FENCE);
+      const handOver = (await managedFieldsRewrites()).find(([what]) =>
+        what.startsWith('spec.replicas handed'),
+      )!;
+      expectAnswer(await dryRun(FOLLOWER, handOver[1]), true, FOLLOW_FENCE);
+      for (const [what, object] of CREATES.filter(([, , allowed]) => !allowed)) {
+        const created = await dryRun(FOLLOWER, ['create', '-f', '-'], object);
+        expect({ what, ...created }).toMatchObject({ what, code: 0 });
+      }
     }
     await shared.k(
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],

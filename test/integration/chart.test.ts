@@ -556,6 +556,36 @@ describe.skipIf(!helm)('ServiceAccounts of your own (Helm 4)', () => {
     );
   });
 
+  it.each([
+    [
+      'the serving Deployment on `default`',
+      ['serviceAccount.name=default'],
+      /serviceAccount\.name may not be "default"/,
+    ],
+    [
+      'the follower on `default`',
+      ['follow.enabled=true', 'follow.serviceAccount.name=default'],
+      /follow\.serviceAccount\.name may not be "default"/,
+    ],
+    [
+      'one ServiceAccount for both Deployments',
+      ['follow.enabled=true', 'serviceAccount.name=shared', 'follow.serviceAccount.name=shared'],
+      /are both "shared".*would hold the follower's rights/,
+    ],
+    [
+      'the serving Deployment on the follower’s default name',
+      ['follow.enabled=true', 'serviceAccount.name=confighash-follow'],
+      /are both "confighash-follow"/,
+    ],
+  ])('refuses %s, saying why', async (_what, values, message) => {
+    await expect(template(4, values)).rejects.toThrow(message);
+  });
+
+  it('renders the follower’s unused default name freely without follow mode', async () => {
+    const objects = await template(4, ['follow.serviceAccount.name=default']);
+    expect(objects.some((o) => o.kind === 'Deployment')).toBe(true);
+  });
+
   it('create false renders no ServiceAccount, and still binds and fences the named ones', async () => {
     const objects = await template(4, [
       ...on,
@@ -712,12 +742,7 @@ describe.skipIf(!helm)('rbac.namespaced (Helm 4)', () => {
 
   it('with follow mode: leaves only the Namespace watch cluster-wide and keeps every ClusterRole to bind', () => {
     expect(clusterBindings(cluster)).toEqual(
-      expect.arrayContaining([
-        'confighash-config-reader',
-        'confighash-follow',
-        'confighash-follow-argo-rollouts',
-        'confighash-follow-openkruise',
-      ]),
+      expect.arrayContaining(['confighash-config-reader', 'confighash-follow']),
     );
     const bindingsLeft = namespaced.filter((o) => o.kind === 'ClusterRoleBinding');
     expect(
@@ -783,4 +808,82 @@ async function installNotes(values: readonly string[]): Promise<string> {
   } finally {
     await rm(home, { recursive: true, force: true });
   }
+}
+
+describe.skipIf(!helm)('the follower’s rights and fence go together (Helm 4)', () => {
+  const kinds = ['kinds.argoRollouts=true', 'kinds.openKruise=true'];
+  const KIND_GROUPS = ['argoproj.io', 'apps.kruise.io'];
+
+  it('with the kinds and without follow mode, renders no right of the follower on them, nor any binding of it', async () => {
+    const objects = await template(4, kinds);
+    const rules = objects
+      .filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')
+      .flatMap((o) => o.rules as Obj[]);
+    expect(
+      rules.filter((rule) => rule.apiGroups.some((g: string) => KIND_GROUPS.includes(g))),
+    ).toEqual([]);
+    const subjects = objects
+      .filter((o) => /RoleBinding$/.test(o.kind))
+      .flatMap((o) => o.subjects as Obj[]);
+    expect(subjects.map((s) => s.name)).not.toContain('confighash-follow');
+  });
+
+  it('with the kinds and follow mode, puts their rules in the follower’s ClusterRole, which its fence covers', async () => {
+    const objects = await template(4, ['follow.enabled=true', ...kinds]);
+    expect(find(objects, 'ClusterRole', 'confighash-follow').rules).toEqual(
+      expect.arrayContaining([
+        {
+          apiGroups: ['argoproj.io'],
+          resources: ['rollouts'],
+          verbs: ['get', 'list', 'watch', 'patch'],
+        },
+        {
+          apiGroups: ['apps.kruise.io'],
+          resources: ['clonesets', 'statefulsets'],
+          verbs: ['get', 'list', 'watch', 'patch'],
+        },
+      ]),
+    );
+    expect(
+      find(objects, 'ValidatingAdmissionPolicyBinding', 'confighash-follow-fence'),
+    ).toBeDefined();
+  });
+
+  it('fences exactly the namespaces the follower’s args and environment exclude', async () => {
+    const objects = await template(4, ['follow.enabled=true'], 'ops', {
+      'webhook.excludedNamespaces': ['legacy'],
+      'follow.extraArgs': ['--excluded-namespace=batch', '--excluded-namespace', 'sandbox'],
+      extraEnv: [{ name: 'CONFIGHASH_EXCLUDED_NAMESPACES', value: 'lab, scratch' }],
+    });
+    const fenced = fenceExcludedNamespaces(objects);
+    expect(fenced).toEqual(['kube-system', 'ops', 'legacy', 'batch', 'sandbox', 'lab', 'scratch']);
+    const follow = find(objects, 'Deployment', 'confighash-follow').spec.template.spec
+      .containers[0];
+    expect(fenced).toEqual([
+      'kube-system',
+      'ops',
+      ...excludedByArgs(follow.args),
+      ...(follow.env as Obj[])
+        .filter((e) => e.name === 'CONFIGHASH_EXCLUDED_NAMESPACES')
+        .flatMap((e) => (e.value as string).split(',').map((n) => n.trim())),
+    ]);
+  });
+});
+
+/** The fence's excludedNamespaces variable, as a list. */
+function fenceExcludedNamespaces(objects: Obj[]): string[] {
+  const policy = find(objects, 'ValidatingAdmissionPolicy', 'confighash-follow-fence');
+  const variable = (policy.spec.variables as Obj[]).find((v) => v.name === 'excludedNamespaces');
+  return JSON.parse(variable!.expression);
+}
+
+/** Every `--excluded-namespace=NS` and `--excluded-namespace NS` of a container's args. */
+function excludedByArgs(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) =>
+    arg.startsWith('--excluded-namespace=')
+      ? [arg.slice('--excluded-namespace='.length)]
+      : args[i - 1] === '--excluded-namespace'
+        ? [arg]
+        : [],
+  );
 }

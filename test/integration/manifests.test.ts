@@ -17,6 +17,15 @@ import {
   parseFollowCommandConfig,
   parseServeConfig,
 } from '../../src/config/index.js';
+import { FIELD_MANAGER, REPORTING_CONTROLLER } from '../../src/kube/client.js';
+import {
+  ADOPTED_HASH,
+  ALWAYS_EXCLUDED,
+  HASH,
+  HASHED_VERSIONS,
+  SOURCES,
+} from '../../src/workload/annotations.js';
+import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
 
@@ -396,20 +405,57 @@ describe('the opt-in kinds components (argo-rollouts, openkruise), together on t
     expect(container(objects, 'confighash-follow').args).toEqual(container(objects).args);
   });
 
-  it('grant follow mode’s ServiceAccount get/list/watch/patch on those kinds and nothing more', () => {
-    const rules = ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise'].map(
-      (name) => find(objects, 'ClusterRole', name).rules,
-    );
+  it('grant follow mode’s ServiceAccount get/list/watch/patch on those kinds, in its own ClusterRole, and nothing more', () => {
     const verbs = ['get', 'list', 'watch', 'patch'];
-    expect(rules).toEqual([
-      [{ apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs }],
-      [{ apiGroups: ['apps.kruise.io'], resources: ['clonesets', 'statefulsets'], verbs }],
+    const rules = find(objects, 'ClusterRole', 'confighash-follow').rules as Obj[];
+    expect(rules.slice(-2)).toEqual([
+      { apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs },
+      { apiGroups: ['apps.kruise.io'], resources: ['clonesets', 'statefulsets'], verbs },
     ]);
-    for (const name of ['confighash-follow-argo-rollouts', 'confighash-follow-openkruise']) {
-      expect(find(objects, 'ClusterRoleBinding', name).subjects).toEqual([FOLLOW_SUBJECT]);
-    }
+    const roles = objects.filter((o) => /Role$/.test(o.kind)).map((o) => o.metadata.name);
+    expect(roles.filter((name) => /rollouts|kruise/.test(name))).toEqual([]);
+  });
+
+  it('grant nothing to anyone without components/follow: no follower, no rights, no binding', async () => {
+    const alone = await renderWith('overlays/default', [
+      'components/argo-rollouts',
+      'components/openkruise',
+    ]);
+    const rules = alone.filter((o) => /Role$/.test(o.kind)).flatMap((o) => o.rules as Obj[]);
+    expect(
+      rules.filter((rule) =>
+        rule.apiGroups.some((group: string) => ['argoproj.io', 'apps.kruise.io'].includes(group)),
+      ),
+    ).toEqual([]);
+    expect(rulesOf(alone, FOLLOW_SUBJECT)).toEqual([]);
+    expect(alone.filter((o) => o.metadata.name === 'confighash-follow')).toEqual([]);
   });
 });
+
+/** `kubectl kustomize` of a kustomization naming one base and these components (paths under manifests/). */
+async function renderWith(base: string, components: readonly string[]): Promise<Obj[]> {
+  // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
+  const dir = await mkdtemp(join(MANIFESTS, '.render-test-'));
+  const up = (path: string) => relative(dir, join(MANIFESTS, path));
+  await writeFile(
+    join(dir, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      `  - ${up(base)}`,
+      'components:',
+      ...components.map((component) => `  - ${up(component)}`),
+      '',
+    ].join('\n'),
+  );
+  try {
+    const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
+    return loadAll(stdout) as Obj[];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 const SERVING_SUBJECT = {
   kind: 'ServiceAccount',
@@ -494,6 +540,49 @@ describe('the follow overlay: follow mode in its own pods (docs/design.md §6)',
     const parsed = parseFollowCommandConfig(container(objects(), 'confighash-follow').args, values);
     expect(parsed.ok && parsed.config.follow.leaseName).toBe('confighash-follow');
     expect(parsed.ok && parsed.config.follow.identity).toBe('pod-0');
+  });
+
+  it('fences exactly the namespaces the follower never follows: kube-system, its own and its --excluded-namespace args', () => {
+    const policy = find(objects(), 'ValidatingAdmissionPolicy', 'confighash-follow-fence');
+    const variable = (name: string): string =>
+      (policy.spec.variables as Obj[]).find((v) => v.name === name)!.expression;
+    const deployment = find(objects(), 'Deployment', 'confighash-follow');
+    const own = deployment.metadata.namespace;
+    const values = {
+      ...env(objects(), 'confighash-follow'),
+      CONFIGHASH_NAMESPACE: own,
+      POD_NAME: 'p',
+    };
+    const parsed = parseFollowCommandConfig(container(objects(), 'confighash-follow').args, values);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(JSON.parse(variable('excludedNamespaces'))).toEqual([
+      ...ALWAYS_EXCLUDED,
+      ...parsed.config.excludedNamespaces,
+    ]);
+    expect(variable('installNamespace')).toBe(`'${own}'`);
+  });
+
+  it('fences the follower to the names the code writes: its annotations, field manager, reporting controller and Lease', () => {
+    const policy = find(objects(), 'ValidatingAdmissionPolicy', 'confighash-follow-fence');
+    const variable = (name: string): string =>
+      (policy.spec.variables as Obj[]).find((v) => v.name === name)!.expression;
+    const quoted = (value: string) => `'${value}'`;
+    const written = variable('writtenKeys');
+    expect(written).toBe(
+      `{'template': [${[HASH, SOURCES].map(quoted).join(', ')}], ` +
+        `'workload': [${[ADOPTED_HASH, HASHED_VERSIONS].map(quoted).join(', ')}], ` +
+        `'source': [${quoted(FANOUT_STATE)}]}`,
+    );
+    expect(variable('fieldManager')).toBe(quoted(FIELD_MANAGER));
+    expect(variable('reportingController')).toBe(quoted(REPORTING_CONTROLLER));
+    const values = {
+      ...env(objects(), 'confighash-follow'),
+      CONFIGHASH_NAMESPACE: 'confighash-system',
+      POD_NAME: 'p',
+    };
+    const parsed = parseFollowCommandConfig(container(objects(), 'confighash-follow').args, values);
+    expect(parsed.ok && quoted(parsed.config.follow.leaseName)).toBe(variable('leaseName'));
   });
 
   it('grants list/watch/patch on workloads, and list on pods, to follow mode’s ServiceAccount only; the webhook’s keeps `get`', () => {

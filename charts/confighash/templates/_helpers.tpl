@@ -133,7 +133,8 @@ that names a host (a dot, a port or localhost, as Docker tells), else it is put 
 
 {{/*
 The opt-in workload kinds turned on (kinds.*), each as the kustomize component of the
-same name adds it: the --kind flag, a webhook rule, and follow mode's RBAC for it.
+same name adds it: the --kind flag, a webhook rule, and (with follow.enabled) follow mode's
+rules for it in its ClusterRole.
 */}}
 {{- define "confighash.kinds" -}}
 {{- $kinds := list -}}
@@ -182,6 +183,52 @@ bound per namespace then), then follow.extraArgs. */}}
 {{- end -}}
 {{- $all := concat $args .Values.follow.extraArgs -}}
 {{- if $all }}{{ toJson $all }}{{ else }}[]{{ end -}}
+{{- end }}
+
+{{/* The namespaces confighash-follow never follows, as a JSON list: kube-system, the release's,
+and every --excluded-namespace its args carry (webhook.excludedNamespaces, and any in
+follow.extraArgs) or its environment (CONFIGHASH_EXCLUDED_NAMESPACES in extraEnv): the follower's
+fence (follow-fence.yaml) refuses its writes there, so the two lists are one. */}}
+{{- define "confighash.follow.excludedNamespaces" -}}
+{{- $namespaces := list "kube-system" .Release.Namespace -}}
+{{- $next := false -}}
+{{- range (include "confighash.follow.args" . | fromJsonArray) -}}
+{{- if $next -}}
+{{- $namespaces = append $namespaces . -}}
+{{- $next = false -}}
+{{- else if eq . "--excluded-namespace" -}}
+{{- $next = true -}}
+{{- else if hasPrefix "--excluded-namespace=" . -}}
+{{- $namespaces = append $namespaces (trimPrefix "--excluded-namespace=" .) -}}
+{{- end -}}
+{{- end -}}
+{{- range .Values.extraEnv -}}
+{{- if and (eq .name "CONFIGHASH_EXCLUDED_NAMESPACES") .value -}}
+{{- range splitList "," .value -}}
+{{- if trim . }}{{ $namespaces = append $namespaces (trim .) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $namespaces | uniq | toJson -}}
+{{- end }}
+
+{{/* Each Deployment runs as a ServiceAccount of its own. The serving pods answer any pod that
+reaches the Service: sharing the follower's account would hand them its rights (list every
+Secret, patch every workload), and `default` is every other pod's of the namespace too. */}}
+{{- define "confighash.checkServiceAccounts" -}}
+{{- $serving := include "confighash.serviceAccountName" . -}}
+{{- $follow := include "confighash.follow.serviceAccountName" . -}}
+{{- if eq $serving "default" -}}
+{{- fail "serviceAccount.name may not be \"default\": every pod of the namespace runs as it, and the webhook's rights would be theirs; name one of its own" -}}
+{{- end -}}
+{{- if .Values.follow.enabled -}}
+{{- if eq $follow "default" -}}
+{{- fail "follow.serviceAccount.name may not be \"default\": every pod of the namespace runs as it, and the follower's rights would be theirs; name one of its own" -}}
+{{- end -}}
+{{- if eq $serving $follow -}}
+{{- fail (printf "serviceAccount.name and follow.serviceAccount.name are both %q: the serving pods, which any pod that reaches the Service can talk to, would hold the follower's rights; give each Deployment its own" $serving) -}}
+{{- end -}}
+{{- end -}}
 {{- end }}
 
 {{/* Both PodDisruptionBudgets' budget: maxUnavailable when set, else minAvailable; never both
