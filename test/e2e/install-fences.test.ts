@@ -5,7 +5,8 @@
 // policies — one after another into the same namespace. Impersonating each ServiceAccount
 // (`kubectl --as`, dry runs on the server, so admission runs and nothing is stored):
 // - neither can create a service-account-token Secret, for itself or the other, nor a Secret
-//   of another name, while the hash key (and the serving certificates) may still be made;
+//   of another name, while the hash key (and the serving certificates) may still be made, and
+//   an existing hash key is never updated;
 // - the follower can touch workloads only in follow namespaces and only the annotations
 //   confighash writes, of their ConfigMaps and Secrets write only the fan-out record, never
 //   rewrite managedFields, create only its own Events about its namespaces' objects and only its
@@ -803,6 +804,35 @@ describe.each(VARIANTS)('$name', (variant) => {
           expectAnswer(created, true, FOLLOW_FENCE);
         }
       });
+    });
+
+  // The hash key is only ever created (docs/design.md §7): a taken follower, whose `patch` on
+  // Secrets reaches this namespace too, cannot swap the key of a running install. The serving
+  // ServiceAccount has no update right at all: RBAC refuses it before any policy.
+  if (variant.follow)
+    it('denies the follower an update of the hash key Secret; the break row lets it through', async () => {
+      const key = plainSecret('confighash-hash-key');
+      await shared.k(['create', '-f', '-'], key);
+      try {
+        const swap = ['patch', 'secret', '-n', NAMESPACE, 'confighash-hash-key', '--type=merge'];
+        const args = [...swap, '-p', JSON.stringify({ stringData: { 'hash.key': 'chosen' } })];
+        expectAnswer(await dryRun(FOLLOWER, args), false, SECRET_FENCE);
+        const bindings = objects.filter(
+          (o) => o.kind === 'ValidatingAdmissionPolicyBinding' && o.metadata.name === SECRET_FENCE,
+        );
+        await shared.k(['delete', '--wait', '-f', '-'], yamlDocuments(...bindings));
+        try {
+          await waitUntil(
+            async () => (await dryRun(FOLLOWER, args)).code === 0,
+            'the hash key update to go through without the Secret fence',
+          );
+        } finally {
+          await shared.k(['apply', '--server-side', '-f', '-'], yamlDocuments(...bindings));
+          await waitForFences(accounts, true);
+        }
+      } finally {
+        await shared.k(['delete', '-n', NAMESPACE, 'secret', 'confighash-hash-key']);
+      }
     });
 
   // The break-test of this variant: without the bindings, RBAC alone lets the same writes
