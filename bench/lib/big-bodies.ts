@@ -11,6 +11,7 @@
 
 import https from 'node:https';
 import { MAX_BODY_BYTES } from '../../src/server/limits.js';
+import { sleep } from '../../tools/lib/poll.js';
 import { residentMb, sampleTreePeak } from './children.js';
 import { type Context, log, NAMESPACE, STANDARD_SOURCES } from './context.js';
 import type { Scenario, Target } from './report.js';
@@ -78,7 +79,7 @@ export async function bigBodiesScenario(context: Context, kubeconfig: string): P
   for (const bodies of sizes) {
     const webhook = await startConfighash(context, `big-bodies-${bodies}`, kubeconfig);
     try {
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      await sleep(SETTLE_MS);
       const idleMib = await residentMb(webhook.pid);
       const sampler = sampleTreePeak(webhook.pid);
       const started = Date.now();
@@ -88,7 +89,7 @@ export async function bigBodiesScenario(context: Context, kubeconfig: string): P
         ),
       );
       const seconds = (Date.now() - started) / 1000;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       const peakMib = sampler.stop();
       const statuses: Record<string, number> = {};
       for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
@@ -132,7 +133,7 @@ async function everyMethodFlood(
 ): Promise<BurstMeasurement> {
   const webhook = await startConfighash(context, 'big-bodies-every-method', kubeconfig);
   try {
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const idleMib = await residentMb(webhook.pid);
     const sampler = sampleTreePeak(webhook.pid);
     const started = Date.now();
@@ -151,7 +152,7 @@ async function everyMethodFlood(
       ),
     );
     const seconds = (Date.now() - started) / 1000;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const peakMib = sampler.stop();
     const statuses: Record<string, number> = {};
     for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;
