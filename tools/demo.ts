@@ -10,6 +10,7 @@ import { HASH, SOURCES } from '../src/workload/annotations.js';
 import { type Kubectl, kubectlFor } from './cluster/kubectl.js';
 import { startLocalCluster, startNodeCluster } from './cluster/main.js';
 import { REPO_ROOT } from './cluster/repo.js';
+import { poll, sleep } from './lib/poll.js';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/shop/');
 const GREETER = join(REPO_ROOT, 'examples/greeter/app.yaml');
@@ -132,7 +133,7 @@ async function applyFollowedApp({ kubectl, run }: Tour): Promise<void> {
   // Creating the sources was news to follow mode too: let it find nothing to roll first, so
   // that the rotation below is a change of its own (not merged into "created").
   process.stdout.write('  (follow mode sees the new ConfigMaps and Secret: nothing to roll)\n');
-  await new Promise((resolve) => setTimeout(resolve, FOLLOW_SETTLE_MS));
+  await sleep(FOLLOW_SETTLE_MS);
 }
 
 async function rotateSecretOutOfBand({ kubectl, run }: Tour): Promise<void> {
@@ -301,14 +302,14 @@ async function waitForPods(
   app: string,
   done: (pods: string[]) => boolean,
 ): Promise<string[]> {
-  const deadline = Date.now() + 120_000;
   let pods: string[] = [];
-  while (Date.now() < deadline) {
-    pods = await podNames(kubectl, ns, app);
-    if (done(pods)) return pods;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return pods;
+  return poll(
+    async () => {
+      pods = await podNames(kubectl, ns, app);
+      return done(pods) ? pods : undefined;
+    },
+    { restMs: 500, timeoutMs: 120_000, timedOut: () => pods },
+  );
 }
 
 const sameMembers = (a: readonly string[], b: readonly string[]) =>
@@ -346,22 +347,31 @@ async function annotations(kubectl: Kubectl, ns: string, name: string) {
 }
 
 async function waitForRevision(kubectl: Kubectl, ns: string, name: string, revision: number) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const result = await kubectl([
-      'get',
-      'replicasets',
-      '-n',
-      ns,
-      '-l',
-      `app=${name}`,
-      '-o',
-      'name',
-    ]);
-    if (result.stdout.trim().split('\n').filter(Boolean).length === revision) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  check(false, `${ns}/${name} has ${revision} ReplicaSet(s)`);
+  await poll(
+    async () => {
+      const result = await kubectl([
+        'get',
+        'replicasets',
+        '-n',
+        ns,
+        '-l',
+        `app=${name}`,
+        '-o',
+        'name',
+      ]);
+      return result.stdout.trim().split('\n').filter(Boolean).length === revision
+        ? true
+        : undefined;
+    },
+    {
+      restMs: 250,
+      timeoutMs: 30_000,
+      timedOut: () => {
+        check(false, `${ns}/${name} has ${revision} ReplicaSet(s)`);
+        return false;
+      },
+    },
+  );
 }
 
 function check(condition: boolean, claim: string): void {

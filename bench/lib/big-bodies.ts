@@ -11,6 +11,7 @@
 
 import https from 'node:https';
 import { MAX_BODY_BYTES } from '../../src/server/limits.js';
+import { sleep } from '../../tools/lib/poll.js';
 import { residentMb, sampleTreePeak } from './children.js';
 import { type Context, log, NAMESPACE, STANDARD_SOURCES } from './context.js';
 import type { Scenario, Target } from './report.js';
@@ -126,13 +127,13 @@ async function measureBurst(
 ): Promise<BurstMeasurement> {
   const webhook = await startConfighash(context, name, kubeconfig);
   try {
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const idleMib = await residentMb(webhook.pid);
     const sampler = sampleTreePeak(webhook.pid);
     const started = Date.now();
     const answers = await Promise.all(burst(webhook.url));
     const seconds = (Date.now() - started) / 1000;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const peakMib = sampler.stop();
     const statuses: Record<string, number> = {};
     for (const answer of answers) statuses[answer] = (statuses[answer] ?? 0) + 1;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { httpRequest } from '../../tools/cluster/http.js';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { poll, sleep } from '../../tools/lib/poll.js';
 import { BUILD_DIR } from './build.js';
 import { type ContainerRuntime, inLimit, type MemoryLimit, memoryLimit } from './container.js';
 
@@ -170,7 +171,7 @@ export async function startWebhook(options: WebhookOptions): Promise<Webhook> {
     memoryLimit: limit.description,
     async connections() {
       // The preload writes the file every 100 ms; let the last connections land.
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
       return JSON.parse(await readFile(connectionsFile, 'utf8').catch(() => '{}'));
     },
     async metrics() {
@@ -245,19 +246,25 @@ async function waitReady(
   process_: ManagedProcess,
   get: (path: string) => Promise<{ readonly status: number }>,
 ): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (process_.child.exitCode !== null) {
-      throw new Error(`${name} exited while starting; see ${process_.logFile}`);
-    }
-    const ready = await get('/readyz').then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`${name} not ready after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await poll(
+    async () => {
+      if (process_.child.exitCode !== null) {
+        throw new Error(`${name} exited while starting; see ${process_.logFile}`);
+      }
+      const ready = await get('/readyz').then(
+        (response) => response.status === 200,
+        () => false,
+      );
+      return ready ? true : undefined;
+    },
+    {
+      restMs: 100,
+      timeoutMs: 30_000,
+      timedOut: () => {
+        throw new Error(`${name} not ready after 30 s`);
+      },
+    },
+  );
 }
 
 function parseCounters(text: string): Record<string, number> {

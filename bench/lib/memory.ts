@@ -3,6 +3,7 @@
 // idle RSS once ready, and RSS after 10,000 reviews — for this build and, with
 // --baseline, the previous one, in the same run.
 
+import { sleep } from '../../tools/lib/poll.js';
 import type { Helper, Webhook } from './children.js';
 import { residentMb } from './children.js';
 import { noFailuresTarget, type Scenario, type Target } from './report.js';
@@ -129,8 +130,4 @@ export function memoryScenario(
     ],
     details: { measurements, table },
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type ManagedProcess, startProcess } from '../../tools/cluster/processes.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { runScript } from '../../tools/cluster/scripts.js';
+import { sleep } from '../../tools/lib/poll.js';
 import { residentMb, type Webhook } from './children.js';
 import { type ApiClient, forEachBounded } from './cluster.js';
 import type { Scenario } from './report.js';
@@ -74,7 +75,7 @@ export async function measurePeers(deps: PeerDeps): Promise<PeerRow[]> {
     const reloader = startPeer(deps, `reloader-${objects}`, deps.binaries.reloader);
     const confighash = await deps.startConfighash(`confighash-peers-${objects}`);
     try {
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      await sleep(SETTLE_MS);
       const row = {
         objects,
         waveMb: await residentOf(wave),

@@ -4,6 +4,7 @@
 // each. The apiserver's /metrics is the one observer of requests, so every step
 // of a tool runs with no other tool running.
 
+import { poll, sleep } from '../../tools/lib/poll.js';
 import { cpuUs, residentMb } from './children.js';
 import type { ApiClient } from './cluster.js';
 import {
@@ -68,22 +69,31 @@ export async function waitSettled(
 ): Promise<number> {
   const cpu: [number, number][] = [];
   const scrapes: Scrape[] = [];
-  while (Date.now() - since < timeoutMs) {
-    if (tool.exited()) throw new Error(`${tool.tool} exited; see ${tool.logFile}`);
-    if (await tool.ready()) {
+  return poll(
+    async () => {
+      if (tool.exited()) throw new Error(`${tool.tool} exited; see ${tool.logFile}`);
+      if (!(await tool.ready())) return undefined;
       const now = Date.now();
       cpu.push([now, await cpuUs(tool.pid)]);
       scrapes.push({ atMs: now, counts: await apiRequests(site.api) });
       const from = scrapes.findLastIndex((s) => now - s.atMs >= QUIET_MS);
       const apiQuiet =
         from >= 0 && firstBurst(scrapes.slice(from), isWork, 1).startMs === undefined;
-      if (apiQuiet && quietFor(cpu, QUIET_MS, QUIET_CPU)) {
-        return (now - since - QUIET_MS) / 1000;
-      }
-    }
-    await sleep(SCRAPE_MS);
-  }
-  throw new Error(`${tool.tool} did not settle in ${timeoutMs / 1000} s; see ${tool.logFile}`);
+      return apiQuiet && quietFor(cpu, QUIET_MS, QUIET_CPU)
+        ? (now - since - QUIET_MS) / 1000
+        : undefined;
+    },
+    {
+      restMs: SCRAPE_MS,
+      since,
+      timeoutMs,
+      timedOut: () => {
+        throw new Error(
+          `${tool.tool} did not settle in ${timeoutMs / 1000} s; see ${tool.logFile}`,
+        );
+      },
+    },
+  );
 }
 
 /** What the apiserver served while `step` ran, and what the step returned. */
@@ -121,13 +131,22 @@ async function waitActed(
   started: number,
   timeoutMs: number,
 ): Promise<number> {
-  while (Date.now() - started < timeoutMs) {
-    if ((await tool.acted()) >= from + count) return (Date.now() - started) / 1000;
-    if (tool.exited()) throw new Error(`${tool.tool} exited; see ${tool.logFile}`);
-    await sleep(200);
-  }
-  throw new Error(
-    `${tool.tool} acted ${(await tool.acted()) - from} of ${count} times in ${timeoutMs / 1000} s`,
+  return poll(
+    async () => {
+      if ((await tool.acted()) >= from + count) return (Date.now() - started) / 1000;
+      if (tool.exited()) throw new Error(`${tool.tool} exited; see ${tool.logFile}`);
+      return undefined;
+    },
+    {
+      restMs: 200,
+      since: started,
+      timeoutMs,
+      timedOut: async () => {
+        throw new Error(
+          `${tool.tool} acted ${(await tool.acted()) - from} of ${count} times in ${timeoutMs / 1000} s`,
+        );
+      },
+    },
   );
 }
 
@@ -171,11 +190,14 @@ export async function changeLatencies(
       const before = await generation();
       const started = Date.now();
       await changeSource(site, change.namespace, change.source);
-      while (Date.now() - started < timeoutMs) {
-        if ((await generation()) > before) return Date.now() - started;
-        await sleep(200);
-      }
-      throw new Error(`${path} did not roll within ${timeoutMs / 1000} s of its change`);
+      return poll(async () => ((await generation()) > before ? Date.now() - started : undefined), {
+        restMs: 200,
+        since: started,
+        timeoutMs,
+        timedOut: () => {
+          throw new Error(`${path} did not roll within ${timeoutMs / 1000} s of its change`);
+        },
+      });
     }),
   );
 }
@@ -232,19 +254,17 @@ export async function resyncRequests(
   const scrapes: Scrape[] = [];
   const started = Date.now();
   const window = (resyncS + 20) * 1000;
-  for (;;) {
-    scrapes.push({ atMs: Date.now(), counts: await apiRequests(site.api) });
-    const elapsed = Date.now() - started;
-    const burst = firstBurst(scrapes, isWork, 3);
-    if ((elapsed >= window && burst.complete) || elapsed >= window + 180_000) {
-      return { requests: burst.delta, complete: burst.complete };
-    }
-    await sleep(SCRAPE_MS);
-  }
+  return poll(
+    async () => {
+      scrapes.push({ atMs: Date.now(), counts: await apiRequests(site.api) });
+      const elapsed = Date.now() - started;
+      const burst = firstBurst(scrapes, isWork, 3);
+      return (elapsed >= window && burst.complete) || elapsed >= window + 180_000
+        ? { requests: burst.delta, complete: burst.complete }
+        : undefined;
+    },
+    { restMs: SCRAPE_MS },
+  );
 }
 
 const round1 = (mb: number) => Math.round(mb * 10) / 10;
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -13,6 +13,7 @@ import {
   startControlPlane,
 } from '../../tools/cluster/control-plane.js';
 import { kubectlFor, strictKubectl } from '../../tools/cluster/kubectl.js';
+import { poll, sleep } from '../../tools/lib/poll.js';
 import { residentMb, type Webhook } from './children.js';
 import { type ApiClient, connectApi, forEachBounded, webhookRegistration } from './cluster.js';
 import { followContainer } from './container.js';
@@ -47,7 +48,6 @@ import {
   type PhaseSite,
   resyncRequests,
   rssMb,
-  sleep,
   waitSettled,
 } from './scale-phases.js';
 import {
@@ -284,28 +284,38 @@ async function createFanout(run: ScaleRun): Promise<void> {
 async function waitClusterSettled(run: ScaleRun, deployments: number): Promise<void> {
   const { api } = run.site;
   const started = Date.now();
-  for (;;) {
-    const { body } = await api.expect([200], 'GET', '/apis/apps/v1/replicasets?limit=1');
-    const list = JSON.parse(body) as {
-      items: unknown[];
-      metadata: { remainingItemCount?: number };
-    };
-    const replicaSets = list.items.length + (list.metadata.remainingItemCount ?? 0);
-    if (replicaSets >= deployments) break;
-    if (Date.now() - started > SETTLE_TIMEOUT_MS) {
-      throw new Error(
-        `${replicaSets} ReplicaSets of ${deployments} after ${SETTLE_TIMEOUT_MS / 1000} s`,
-      );
-    }
-    await sleep(2_000);
-  }
+  let replicaSets = 0;
+  await poll(
+    async () => {
+      const { body } = await api.expect([200], 'GET', '/apis/apps/v1/replicasets?limit=1');
+      const list = JSON.parse(body) as {
+        items: unknown[];
+        metadata: { remainingItemCount?: number };
+      };
+      replicaSets = list.items.length + (list.metadata.remainingItemCount ?? 0);
+      return replicaSets >= deployments ? true : undefined;
+    },
+    {
+      restMs: 2_000,
+      timeoutMs: SETTLE_TIMEOUT_MS,
+      timedOut: () => {
+        throw new Error(
+          `${replicaSets} ReplicaSets of ${deployments} after ${SETTLE_TIMEOUT_MS / 1000} s`,
+        );
+      },
+    },
+  );
   let before = await apiRequests(api);
-  for (;;) {
-    await sleep(5_000);
-    const now = await apiRequests(api);
-    if (Object.keys(deltaOf(before, now)).filter(isWork).length === 0) break;
-    before = now;
-  }
+  await sleep(5_000);
+  await poll(
+    async () => {
+      const now = await apiRequests(api);
+      if (Object.keys(deltaOf(before, now)).filter(isWork).length === 0) return true;
+      before = now;
+      return undefined;
+    },
+    { restMs: 5_000 },
+  );
   log(`  controllers settled in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 

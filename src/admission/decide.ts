@@ -28,7 +28,7 @@ import {
 import type { LookupRecord, MutationResult, Outcome } from './result.js';
 import type { Target } from './target.js';
 
-export const MAX_WARNING_LENGTH = 120;
+const MAX_WARNING_LENGTH = 120;
 const MAX_WARNINGS = 10;
 
 interface Annotations {
@@ -247,7 +247,7 @@ function toLookupRecord({ ref, result }: Evaluation['lookups'][number]): LookupR
 }
 
 /** Warnings are short and name objects; a long name is cut rather than dropped. */
-export function limitWarnings(warnings: readonly string[]): string[] {
+function limitWarnings(warnings: readonly string[]): string[] {
   const shortened = warnings.map((text) =>
     text.length <= MAX_WARNING_LENGTH ? text : `${text.slice(0, MAX_WARNING_LENGTH - 1)}…`,
   );

@@ -3,7 +3,7 @@
 
 import type { AdmissionRequest, GroupVersionKind, Operation } from './types.js';
 
-export type DecodeResult =
+type DecodeResult =
   | { readonly ok: true; readonly request: AdmissionRequest }
   | { readonly ok: false; readonly error: string };
 

@@ -1,10 +1,9 @@
-export { decideAnnotations, limitWarnings, MAX_WARNING_LENGTH } from './decide.js';
-export { type DecodeResult, decodeAdmissionReview } from './decode.js';
-export { createMutator, type MutatorDependencies } from './mutate.js';
+export { decideAnnotations } from './decide.js';
+export { decodeAdmissionReview } from './decode.js';
+export { createMutator } from './mutate.js';
 export {
   MAX_NAMESPACE_READS,
   type NamespaceCheck,
-  type NamespaceCheckOptions,
   type NamespaceVerdict,
   type NamespaceWatch,
   startNamespaceCheck,
@@ -24,7 +23,7 @@ export {
   parseGoDuration,
   WEBHOOK_TIMEOUT_MS,
 } from './review-timeout.js';
-export { type Skip, selectTarget, type Target } from './target.js';
+export { selectTarget, type Target } from './target.js';
 export type {
   AdmissionRequest,
   AdmissionResponse,

@@ -11,7 +11,7 @@ import type { NamespaceCheck } from './namespace-check.js';
 import type { MutationResult, Mutator, SkipCode } from './result.js';
 import { selectTarget, type Target } from './target.js';
 
-export interface MutatorDependencies extends EvaluatorDependencies {
+interface MutatorDependencies extends EvaluatorDependencies {
   /** The kinds handled (default: the apps/v1 ones; `--kind` adds more). */
   readonly kinds?: readonly WorkloadKind[];
   /** Whether the request's namespace is opted in, as confighash itself sees it (docs/design.md §4, §10). */

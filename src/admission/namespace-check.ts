@@ -43,7 +43,7 @@ export const MAX_NAMESPACE_READS = 8;
 /** A shared live read gives up after this; each caller gives up at its own deadline first. */
 const READ_TIMEOUT_MS = 5_000;
 
-export interface NamespaceCheckOptions {
+interface NamespaceCheckOptions {
   readonly api: NamespaceApi;
   /** Besides ALWAYS_EXCLUDED: the webhook's own namespace and every --excluded-namespace. */
   readonly excluded: readonly string[];

@@ -22,7 +22,7 @@ export interface Target {
   readonly old: Workload | undefined;
 }
 
-export type Skip = { readonly skipReason: string; readonly warning?: string };
+type Skip = { readonly skipReason: string; readonly warning?: string };
 
 export function selectTarget(
   request: AdmissionRequest,

@@ -10,7 +10,7 @@ export interface CertificateAuthority {
   readonly key: string;
 }
 
-export interface ServingCertificate {
+interface ServingCertificate {
   readonly cert: string;
   readonly key: string;
 }

@@ -27,7 +27,7 @@ export const PREVIOUS_HASH_KEY_PREFIX = 'previous-';
 export const AUTHORITY_VALID_DAYS = 3650;
 export const SERVING_VALID_DAYS = 365;
 /** Renew when less than this share of a certificate's lifetime is left. */
-export const RENEW_WHEN_LEFT = 1 / 3;
+const RENEW_WHEN_LEFT = 1 / 3;
 
 export interface Validity {
   readonly notBefore: Date;

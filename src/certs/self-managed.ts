@@ -30,7 +30,7 @@ import {
 
 export type SecretData = Readonly<Record<string, Buffer>>;
 
-export interface StoredSecret {
+interface StoredSecret {
   readonly data: SecretData;
   readonly resourceVersion: string;
 }
@@ -56,7 +56,7 @@ export interface CaBundleTarget {
   ensure(name: string, caBundle: string): Promise<'patched' | 'unchanged'>;
 }
 
-export interface SelfManagedLog {
+interface SelfManagedLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
 }
@@ -80,29 +80,29 @@ export interface SelfManagedOptions {
   readonly hashKey: { readonly secretName: string; readonly file: string } | undefined;
 }
 
-export interface SelfManagedPorts {
+interface SelfManagedPorts {
   readonly secrets: SecretStore;
   readonly webhooks: CaBundleTarget;
   readonly log: SelfManagedLog;
   readonly now?: () => Date;
 }
 
-export interface CertificateMaterial {
+interface CertificateMaterial {
   readonly cert: string;
   readonly key: string;
   readonly caBundle: string;
 }
 
-export type CertificateResult = 'created' | 'renewed' | 'rotated' | 'kept' | 'adopted';
+type CertificateResult = 'created' | 'renewed' | 'rotated' | 'kept' | 'adopted';
 
-export interface CertificateOutcome {
+interface CertificateOutcome {
   readonly material: CertificateMaterial;
   /** `adopted`: another replica's write won, and what it wrote is good. */
   readonly result: CertificateResult;
   readonly reason?: string;
 }
 
-export const HASH_KEY_BYTES = 32;
+const HASH_KEY_BYTES = 32;
 const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 const OPAQUE_SECRET_TYPE = 'Opaque';
 const MAX_ATTEMPTS = 5;
@@ -110,7 +110,7 @@ const MAX_ATTEMPTS = 5;
 const RETRY_MS = 10_000;
 
 /** A previous hash key, by its entry in the Secret (`previous-…`). */
-export interface PreviousHashKey {
+interface PreviousHashKey {
   readonly entry: string;
   readonly key: Buffer;
 }

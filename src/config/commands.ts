@@ -2,7 +2,7 @@
 // summary and closing notes. Each option's text is its OptionSpec's (one module per
 // command); `confighash COMMAND --help` joins the two (options.ts, helpFor).
 
-export interface CommandText {
+interface CommandText {
   readonly name: string;
   /** What follows `confighash` on the usage line. */
   readonly synopsis: string;

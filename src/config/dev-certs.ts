@@ -3,7 +3,7 @@
 
 import { type Environment, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
-export interface DevCertsConfig {
+interface DevCertsConfig {
   readonly dir: string;
   readonly hosts: readonly string[];
 }

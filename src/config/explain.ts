@@ -12,7 +12,7 @@ import {
 } from './kubectl.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
-export interface ExplainConfig {
+interface ExplainConfig {
   readonly kind: WorkloadKind;
   readonly name: string;
   readonly namespace: string | undefined;

@@ -13,12 +13,12 @@ import {
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 /** A ConfigMap or Secret, as the command names it. */
-export interface NamedConfig {
+interface NamedConfig {
   readonly kind: 'ConfigMap' | 'Secret';
   readonly name: string;
 }
 
-export interface FanoutControlConfig {
+interface FanoutControlConfig {
   readonly action: FanoutAction;
   readonly source: NamedConfig;
   readonly namespace: string | undefined;

@@ -47,7 +47,7 @@ export interface FollowCommandConfig {
  * NetworkPolicies written for operators tend to expect; above 1024 (the image runs as
  * uid 65532), and not serve's 8443, so both run side by side on one host.
  */
-export const FOLLOW_LISTEN_PORT = 8080;
+const FOLLOW_LISTEN_PORT = 8080;
 
 const shared = (flag: string): OptionSpec => SERVE_OPTIONS.find((spec) => spec.flag === flag)!;
 

@@ -11,18 +11,17 @@ import { PLAN_OPTIONS } from './plan.js';
 import { ALL_SERVE_OPTIONS } from './serve.js';
 
 export { COMMANDS, usage } from './commands.js';
-export { type DevCertsConfig, parseDevCertsConfig } from './dev-certs.js';
-export { type ExplainConfig, parseExplainConfig } from './explain.js';
-export { type FanoutControlConfig, parseFanoutControlConfig } from './fanout-control.js';
+export { parseDevCertsConfig } from './dev-certs.js';
+export { parseExplainConfig } from './explain.js';
+export { parseFanoutControlConfig } from './fanout-control.js';
 export type { FollowConfig } from './follow.js';
 export {
-  FOLLOW_LISTEN_PORT,
   type FollowCommandConfig,
   parseFollowCommandConfig,
 } from './follow-command.js';
 export type { ClusterSelection, OutputFormat } from './kubectl.js';
 export type { ParseResult } from './options.js';
-export { type ManifestInput, type PlanConfig, parsePlanConfig } from './plan.js';
+export { type ManifestInput, parsePlanConfig } from './plan.js';
 export { parseServeConfig, type ServeConfig } from './serve.js';
 
 /**

@@ -31,7 +31,7 @@ export const NAMESPACE_OPTION: OptionSpec = {
   help: "namespace (default: the kubeconfig context's, else default)",
 };
 
-export const OUTPUT_OPTION: OptionSpec = {
+const OUTPUT_OPTION: OptionSpec = {
   flag: 'output',
   short: 'o',
   value: 'FORMAT',
@@ -55,7 +55,7 @@ function isOutputFormat(value: string): value is OutputFormat {
 }
 
 /** What plan and explain take as kubectl does: the output format and the cluster selection. */
-export interface KubectlChoices {
+interface KubectlChoices {
   readonly output: OutputFormat;
   readonly cluster: ClusterSelection;
 }

@@ -30,7 +30,7 @@ export interface OptionSpec {
 // --- parsing ---------------------------------------------------------------------
 
 /** Parsed options: `get` the last value (flag, else environment, else default), `all` every value. */
-export type Parsed =
+type Parsed =
   | {
       ok: true;
       get: (flag: string) => string | undefined;

@@ -17,7 +17,7 @@ export type ManifestInput =
   | { readonly from: 'files'; readonly paths: readonly string[] }
   | { readonly from: 'kustomize'; readonly dir: string };
 
-export interface PlanConfig {
+interface PlanConfig {
   readonly input: ManifestInput;
   /** -n: the namespace of objects that name none; else the kubeconfig's. */
   readonly namespace: string | undefined;

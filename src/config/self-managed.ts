@@ -80,7 +80,7 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
 ];
 
 /** The self-managed options, and the paths they give the file flags they replace. */
-export interface SelfManagedConfig {
+interface SelfManagedConfig {
   readonly options: SelfManagedOptions | undefined;
   readonly files: Readonly<Record<string, string>>;
 }

@@ -16,5 +16,5 @@ export {
   type MissingRequired,
   type SourceLookup,
 } from './evaluate.js';
-export type { ConfigSource, CountAnswerBytes, LookupFailure, LookupResult } from './ports.js';
+export type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 export { createSourceDigester, type SourceDigest, type SourceDigester } from './source-digest.js';

@@ -35,7 +35,7 @@ export type LookupResult =
  * Counts an answer's bytes as they arrive (its declared length, else each chunk); false:
  * no room, and the read fails as `over-budget` without reading further.
  */
-export type CountAnswerBytes = (bytes: number) => boolean;
+type CountAnswerBytes = (bytes: number) => boolean;
 
 /** Reads ConfigMaps and Secrets. Outcomes a user sees are values, never exceptions. */
 export interface ConfigSource {

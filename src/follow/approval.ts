@@ -17,7 +17,7 @@ import type { SourceEvent } from './resources.js';
 import { inStableOrder } from './stable-order.js';
 import type { WorkloadRef } from './workload-ref.js';
 
-export interface ApprovalDependencies {
+interface ApprovalDependencies {
   /** `--follow-max-fanout`; 0: no source needs approval. */
   readonly maxFanout: number;
   readonly digestSource: SourceDigester;
@@ -31,7 +31,7 @@ export interface ApprovalDependencies {
 }
 
 /** A large source's change, as a watch event or the resync names it. */
-export type LargeChange = Pick<SourceEvent, 'namespace' | 'object' | 'source' | 'resourceVersion'>;
+type LargeChange = Pick<SourceEvent, 'namespace' | 'object' | 'source' | 'resourceVersion'>;
 
 /** What a check of a large source's content now came to. */
 export type ApprovalVerdict =

@@ -13,7 +13,7 @@ import {
 } from '../workload/index.js';
 
 /** A read of the source, and what follow mode makes of its readers now. */
-export interface Observed {
+interface Observed {
   readonly digest: string;
   readonly record: FanoutRecord | undefined;
   readonly control: FanoutControl | undefined;
@@ -23,7 +23,7 @@ export interface Observed {
   readonly now: string;
 }
 
-export type Step =
+type Step =
   /** Nothing new: the recorded phase carries on (a new leader picks it up here). */
   | { readonly to: 'keep'; readonly record: FanoutRecord }
   /** A new change, not canaried: every reader is touched at the rate limit. */
@@ -41,7 +41,7 @@ export interface ChangeBase {
 }
 
 /** The last content that rolled to every reader. */
-export function lastRolled(record: FanoutRecord | undefined): string | undefined {
+function lastRolled(record: FanoutRecord | undefined): string | undefined {
   return record?.phase === 'done' ? record.change : record?.rolled;
 }
 
@@ -78,7 +78,7 @@ export function decide(observed: Observed): Step {
   }
 }
 
-export function baseOf(record: ChangeBase): ChangeBase {
+function baseOf(record: ChangeBase): ChangeBase {
   const { change, rolled, control } = record;
   return { change, ...(rolled ? { rolled } : {}), ...(control ? { control } : {}) };
 }

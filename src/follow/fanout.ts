@@ -70,7 +70,7 @@ export interface Hold {
 }
 
 /** A touch held by a source being read is asked again after this. */
-export const READ_RETRY_MS = 1_000;
+const READ_RETRY_MS = 1_000;
 
 /**
  * What a held touch comes to: tried again in a moment when a source is only being read; else
@@ -94,7 +94,7 @@ export type CanaryFitness =
       readonly adopt?: boolean;
     };
 
-export interface FanoutDependencies {
+interface FanoutDependencies {
   readonly api: Pick<FollowApi, 'getWorkload' | 'recordEvent' | 'writeFanoutRecord' | 'listPods'>;
   readonly digestSource: SourceDigester;
   readonly index: Pick<
@@ -695,7 +695,7 @@ export class Fanouts {
  * How many canaries a fan-out in a namespace touches first: its `confighash.dev/canaries`
  * annotation (a whole number; 0 turns them off), else `fallback` (`--follow-canaries`).
  */
-export function canaryCount(
+function canaryCount(
   namespaceAnnotations: Readonly<Record<string, string>> | undefined,
   fallback: number,
 ): number {

@@ -53,7 +53,7 @@ import {
 import { TouchQueue, type TouchResult } from './touch-queue.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
-export type WatchScope = 'cluster' | 'namespace';
+type WatchScope = 'cluster' | 'namespace';
 
 export interface FollowOptions extends FanoutOptions {
   readonly resyncMs: number;
@@ -141,7 +141,7 @@ function restartReporter(
 }
 
 /** Lists in flight at once (docs/design.md §6): a start or a relist of many resources queues. */
-export const LIST_SLOTS = 4;
+const LIST_SLOTS = 4;
 
 interface Followed {
   info: NamespaceInfo;

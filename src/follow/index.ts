@@ -11,7 +11,7 @@ export type { FollowLogger } from './logger.js';
 export { createFollowMetrics, type FollowMetrics } from './metrics.js';
 export type { FollowApi, LeaseStore } from './ports.js';
 
-export interface FollowModeDependencies extends FollowerDependencies {
+interface FollowModeDependencies extends FollowerDependencies {
   readonly leaseStore: LeaseStore;
   readonly identity: string;
   readonly timing?: ElectionTiming;

@@ -22,7 +22,7 @@ export const DEFAULT_TIMING: ElectionTiming = {
   retryPeriodMs: 2_000,
 };
 
-export type LeaseAction = 'create' | 'acquire' | 'renew' | 'wait';
+type LeaseAction = 'create' | 'acquire' | 'renew' | 'wait';
 
 /** What to do about the lease now. `observedAt`: when we first saw its current record. */
 export function decideLeaseAction(
@@ -58,7 +58,7 @@ export function nextLeaseRecord(
 }
 
 /** Released on shutdown so that another replica need not wait out the lease. */
-export function releasedLeaseRecord(current: LeaseRecord, now: Date): LeaseRecord {
+function releasedLeaseRecord(current: LeaseRecord, now: Date): LeaseRecord {
   return {
     ...current,
     holderIdentity: '',
@@ -68,13 +68,13 @@ export function releasedLeaseRecord(current: LeaseRecord, now: Date): LeaseRecor
 }
 
 /** The part of a record whose change proves the holder is alive. */
-export function recordFingerprint(record: LeaseRecord | undefined): string {
+function recordFingerprint(record: LeaseRecord | undefined): string {
   return record
     ? `${record.holderIdentity}|${record.renewTime ?? ''}|${record.leaseTransitions}`
     : '';
 }
 
-export interface LeaderCallbacks {
+interface LeaderCallbacks {
   /** Called when this replica becomes leader; `signal` aborts the moment leadership is lost. */
   onStartedLeading(signal: AbortSignal): void;
   onStoppedLeading(): void;

@@ -10,7 +10,7 @@ import type { TouchSchedule } from './schedule.js';
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
 /** Which token bucket: touches (the global rate limit) or the resync's evaluations. */
-export type TokenKind = 'touch' | 'evaluate';
+type TokenKind = 'touch' | 'evaluate';
 
 export interface PacingOptions {
   readonly ratePerSecond: number;

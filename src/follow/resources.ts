@@ -34,7 +34,7 @@ export interface SourceEvent {
 }
 
 /** One resource, as the follower lists and watches it, and the log fields naming it. */
-export interface FollowedResource extends ListWatchResource {
+interface FollowedResource extends ListWatchResource {
   readonly what: Readonly<Record<string, string>>;
 }
 

@@ -4,7 +4,7 @@
 // steady trickle of changes cannot postpone a touch forever. Pure: the clock is
 // passed in.
 
-export interface ScheduleOptions {
+interface ScheduleOptions {
   readonly debounceMs: number;
   readonly minIntervalMs: number;
   /** A pending touch is never postponed by further changes beyond this. */
@@ -17,7 +17,7 @@ interface Pending {
   readonly reasons: Set<string>;
 }
 
-export interface DueTouch {
+interface DueTouch {
   readonly key: string;
   readonly reasons: readonly string[];
 }

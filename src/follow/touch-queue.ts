@@ -42,20 +42,20 @@ interface Pending {
   readonly changes: Map<string, SourceChange>;
 }
 
-export interface TouchQueueOptions extends PacingOptions {
+interface TouchQueueOptions extends PacingOptions {
   readonly debounceMs: number;
   readonly minIntervalMs: number;
 }
 
 /** Why a touch waits: the labels of confighash_follow_deferred_total. */
-export type DeferReason = Parameters<FollowMetrics['deferred']>[0];
+type DeferReason = Parameters<FollowMetrics['deferred']>[0];
 
 /** What one touch came to: the queue records a touch, or puts it back to run `at`. */
 export type TouchResult =
   | { readonly status: 'done' | 'touched' }
   | { readonly status: 'retry'; readonly at: number; readonly reason: DeferReason };
 
-export type RunTouch = (touch: QueuedTouch) => Promise<TouchResult>;
+type RunTouch = (touch: QueuedTouch) => Promise<TouchResult>;
 
 export class TouchQueue {
   readonly #schedule: TouchSchedule;

@@ -48,7 +48,7 @@ export interface IndexUpdates {
   ahead(namespace: string, evaluation: Evaluation): boolean;
 }
 
-export interface TouchDependencies {
+interface TouchDependencies {
   readonly api: FollowApi;
   readonly evaluate: Evaluator;
   readonly metrics: FollowMetrics;

@@ -3,7 +3,7 @@
 
 import type { EncodedValue, SourceContent } from './types.js';
 
-export interface ConfigMapData {
+interface ConfigMapData {
   readonly data?: Readonly<Record<string, string>> | null;
   readonly binaryData?: Readonly<Record<string, string>> | null;
 }

@@ -12,10 +12,10 @@ import type { EncodedValue, HashInput, SourceContent } from './types.js';
  * Receives the encoding in order. A chunk is valid only during the call (the
  * buffers behind it are reused): consume it at once, or copy it.
  */
-export type EncodingSink = (chunk: Uint8Array) => void;
+type EncodingSink = (chunk: Uint8Array) => void;
 
 /** Sorts the inputs and writes their encoding to `sink`. */
-export function encodeSources(inputs: readonly HashInput[], sink: EncodingSink): void {
+function encodeSources(inputs: readonly HashInput[], sink: EncodingSink): void {
   const out = new ChunkWriter(sink);
   out.text(ENCODING_HEADER);
   for (const input of [...inputs].sort(compareSources)) {

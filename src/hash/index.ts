@@ -1,15 +1,13 @@
 export {
-  type ConfigMapData,
   contentOfConfigMap,
   contentOfSecret,
   type SecretData,
 } from './content.js';
-export { computeHash, contentDigest, encodeSources, encodeToBuffer } from './encode.js';
+export { computeHash, contentDigest, encodeToBuffer } from './encode.js';
 export {
   deriveNamespaceKey,
   ENCODING_HEADER,
   hashKeyId,
-  NAMESPACE_KEY_HEADER,
   type NamespaceKey,
   NamespaceKeys,
 } from './keys.js';

@@ -9,7 +9,7 @@ import { createHash, createHmac } from 'node:crypto';
 export const ENCODING_HEADER = 'confighash/v2\n';
 
 /** What a namespace's key is derived from, before the namespace's name. */
-export const NAMESPACE_KEY_HEADER = 'confighash/v2 namespace\n';
+const NAMESPACE_KEY_HEADER = 'confighash/v2 namespace\n';
 
 declare const namespaceKey: unique symbol;
 /** Only deriveNamespaceKey makes one, so the hash key itself can never key a digest. */

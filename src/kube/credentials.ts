@@ -9,7 +9,7 @@
 
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** What client-node resolved: the server, its TLS material and the request headers to send. */
 export interface ClusterAccess {
@@ -64,6 +64,11 @@ export const DYNAMIC_REFRESH_MS = 5 * 60_000;
 /** A token that expires sooner than that is asked for again halfway to its expiry, not sooner than this. */
 const MIN_REFRESH_MS = 10_000;
 const RESOLVE_TIMEOUT_MS = 60_000;
+/**
+ * The child's script, plain JavaScript beside this module: src/kube/ under tsx, dist/kube/ once
+ * compiled (tsconfig's allowJs copies it there).
+ */
+const RESOLVER_SCRIPT = fileURLToPath(new URL('./resolver.mjs', import.meta.url));
 
 /** Resolves cluster access in a child process with `env` (KUBECONFIG, HOME, KUBERNETES_SERVICE_*). */
 export function childProcessResolver(
@@ -77,7 +82,7 @@ export function childProcessResolver(
     new Promise((resolve, reject) => {
       execFile(
         process.execPath,
-        ['--input-type=module', '--eval', RESOLVER_SCRIPT, clientNode, JSON.stringify(selection)],
+        [RESOLVER_SCRIPT, clientNode, JSON.stringify(selection)],
         // No execArgv (loaders, profilers, heap flags) of the serving process: a plain Node.
         { env, timeout: RESOLVE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
         (error, stdout, stderr) => {
@@ -158,124 +163,3 @@ function jwtExpiry(authorization: string | undefined): number | undefined {
     return undefined;
   }
 }
-
-/**
- * A module-resolution hook for the child: client-node's config.js imports its generated API
- * (tens of MB; more than a second of CPU to load) for makeApiClient alone, which the child never
- * calls. This answers that one import with a stand-in of the two names config.js takes from it,
- * so that resolving credentials costs a fraction of what loading client-node does — on every CLI
- * start, and every few minutes in a serving pod, where the child shares the pod's memory limit.
- */
-const GENERATED_API_STAND_IN = `
-const STAND_IN = 'data:text/javascript,' + encodeURIComponent(
-  'export function createConfiguration() { throw new Error("client-node\\'s API is not loaded in the credential child"); }' +
-  'export class ServerConfiguration {}');
-export async function resolve(specifier, context, next) {
-  if (specifier === './gen/index.js' && context.parentURL?.endsWith('/@kubernetes/client-node/dist/config.js')) {
-    return { url: STAND_IN, shortCircuit: true };
-  }
-  return next(specifier, context);
-}
-`;
-
-/**
- * Runs in the child (plain JavaScript: it is handed to `node --eval`). The one
- * client-node call that applies every kind of credential is applyToHTTPSOptions;
- * for an http:// server it refuses unless TLS verification is off, so a copy with
- * the flag set resolves the same headers there (there is no TLS to verify).
- */
-const RESOLVER_SCRIPT = `
-const { register } = await import('node:module');
-// Node 20.6 and later; before, the generated API simply loads.
-register?.('data:text/javascript,' + encodeURIComponent(${JSON.stringify(GENERATED_API_STAND_IN)}));
-const { KubeConfig } = await import(new URL('./config.js', process.argv[1]).href);
-const selection = JSON.parse(process.argv[2]);
-const reply = (answer) => process.stdout.write(JSON.stringify(answer));
-const base64 = (value) => value === undefined || value === null ? undefined : Buffer.from(value).toString('base64');
-const { statSync } = await import('node:fs');
-// kubectl skips a KUBECONFIG file that is missing or empty; client-node fails on both.
-const hasContent = (file) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
-const { delimiter } = await import('node:path');
-// KUBECONFIG's files merged as kubectl merges them (KubeconfigSelection).
-const loadMerged = (files) => {
-  const present = files.filter(hasContent);
-  if (present.length === 0) throw new Error('none of the files KUBECONFIG names exists or has content: ' + files.join(delimiter));
-  const merged = { clusters: [], users: [], contexts: [], currentContext: '' };
-  for (const file of present) {
-    const one = new KubeConfig();
-    one.loadFromFile(file);
-    for (const list of ['clusters', 'users', 'contexts']) {
-      for (const entry of one[list]) {
-        if (!merged[list].some((known) => known.name === entry.name)) merged[list].push(entry);
-      }
-    }
-    merged.currentContext ||= one.currentContext || '';
-  }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions(merged);
-  return kubeConfig;
-};
-const load = () => {
-  if (selection.kubeconfig) {
-    if (statSync(selection.kubeconfig, { throwIfNoEntry: false })?.size === 0) throw new Error(selection.kubeconfig + ' is empty');
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(selection.kubeconfig);
-    return kubeConfig;
-  }
-  const files = (process.env.KUBECONFIG ?? '').split(delimiter).filter((file) => file);
-  if (files.length > 0) return loadMerged(files);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
-};
-let kubeConfig;
-try {
-  kubeConfig = load();
-} catch (error) {
-  reply({ error: 'cannot load the kubeconfig: ' + error.message });
-  process.exit(0);
-}
-if (selection.context) {
-  if (!kubeConfig.getContextObject(selection.context)) {
-    const known = kubeConfig.contexts.map((context) => context.name).join(', ') || 'none';
-    reply({ error: "context '" + selection.context + "' is not in the kubeconfig (contexts: " + known + ')' });
-    process.exit(0);
-  }
-  kubeConfig.setCurrentContext(selection.context);
-}
-const cluster = kubeConfig.getCurrentCluster();
-if (!cluster) {
-  reply({ error: 'no Kubernetes cluster found: set KUBECONFIG, or run in a pod' });
-  process.exit(0);
-}
-const user = kubeConfig.getCurrentUser();
-const namespace = kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || undefined;
-if (cluster.server.startsWith('http:')) {
-  const copy = new KubeConfig();
-  copy.loadFromOptions({
-    clusters: kubeConfig.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c)),
-    users: kubeConfig.users,
-    contexts: kubeConfig.contexts,
-    currentContext: kubeConfig.currentContext,
-  });
-  kubeConfig = copy;
-}
-const options = {};
-await kubeConfig.applyToHTTPSOptions(options);
-const headers = {};
-for (const [name, value] of Object.entries(options.headers ?? {})) {
-  if (typeof value === 'string') headers[name] = value;
-}
-reply({
-  server: cluster.server,
-  namespace,
-  ca: base64(options.ca),
-  cert: base64(options.cert),
-  key: base64(options.key),
-  rejectUnauthorized: options.rejectUnauthorized,
-  servername: options.servername || undefined,
-  headers,
-  basicAuth: options.auth || undefined,
-  dynamic: Boolean(user && (user.exec || user.authProvider)),
-});
-`;

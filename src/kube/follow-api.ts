@@ -47,7 +47,7 @@ interface ObjectList<T> {
 }
 
 /** Lists come in pages of this many (docs/design.md §6), each page one bounded request. */
-export const LIST_PAGE_SIZE = 500;
+const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
   metadata: {

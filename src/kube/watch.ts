@@ -8,7 +8,7 @@ import { ApiError, isStatus, streamWatch, type WatchEvent } from './client.js';
 import type { ApiConnection } from './connection.js';
 
 /** What a watch hands on: an object's change; bookmarks and errors it handles itself. */
-export type ObjectEvent = WatchEvent & { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' };
+type ObjectEvent = WatchEvent & { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' };
 
 /** The server closes a watch after this; it is then resumed from the last resourceVersion. */
 const WATCH_TIMEOUT_SECONDS = 300;

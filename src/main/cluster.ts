@@ -16,7 +16,7 @@ import { loadClusterCredentials, UsageError } from './errors.js';
 
 export const MIN_HASH_KEY_BYTES = 32;
 
-export interface LazyCluster {
+interface LazyCluster {
   credentials(): Promise<ClusterCredentials>;
   /** The webhook's own connection (follow mode opens another). */
   connection(): Promise<ApiConnection>;

@@ -9,7 +9,7 @@ export type JsonPatchOperation =
   | { readonly op: 'remove'; readonly path: string };
 
 /** Desired value per annotation key; `undefined` means the key must not exist. */
-export type DesiredAnnotations = Readonly<Record<string, string | undefined>>;
+type DesiredAnnotations = Readonly<Record<string, string | undefined>>;
 
 export interface AnnotationTarget {
   /** Path segments from the object's root to a `metadata` object. */

@@ -1,7 +1,6 @@
 export {
   type AnnotationTarget,
   buildAnnotationPatch,
-  type DesiredAnnotations,
   escapePointerSegment,
   type JsonPatchOperation,
 } from './annotations.js';

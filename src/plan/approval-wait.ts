@@ -11,7 +11,7 @@ import { changesHash, compareContent } from './compare.js';
 import type { Context, Target } from './context.js';
 import { sourceKey } from './manifests.js';
 
-export interface ApprovalWait {
+interface ApprovalWait {
   /** `configmap/NAME` or `secret/NAME`. */
   readonly source: string;
   readonly readers: number;

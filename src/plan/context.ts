@@ -33,7 +33,7 @@ export interface Target {
   readonly live: JsonObject | undefined;
 }
 
-export type ModeRead =
+type ModeRead =
   | {
       readonly status: 'found';
       readonly value: NamespaceMode;

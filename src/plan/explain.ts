@@ -35,7 +35,7 @@ import { selectionKeys } from './describe.js';
 import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
 import { hashesOf, readTouchAnswer } from './touch-answer.js';
 
-export interface ExplainedSource {
+interface ExplainedSource {
   /** `configmap/NAME` or `secret/NAME`. */
   readonly ref: string;
   readonly state: 'found' | 'absent' | 'unreadable';
@@ -93,7 +93,7 @@ export interface Explanation {
   readonly explanation: readonly string[];
 }
 
-export type ExplainResult =
+type ExplainResult =
   | { readonly ok: true; readonly explanation: Explanation }
   | { readonly ok: false; readonly error: string };
 

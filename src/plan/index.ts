@@ -1,12 +1,9 @@
 export {
-  type ExplainedSource,
-  type ExplainResult,
   type Explanation,
   explainWorkload,
 } from './explain.js';
-export { type ManifestParse, type Manifests, parseManifests } from './manifests.js';
+export { type Manifests, parseManifests } from './manifests.js';
 export {
-  type ChangedSource,
   type Plan,
   type PlanOptions,
   planChanges,
@@ -23,7 +20,6 @@ export type {
   Read,
 } from './ports.js';
 export {
-  type DataFormat,
   renderExplanation,
   renderExplanationData,
   renderPlan,

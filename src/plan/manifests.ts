@@ -16,7 +16,7 @@ import {
 } from '../workload/index.js';
 import { parseYamlDocuments } from './yaml.js';
 
-export interface ManifestWorkload {
+interface ManifestWorkload {
   readonly workload: Workload;
   readonly namespace: string;
   readonly name: string;
@@ -32,7 +32,7 @@ export interface Manifests {
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
-export type ManifestParse = { ok: true; manifests: Manifests } | { ok: false; error: string };
+type ManifestParse = { ok: true; manifests: Manifests } | { ok: false; error: string };
 
 /** A map key for one source in one namespace. */
 export function sourceKey(namespace: string, source: NamedSource): string {

@@ -41,7 +41,7 @@ export type { PlanOptions } from './context.js';
 
 export type Verdict = 'roll' | 'no-roll' | 'unknown';
 
-export interface ChangedSource {
+interface ChangedSource {
   /** `configmap/NAME` or `secret/NAME`. */
   readonly ref: string;
   /** Selected keys whose content changes, names only. */

@@ -6,7 +6,7 @@ import type { Explanation } from './explain.js';
 import type { Plan, Verdict, WorkloadPlan } from './plan.js';
 import { renderYaml } from './yaml.js';
 
-export interface RenderOptions {
+interface RenderOptions {
   /** ANSI colour; the caller turns it on only for a TTY. */
   readonly color: boolean;
 }
@@ -19,7 +19,7 @@ const VERDICT_TEXT: Readonly<Record<Verdict, string>> = {
 
 const VERDICT_COLOR: Readonly<Record<Verdict, number>> = { roll: 33, 'no-roll': 32, unknown: 31 };
 
-export function paint(text: string, code: number, { color }: RenderOptions): string {
+function paint(text: string, code: number, { color }: RenderOptions): string {
   return color ? `\u001b[${code}m${text}\u001b[0m` : text;
 }
 
@@ -61,7 +61,7 @@ function summarize(workloads: readonly WorkloadPlan[]): string {
 }
 
 /** For a program to read: JSON (the plan's tests pin it) or the same data as YAML. */
-export type DataFormat = 'json' | 'yaml';
+type DataFormat = 'json' | 'yaml';
 
 /**
  * One object per workload, in an array: `kind`, `namespace`, `name`, `verdict`, `reasons`,

@@ -26,7 +26,7 @@ export function hashesOf(workload: Workload): Hashes {
   };
 }
 
-export interface TouchAnswer {
+interface TouchAnswer {
   /** The template hash, else adopted-hash, the webhook writes. */
   readonly wouldWrite: string | null;
   /** The template's hash changes: the next write rolls. */

@@ -17,7 +17,7 @@ import {
 import type { Context, Target } from './context.js';
 import { describeTemplateChange } from './template-change.js';
 
-export interface WriteDecision {
+interface WriteDecision {
   readonly rolls: boolean;
   readonly reasons: readonly string[];
 }
@@ -77,7 +77,7 @@ export function held(target: Target, live: JsonObject): WriteDecision | undefine
 }
 
 /** kubectl sends no patch when the manifest equals the last-applied configuration it recorded. */
-export function unchangedSinceLastApply(manifest: JsonObject, live: JsonObject): boolean {
+function unchangedSinceLastApply(manifest: JsonObject, live: JsonObject): boolean {
   const recorded = annotationsAt(live, ['metadata'])[LAST_APPLIED];
   if (recorded === undefined) return false;
   let parsed: unknown;
@@ -90,7 +90,7 @@ export function unchangedSinceLastApply(manifest: JsonObject, live: JsonObject):
 }
 
 /** kubectl records the namespace it applied to, and never itself. */
-export function comparable(object: unknown): unknown {
+function comparable(object: unknown): unknown {
   if (!isObject(object) || !isObject(object.metadata)) return object;
   const { namespace: _namespace, ...metadata }: Record<string, unknown> = object.metadata;
   const annotations: Record<string, unknown> | undefined = isObject(metadata.annotations)

@@ -18,11 +18,11 @@ export const SHARED_DEADLINE_MS = 10;
  * Runs `work` with a signal that aborts when `parent` does or `ms` pass, whichever comes
  * first, and lets go of both as soon as `work` settles. Not AbortSignal.any with
  * AbortSignal.timeout: on Node 20 each such signal that is given a listener (every
- * request gives one) stays reachable after it is done, so a follower's heap grew with
- * every request it had ever made, and a webhook's signals lived for the whole budget,
- * seconds after their review, long enough to reach the old generation
- * (BENCHMARKS.md has the figures). Cleared here, they die young; without a parent, one shared
- * signal per SHARED_DEADLINE_MS lives for the budget: a few hundred, however busy.
+ * request gives one) stays reachable after it is done, so a follower's heap would grow with
+ * every request it makes, and a webhook's signals would live for the whole budget, seconds
+ * after their review, long enough to reach the old generation (BENCHMARKS.md has the figures).
+ * Cleared here, they die young; without a parent, one shared signal per SHARED_DEADLINE_MS
+ * lives for the budget: a few hundred, however busy.
  */
 export async function withDeadline<T>(
   parent: AbortSignal | undefined,

@@ -29,7 +29,7 @@ export interface ListWatchResource {
   watch(resourceVersion: string, signal: AbortSignal): Promise<WatchEnd>;
 }
 
-export interface ListWatchOptions {
+interface ListWatchOptions {
   /** false: list once (retrying until a list succeeds) and stop. Default true. */
   readonly watch?: boolean;
   /** A resource not served is listed again after this. */

@@ -8,7 +8,7 @@ import { Counter, type Registry } from 'prom-client';
 
 const NAME = 'confighash_previous_key_hashes_total';
 
-export type HashComponent = 'admission' | 'follow';
+type HashComponent = 'admission' | 'follow';
 
 /** The function that counts one such judgement of `component` on `registry`. */
 export function countPreviousKeyHashes(registry: Registry, component: HashComponent): () => void {

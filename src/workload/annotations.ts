@@ -38,10 +38,10 @@ export const NAMESPACE_MODE = {
  * (docs/design.md §2): with `annotated`, only workloads annotated `confighash.dev/enabled:
  * "true"` are handled there; any other value, or none, handles every workload not opted out.
  */
-export const WORKLOADS_LABEL = 'confighash.dev/workloads';
-export const WORKLOADS_ANNOTATED = 'annotated';
+const WORKLOADS_LABEL = 'confighash.dev/workloads';
+const WORKLOADS_ANNOTATED = 'annotated';
 /** The workload annotation value that opts a workload in, in an `annotated` namespace. */
-export const WORKLOAD_OPTED_IN = 'true';
+const WORKLOAD_OPTED_IN = 'true';
 
 /** The label selector of every opted-in namespace (admission's namespace check). */
 export const OPTED_IN_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL} in (${NAMESPACE_MODE.admission},${NAMESPACE_MODE.follow})`;

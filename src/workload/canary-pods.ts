@@ -7,7 +7,7 @@
 import { isObject, objectAt } from './object.js';
 
 /** Waiting reasons that say a container of the new revision cannot run. */
-export const FAILING_WAIT_REASONS: readonly string[] = [
+const FAILING_WAIT_REASONS: readonly string[] = [
   'CrashLoopBackOff',
   'CreateContainerConfigError',
   'CreateContainerError',

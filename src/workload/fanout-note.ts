@@ -9,7 +9,7 @@ import { warning } from './warning.js';
 /** The reason of the Event; explain finds the halt by it. */
 export const FANOUT_HALTED = 'FanoutHalted';
 
-export interface FanoutHalt {
+interface FanoutHalt {
   /** `configmap/app` or `secret/app`. */
   readonly source: string;
   readonly namespace: string;
@@ -28,7 +28,7 @@ export function fanoutHaltedNote(halt: FanoutHalt, why: string, held: number): s
 /** The reason of the Event on a source whose large fan-out waits for approval. */
 export const FANOUT_AWAITS_APPROVAL = 'FanoutAwaitsApproval';
 
-export interface AwaitedChange {
+interface AwaitedChange {
   /** `configmap/app` or `secret/app`. */
   readonly source: string;
   readonly namespace: string;

@@ -13,7 +13,7 @@ export const FANOUT_STATE = 'confighash.dev/fanout';
 export const FANOUT_CONTROL = 'confighash.dev/fanout-control';
 
 /** Where a change of a source stands; design §6 has the table of how each is left. */
-export type FanoutPhase = 'canary' | 'halted' | 'draining' | 'done';
+type FanoutPhase = 'canary' | 'halted' | 'draining' | 'done';
 
 /** A workload named in a record: enough to read it again after a change of leader. */
 export interface RecordedWorkload {
@@ -133,7 +133,7 @@ export function sameWorkload(a: RecordedWorkload, b: RecordedWorkload): boolean 
 }
 
 /** What `confighash halt`/`resume` asks of a source, given its record: the control to write, or why none. */
-export type ControlAsk =
+type ControlAsk =
   | { readonly ok: true; readonly control: string; readonly said: string }
   | { readonly ok: false; readonly said: string };
 

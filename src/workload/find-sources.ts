@@ -10,7 +10,7 @@ import {
 import { EXCLUDE, INCLUDE, LIVE_RELOAD } from './annotations.js';
 import { isObject, type JsonObject } from './object.js';
 
-export interface SourceDiscovery {
+interface SourceDiscovery {
   /** One entry per object, in order of first reference (the hash sorts them). */
   readonly sources: readonly SourceRef[];
   /** One line per annotation entry that could not be understood; the entry is ignored. */

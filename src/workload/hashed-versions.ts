@@ -10,13 +10,13 @@ import { createHash } from 'node:crypto';
 import { compareBytewise, compareSources, formatSource, type SourceRef } from '../sources/index.js';
 
 /** A hash and the id (hashKeyId) of the hash key that made it. */
-export interface HashMadeWith {
+interface HashMadeWith {
   readonly keyId: string;
   readonly hash: string;
 }
 
 /** A source and the resourceVersion it was read at; undefined: it was absent. */
-export interface SourceVersion {
+interface SourceVersion {
   readonly ref: SourceRef;
   readonly version: string | undefined;
 }

@@ -1,23 +1,19 @@
 export * from './annotations.js';
-export { FAILING_WAIT_REASONS, podFailure, podSelectorOf, runsPods } from './canary-pods.js';
+export { podFailure, podSelectorOf, runsPods } from './canary-pods.js';
 export {
-  type AwaitedChange,
   awaitingApprovalNote,
   FANOUT_AWAITS_APPROVAL,
   FANOUT_HALTED,
-  type FanoutHalt,
   fanoutHaltedNote,
   readAwaitingApprovalNote,
 } from './fanout-note.js';
 export {
   askFanout,
-  type ControlAsk,
   FANOUT_CONTROL,
   FANOUT_STATE,
   type FanoutAction,
   type FanoutControl,
   type FanoutHold,
-  type FanoutPhase,
   type FanoutRecord,
   fanoutHoldOf,
   formatFanoutControl,
@@ -27,12 +23,10 @@ export {
   readFanoutRecord,
   sameWorkload,
 } from './fanout-record.js';
-export { findSources, type SourceDiscovery } from './find-sources.js';
+export { findSources } from './find-sources.js';
 export {
   formatHashedVersions,
-  type HashMadeWith,
   readHashedVersions,
-  type SourceVersion,
 } from './hashed-versions.js';
 export {
   EVERY_KNOWN_KIND,
@@ -42,10 +36,8 @@ export {
   type GroupVersionKind,
   HANDLED_KINDS,
   KIND_OPTION_FORMAT,
-  type KindParse,
   KNOWN_KINDS,
   parseKindOption,
-  type RolloutModel,
   type WorkloadKind,
   withKinds,
 } from './kinds.js';
@@ -55,23 +47,19 @@ export {
   type JsonObject,
   lastWriteTime,
   objectAt,
-  podTemplateOf,
   readWorkload,
   type Workload,
   workloadAnnotations,
 } from './object.js';
 export {
-  type RolloutEffect,
-  type RolloutNotice,
   rolloutHeld,
   rolloutNotice,
 } from './rollout-held.js';
-export { type RolloutProgress, rolloutIsObservable, rolloutProgress } from './rollout-progress.js';
+export { rolloutIsObservable, rolloutProgress } from './rollout-progress.js';
 export {
   isWindowOpen,
   nextWindowOpening,
   parseRolloutWindow,
-  type RolloutWindow,
 } from './rollout-window.js';
 export { deepEqual, templatesEqualIgnoringOurs } from './template.js';
 export { isOwnWarning, PREVIOUS_KEY_WARNING, warning } from './warning.js';

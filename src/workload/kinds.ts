@@ -11,7 +11,7 @@ export interface GroupVersionKind {
 }
 
 /** Which fields say that a template change rolls nothing, some, or all pods at once. */
-export type RolloutModel =
+type RolloutModel =
   | 'deployment'
   | 'statefulset'
   | 'daemonset'
@@ -144,7 +144,7 @@ const FIELD = /^[A-Za-z][A-Za-z0-9]*$/;
 
 export const KIND_OPTION_FORMAT = 'GROUP/VERSION/Kind[/resource][=path.to.template]';
 
-export type KindParse =
+type KindParse =
   | { readonly ok: true; readonly kind: WorkloadKind }
   | { readonly ok: false; readonly error: string };
 

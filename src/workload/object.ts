@@ -33,7 +33,7 @@ export function annotationsAt(
   return result;
 }
 
-export function podTemplateOf(object: unknown, kind: WorkloadKind): JsonObject | undefined {
+function podTemplateOf(object: unknown, kind: WorkloadKind): JsonObject | undefined {
   return objectAt(object, kind.templatePath);
 }
 

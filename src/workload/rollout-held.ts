@@ -11,9 +11,9 @@ import { isObject, type JsonObject, objectAt } from './object.js';
  * `held`: no pod is replaced; `partial`: some pods keep the old config;
  * `outage`: every pod is replaced, none serving meanwhile.
  */
-export type RolloutEffect = 'held' | 'partial' | 'outage';
+type RolloutEffect = 'held' | 'partial' | 'outage';
 
-export interface RolloutNotice {
+interface RolloutNotice {
   readonly effect: RolloutEffect;
   /** Plain words for a warning or an Event; names fields, never content. */
   readonly text: string;

@@ -7,7 +7,7 @@ import type { WorkloadKind } from './kinds.js';
 import { isObject, type JsonObject, objectAt } from './object.js';
 import { rolloutHeld } from './rollout-held.js';
 
-export type RolloutProgress =
+type RolloutProgress =
   | { readonly state: 'progressing'; readonly detail: string }
   | { readonly state: 'complete' }
   | { readonly state: 'failed'; readonly detail: string };

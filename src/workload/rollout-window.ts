@@ -1,7 +1,7 @@
 // Rollout windows: "Mon-Fri 09:00-17:00 Europe/Berlin". Follow mode touches a
 // workload only inside its window; outside, the touch waits for the next opening.
 
-export interface RolloutWindow {
+interface RolloutWindow {
   /** Days the window opens, 0 = Sunday … 6 = Saturday (local to the time zone). */
   readonly days: ReadonlySet<number>;
   /** Minutes after local midnight. An end before the start crosses midnight. */
@@ -11,7 +11,7 @@ export interface RolloutWindow {
   readonly text: string;
 }
 
-export type WindowParse = { ok: true; window: RolloutWindow } | { ok: false; error: string };
+type WindowParse = { ok: true; window: RolloutWindow } | { ok: false; error: string };
 
 const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 

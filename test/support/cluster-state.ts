@@ -6,6 +6,7 @@
 // ending. What a file changes of what was there before it is its own to put back.
 
 import type { Kubectl } from '../../tools/cluster/kubectl.js';
+import { poll } from '../../tools/lib/poll.js';
 import { type AdminTls, adminRequest, adminTls, listNames } from './admin-api.js';
 import { restAfterTry } from './poll.js';
 
@@ -183,18 +184,22 @@ async function deleteNamespaces(
 /** Waits until no namespace is terminating; says how long that took, when it took any time. */
 async function waitForTerminatingNamespaces(admin: AdminTls): Promise<void> {
   const started = Date.now();
-  const deadline = started + NAMESPACE_DELETION_TIMEOUT_MS;
-  for (;;) {
-    const triedAt = Date.now();
-    const terminating = await names(admin, TERMINATING);
-    if (terminating.length === 0) break;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `namespaces a file before deleted still terminating: ${terminating.join(' ')}`,
-      );
-    }
-    await restAfterTry(triedAt);
-  }
+  let terminating: string[] = [];
+  await poll(
+    async () => {
+      terminating = await names(admin, TERMINATING);
+      return terminating.length === 0 ? true : undefined;
+    },
+    {
+      restMs: restAfterTry,
+      timeoutMs: NAMESPACE_DELETION_TIMEOUT_MS,
+      timedOut: () => {
+        throw new Error(
+          `namespaces a file before deleted still terminating: ${terminating.join(' ')}`,
+        );
+      },
+    },
+  );
   const waited = Date.now() - started;
   if (waited > 1000) {
     console.info(`waited ${(waited / 1000).toFixed(1)} s for the namespaces of the file before`);

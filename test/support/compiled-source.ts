@@ -3,11 +3,13 @@
 // tsx's transform on each start (tools/cluster/confighash-command.ts). The tree sits beside
 // links to the repository's package.json and node_modules, at the depth src/ has in the
 // repository: src/main.ts reads ../package.json, and packages resolve as they do from src/.
+// The JavaScript of src/ (the credential child, src/kube/resolver*.mjs) is copied as it is, as
+// tsc copies it into dist/: it is run by its path, beside the module that names it.
 
-import { mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { COMPILED_MAIN_ENV } from '../../tools/cluster/confighash-command.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 
@@ -19,10 +21,10 @@ function tsxEsbuild(): Esbuild {
   return fromTsx('esbuild') as Esbuild;
 }
 
-async function sourceFiles(dir: string): Promise<string[]> {
+async function sourceFiles(dir: string, extension: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .filter((entry) => entry.isFile() && entry.name.endsWith(extension))
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
@@ -32,7 +34,7 @@ export async function compileSource(): Promise<{ main: string; dir: string }> {
   await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
   const src = join(REPO_ROOT, 'src');
   await tsxEsbuild().build({
-    entryPoints: await sourceFiles(src),
+    entryPoints: await sourceFiles(src, '.ts'),
     outdir: join(dir, 'src'),
     outbase: src,
     format: 'esm',
@@ -43,6 +45,9 @@ export async function compileSource(): Promise<{ main: string; dir: string }> {
     sourcemap: 'inline',
     logLevel: 'warning',
   });
+  for (const script of await sourceFiles(src, '.mjs')) {
+    await cp(script, join(dir, 'src', relative(src, script)));
+  }
   return { main: join(dir, 'src/main.js'), dir };
 }
 

@@ -8,6 +8,7 @@
 
 import net from 'node:net';
 import tls from 'node:tls';
+import { sleep } from '../../tools/lib/poll.js';
 
 export interface FloodTarget {
   readonly port: number;
@@ -133,7 +134,7 @@ export function startFlood(
           connect(length, loopbackAddress(options.oneAddress ? 0 : address++), connectionsEach),
         ),
       );
-      await new Promise((resolve) => setTimeout(resolve, roundGapMs));
+      await sleep(roundGapMs);
     }
   };
   const started = startRounds();

@@ -23,6 +23,7 @@ import type {
 import type { WatchEnd } from '../../src/runtime/index.js';
 import { type NamedSource, SOURCE_RESOURCE } from '../../src/sources/index.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
+import { sleep } from '../../tools/lib/poll.js';
 import { applyPatch } from './json-patch.js';
 
 /** An open watch: of `configmaps`, `secrets` or a workload kind (`Deployment`). */
@@ -375,7 +376,7 @@ export class MemoryFollowApi implements FollowApi {
 
   async #delay(resource: string): Promise<void> {
     const ms = this.listDelayMs.get(resource);
-    if (ms !== undefined) await new Promise((resolve) => setTimeout(resolve, ms));
+    if (ms !== undefined) await sleep(ms);
   }
 
   #store(namespace: string, object: Record<string, unknown>): Stored {

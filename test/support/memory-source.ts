@@ -10,6 +10,7 @@ import {
 } from '../../src/hash/index.js';
 import type { SourceKind } from '../../src/sources/index.js';
 import { findSources, type Workload } from '../../src/workload/index.js';
+import { sleep } from '../../tools/lib/poll.js';
 
 interface Entry {
   data?: Record<string, string>;
@@ -82,7 +83,7 @@ export class MemorySource implements ConfigSource {
   async get(kind: SourceKind, _namespace: string, name: string): Promise<LookupResult> {
     const id = `${kind}/${name}`;
     this.calls.push(id);
-    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    if (this.latencyMs > 0) await sleep(this.latencyMs);
     const failure = this.#failures.get(id);
     if (failure) return { status: 'failed', failure, detail: failure };
     const entry = this.#objects.get(id);

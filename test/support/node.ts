@@ -13,6 +13,7 @@ import { type Kubectl, kubectlFor, strictKubectl } from '../../tools/cluster/kub
 import { installOverlay, waitForRollouts } from '../../tools/cluster/main.js';
 import { type AttachedNode, attachNode, startLocalNode } from '../../tools/cluster/node.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
+import { sleep } from '../../tools/lib/poll.js';
 import { adminTls } from './admin-api.js';
 import { restoreCluster, snapshotCluster } from './cluster-state.js';
 import { configMap, namespace, waitUntil, yamlDocuments } from './e2e.js';
@@ -376,7 +377,7 @@ export async function applyContinuously(
   for (let i = 0; !options.until.aborted; i++) {
     pending.push(applyDeployment(agent, tls.server, options, `${options.prefix}-${i}`));
     const next = started + (i + 1) * intervalMs;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+    await sleep(Math.max(0, next - Date.now()));
   }
   const outcomes = await Promise.all(pending);
   const durationMs = Date.now() - started;
@@ -655,8 +656,6 @@ export async function underLoad(
   );
   return result;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The graceful promise: every apply admitted with the right hash, and the apiserver saw no failure. */
 export function expectNothingDropped(result: DisruptionResult): void {

@@ -3,12 +3,13 @@
 // that two files polling back to back would take the cores from the controllers they wait for;
 // this keeps a poll's share of its time at half or less.
 
+import { poll } from '../../tools/lib/poll.js';
+
 const MIN_REST_MS = 200;
 
-/** The rest after a try that began at `triedAt` (Date.now()). */
-export function restAfterTry(triedAt: number): Promise<void> {
-  const rest = Math.max(MIN_REST_MS, Date.now() - triedAt);
-  return new Promise((resolve) => setTimeout(resolve, rest));
+/** The rest, in ms, after a try that began at `triedAt` (Date.now()): poll's `restMs`. */
+export function restAfterTry(triedAt: number): number {
+  return Math.max(MIN_REST_MS, Date.now() - triedAt);
 }
 
 /** Tries `check` until it holds, or throws after `timeoutMs`. */
@@ -17,11 +18,11 @@ export async function waitUntil(
   what: string,
   timeoutMs = 30_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const triedAt = Date.now();
-    if (await check()) return;
-    await restAfterTry(triedAt);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  await poll(async () => ((await check()) ? true : undefined), {
+    restMs: restAfterTry,
+    timeoutMs,
+    timedOut: () => {
+      throw new Error(`timed out waiting for ${what}`);
+    },
+  });
 }

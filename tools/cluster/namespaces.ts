@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { sleep } from '../lib/poll.js';
 import { type ManagedProcess, startProcess } from './processes.js';
 
 const execFileAsync = promisify(execFile);
@@ -117,7 +118,7 @@ async function childOf(parent: ChildProcess, stderr: () => string): Promise<numb
     }
     const child = await firstChild(parent.pid);
     if (child !== undefined) return child;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   throw new Error('unshare started no child within 5 s');
 }

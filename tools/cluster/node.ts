@@ -15,6 +15,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from '../lib/poll.js';
 import { type ControlPlane, type ControlPlaneSite, startControlPlane } from './control-plane.js';
 import { type Forward, forwardLoopbackToSocket } from './forward.js';
 import { type Kubectl, kubectlFor } from './kubectl.js';
@@ -348,7 +349,7 @@ async function removeCgroupTree(path: string): Promise<void> {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
       if (code !== 'EBUSY') throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 }

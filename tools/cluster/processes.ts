@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { poll } from '../lib/poll.js';
 
 export interface ManagedProcess {
   readonly name: string;
@@ -87,16 +88,18 @@ export async function waitUntilReady(
   void process.exited.then((code) => {
     exitCode = code;
   });
-  for (;;) {
-    if (exitCode !== undefined) {
-      // The log may be gone with the run's clean-up before anyone reads it: its end goes along.
-      throw new Error(
-        `${process.name} exited (code ${exitCode}) while starting; see ${process.logFile}, which ends:\n${await logTail(process.logFile)}`,
-      );
-    }
-    if (await isReady().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
+  await poll(
+    async () => {
+      if (exitCode !== undefined) {
+        // The log may be gone with the run's clean-up before anyone reads it: its end goes along.
+        throw new Error(
+          `${process.name} exited (code ${exitCode}) while starting; see ${process.logFile}, which ends:\n${await logTail(process.logFile)}`,
+        );
+      }
+      return (await isReady().catch(() => false)) ? true : undefined;
+    },
+    { restMs: pollMs },
+  );
 }
 
 const LOG_TAIL_LINES = 20;
