@@ -76,18 +76,6 @@ export function workloadsModeOf(
   return labels?.[WORKLOADS_LABEL] === WORKLOADS_ANNOTATED ? 'annotated' : 'all';
 }
 
-/**
- * The per-workload opt-in rule, one owner for admission, follow mode, plan and explain:
- * whether a workload with these annotations is handled in a namespace of this mode. (An
- * opt-out, `"false"`, is its own rule and reason.)
- */
-export function isWorkloadHandled(
-  annotations: Readonly<Record<string, string>>,
-  workloads: WorkloadsMode,
-): boolean {
-  return workloads === 'all' || annotations[ENABLED] === WORKLOAD_OPTED_IN;
-}
-
 /** Why a workload the rule leaves out is not handled: the admission skip, plan and explain say it. */
 export function notAnnotatedReason(namespace: string): string {
   return `namespace ${namespace} handles annotated workloads only; this one is not annotated ${ENABLED}: "${WORKLOAD_OPTED_IN}"`;
