@@ -5,9 +5,16 @@
 // imports it.
 
 import { createEvaluator, type Evaluation, type EvaluatorDependencies } from '../evaluate/index.js';
-import { isWorkloadHandled, notAnnotatedReason, type WorkloadKind } from '../workload/index.js';
+import {
+  decideHandled,
+  ENABLED,
+  type NamespaceStanding,
+  type NotHandledReason,
+  notAnnotatedReason,
+  type WorkloadKind,
+} from '../workload/index.js';
 import { decideAnnotations } from './decide.js';
-import type { NamespaceCheck } from './namespace-check.js';
+import type { NamespaceCheck, NamespaceVerdict } from './namespace-check.js';
 import type { MutationResult, Mutator, SkipCode } from './result.js';
 import { selectTarget, type Target } from './target.js';
 
@@ -30,23 +37,44 @@ export function createMutator({
       if ('skipReason' in target) return skipped(target.skipReason, target.warning);
       // Before any lookup: a review POSTed straight to the port learns nothing of a namespace not opted in.
       const verdict = await namespaces.check(target.namespace, signal);
-      if (verdict.status === 'not-opted-in') {
-        return skipped(
-          `namespace ${target.namespace} is not opted in (${verdict.why})`,
-          undefined,
-          'namespace-not-opted-in',
-        );
-      }
       if (verdict.status === 'unknown') {
         return decideAnnotations(target, namespaceUnreadable(target, verdict.detail));
       }
-      if (!isWorkloadHandled(target.workload.annotations, verdict.workloads)) {
-        return skipped(`not handled: ${notAnnotatedReason(target.namespace)}`, undefined);
-      }
+      const handled = decideHandled(target.workload.annotations, standingOf(verdict));
+      if (!handled.handled) return notHandled(handled.reason, target.namespace, verdict);
       const evaluation = await evaluate(target.workload, target.namespace, signal);
       return decideAnnotations(target, evaluation);
     },
   };
+}
+
+/** The namespace check's verdict as the decision table's standing (workload/handled.ts). */
+function standingOf(verdict: Exclude<NamespaceVerdict, { status: 'unknown' }>): NamespaceStanding {
+  if (verdict.status === 'opted-in') return verdict.workloads;
+  return verdict.why === 'excluded' ? 'excluded' : 'not-opted-in';
+}
+
+/** The skip of a workload the table leaves alone: its reason said, and counted by its code. */
+function notHandled(
+  reason: NotHandledReason,
+  namespace: string,
+  verdict: NamespaceVerdict,
+): MutationResult {
+  switch (reason) {
+    case 'opted-out':
+      return skipped(`opted out by ${ENABLED}: "false"`, undefined);
+    case 'namespace-excluded':
+    case 'namespace-not-opted-in': {
+      const why = verdict.status === 'not-opted-in' ? verdict.why : 'not labelled';
+      return skipped(
+        `namespace ${namespace} is not opted in (${why})`,
+        undefined,
+        'namespace-not-opted-in',
+      );
+    }
+    case 'not-annotated':
+      return skipped(`not handled: ${notAnnotatedReason(namespace)}`, undefined);
+  }
 }
 
 /**

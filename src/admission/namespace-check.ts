@@ -17,10 +17,9 @@ import {
   withDeadline,
 } from '../runtime/index.js';
 import {
-  ALWAYS_EXCLUDED,
-  namespaceModeOf,
+  excludedNamespaceSet,
+  namespaceStandingOf,
   type WorkloadsMode,
-  workloadsModeOf,
 } from '../workload/index.js';
 import type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
 
@@ -61,8 +60,8 @@ const EXCLUDED: NamespaceVerdict = { status: 'not-opted-in', why: 'excluded' };
 
 /** Starts the watch; `check` answers at once, before and after it has synced. */
 export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWatch {
-  const excluded = new Set<string>([...ALWAYS_EXCLUDED, ...options.excluded]);
-  const view = new OptedInView();
+  const excluded = excludedNamespaceSet(options.excluded);
+  const view = new OptedInView(excluded);
   const stopping = new AbortController();
   const { api, onWatchError = () => {} } = options;
   const watching = listAndWatch(
@@ -79,7 +78,7 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
       if (excluded.has(namespace)) return EXCLUDED;
       const workloads = view.workloadsOf(namespace);
       if (workloads) return { status: 'opted-in', workloads };
-      return verdictOf(await reads.read(namespace, signal));
+      return verdictOf(namespace, await reads.read(namespace, signal), excluded);
     },
     async stop() {
       stopping.abort();
@@ -88,16 +87,23 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
   };
 }
 
-function verdictOf(read: NamespaceRead): NamespaceVerdict {
+function verdictOf(
+  name: string,
+  read: NamespaceRead,
+  excluded: ReadonlySet<string>,
+): NamespaceVerdict {
   switch (read.status) {
     case 'absent':
       return { status: 'not-opted-in', why: 'not found' };
     case 'failed':
       return { status: 'unknown', detail: read.detail };
-    case 'found':
-      return namespaceModeOf(read.namespace.labels) === 'none'
+    case 'found': {
+      const standing = namespaceStandingOf('admission', name, read.namespace.labels, excluded);
+      if (standing === 'excluded') return EXCLUDED;
+      return standing === 'not-opted-in'
         ? { status: 'not-opted-in', why: 'not labelled' }
-        : { status: 'opted-in', workloads: workloadsModeOf(read.namespace.labels) };
+        : { status: 'opted-in', workloads: standing };
+    }
   }
 }
 
@@ -109,6 +115,8 @@ function verdictOf(read: NamespaceRead): NamespaceVerdict {
 class OptedInView {
   #modes: Map<string, WorkloadsMode> | undefined;
 
+  constructor(private readonly excluded: ReadonlySet<string>) {}
+
   get synced(): boolean {
     return this.#modes !== undefined;
   }
@@ -119,20 +127,17 @@ class OptedInView {
   }
 
   replace(namespaces: readonly NamespaceLabels[]): void {
-    this.#modes = new Map(
-      namespaces.filter(isOptedIn).map(({ name, labels }) => [name, workloadsModeOf(labels)]),
-    );
+    this.#modes = new Map();
+    for (const namespace of namespaces) this.apply({ type: 'ADDED', namespace });
   }
 
   apply({ type, namespace }: NamespaceWatchEvent): void {
-    if (type !== 'DELETED' && isOptedIn(namespace)) {
-      this.#modes?.set(namespace.name, workloadsModeOf(namespace.labels));
-    } else this.#modes?.delete(namespace.name);
+    const { name, labels } = namespace;
+    const standing = namespaceStandingOf('admission', name, labels, this.excluded);
+    if (type !== 'DELETED' && standing !== 'excluded' && standing !== 'not-opted-in') {
+      this.#modes?.set(name, standing);
+    } else this.#modes?.delete(name);
   }
-}
-
-function isOptedIn(namespace: NamespaceLabels): boolean {
-  return namespaceModeOf(namespace.labels) !== 'none';
 }
 
 /**

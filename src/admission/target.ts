@@ -6,6 +6,7 @@ import {
   ENABLED,
   findWorkloadKind,
   isObject,
+  isOptedOut,
   objectAt,
   readWorkload,
   type Workload,
@@ -40,7 +41,8 @@ export function selectTarget(
   const object = request.object;
   if (!isObject(object)) return { skipReason: 'request has no object' };
   const workload = readWorkload(object, kind);
-  if (workload.annotations[ENABLED] === 'false') {
+  // The decision table's first row (workload/handled.ts): asked before the namespace is read.
+  if (isOptedOut(workload.annotations)) {
     return { skipReason: `opted out by ${ENABLED}: "false"` };
   }
   const elsewhere = templateElsewhere(workload);

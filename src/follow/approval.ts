@@ -7,7 +7,12 @@
 // on the source, and a new leader checks each large source before its readers are touched.
 
 import type { SourceDigest, SourceDigester } from '../evaluate/index.js';
-import { awaitingApprovalNote, FANOUT_AWAITS_APPROVAL } from '../workload/index.js';
+import {
+  awaitingApprovalNote,
+  FANOUT_AWAITS_APPROVAL,
+  isFanoutLimitOff,
+  isLargeFanout,
+} from '../workload/index.js';
 import { EVENT_ACTION } from './events.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
@@ -57,14 +62,14 @@ export class Approvals {
 
   constructor(private readonly deps: ApprovalDependencies) {}
 
-  /** Whether a change read by this many workloads must be checked first. */
+  /** Whether a change read by this many workloads must be checked first (workload/fanout-size.ts). */
   isLarge(readers: number): boolean {
-    return this.deps.maxFanout > 0 && readers > this.deps.maxFanout;
+    return isLargeFanout(readers, this.deps.maxFanout);
   }
 
   /** The large sources `ref` reads that were not let through at their version now. */
   holding(ref: WorkloadRef): string[] {
-    if (this.deps.maxFanout === 0) return [];
+    if (isFanoutLimitOff(this.deps.maxFanout)) return [];
     const { index } = this.deps;
     return index.sourcesOf(ref).filter((source) => {
       if (!this.isLarge(index.readerCount(ref.namespace, source))) return false;

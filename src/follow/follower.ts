@@ -23,9 +23,10 @@ import {
 } from '../runtime/index.js';
 import { formatSource, parseSourceList } from '../sources/index.js';
 import {
-  ALWAYS_EXCLUDED,
+  decideHandled,
+  excludedNamespaceSet,
   HANDLED_KINDS,
-  isWorkloadHandled,
+  standingOf,
   type WorkloadKind,
   workloadAnnotations,
   workloadsModeOf,
@@ -171,7 +172,7 @@ class Follower {
     private readonly signal: AbortSignal,
   ) {
     this.#kinds = deps.kinds ?? HANDLED_KINDS;
-    this.#excluded = new Set([...ALWAYS_EXCLUDED, ...(deps.excludedNamespaces ?? [])]);
+    this.#excluded = excludedNamespaceSet(deps.excludedNamespaces);
     const clock = deps.clock ?? systemClock;
     this.#queue = new TouchQueue(deps.options, deps.metrics, clock);
     this.#resources = {
@@ -347,10 +348,21 @@ class Follower {
     this.deps.logger.info({ namespace: name }, 'follow: stopped following namespace');
   }
 
-  /** The per-workload opt-in rule (docs/design.md §2), under the namespace's labels as last seen. */
+  /**
+   * Whether the index keeps a workload: the decision table (workload/handled.ts) under the
+   * namespace's labels as last seen. A namespace followed is a follow namespace (the port
+   * lists only those) and not excluded (`follow` leaves them out). An opted-out workload is
+   * kept: a touch of it decides nothing to do (reconcile.ts), and it counts among its
+   * sources' readers.
+   */
   #handles(namespace: string, annotations: Readonly<Record<string, string>>): boolean {
     const info = this.#namespaces.get(namespace)?.info;
-    return info !== undefined && isWorkloadHandled(annotations, workloadsModeOf(info.labels));
+    const standing =
+      info === undefined
+        ? 'not-opted-in'
+        : standingOf('follow', 'follow', workloadsModeOf(info.labels));
+    const handled = decideHandled(annotations, standing);
+    return handled.handled || handled.reason === 'opted-out';
   }
 
   /**

@@ -3,7 +3,7 @@
 // webhook stays the single judge of what the new annotations are.
 
 import { type Evaluation, isCurrentHash } from '../evaluate/index.js';
-import { ADOPTED_HASH, annotationsAt, ENABLED, HASH, type Workload } from '../workload/index.js';
+import { ADOPTED_HASH, annotationsAt, HASH, isOptedOut, type Workload } from '../workload/index.js';
 
 export type ReconcileDecision =
   | { readonly touch: true; readonly why: 'config-changed' | 'not-yet-hashed' }
@@ -23,7 +23,7 @@ export function decideReconcile(
   workload: Pick<Workload, 'template' | 'annotations'>,
   evaluation: Evaluation,
 ): ReconcileDecision {
-  if (workload.annotations[ENABLED] === 'false') return { touch: false, why: 'opted-out' };
+  if (isOptedOut(workload.annotations)) return { touch: false, why: 'opted-out' };
   switch (evaluation.status) {
     case 'no-sources':
       return { touch: false, why: 'no-sources' };

@@ -1,12 +1,18 @@
 // "waits for approval" (docs/design.md §6 and §9): with the follower's --follow-max-fanout,
 // a change of a source in a follow namespace that more handled workloads read than that
-// waits for someone to approve it before follow mode rolls any of them. The same rule as
-// the follower's (src/follow/approval.ts), counted from what the plan already read: the
-// content changes (any key: the digest is of the whole source), and the readers are those
-// the namespace hands over.
+// waits for someone to approve it before follow mode rolls any of them. The follower's
+// rule (workload/fanout-size.ts), counted from what the plan already read: the content
+// changes (any key: the digest is of the whole source), and the readers are those the
+// decision table hands to follow mode (workload/handled.ts).
 
 import type { NamedSource } from '../sources/index.js';
-import { ENABLED, findSources, isWorkloadHandled } from '../workload/index.js';
+import {
+  decideHandled,
+  findSources,
+  isFanoutLimitOff,
+  isLargeFanout,
+  standingOf,
+} from '../workload/index.js';
 import { changesHash, compareContent } from './compare.js';
 import type { Context, Target } from './context.js';
 import { sourceKey } from './manifests.js';
@@ -28,21 +34,22 @@ export async function findApprovalWaits(
   context: Context,
   targets: readonly Target[],
 ): Promise<WaitsOf> {
-  if (context.options.maxFanout === 0 || !context.cluster) return () => [];
+  if (isFanoutLimitOff(context.options.maxFanout) || !context.cluster) return () => [];
   const reads = new Map(targets.map((target) => [target, sourcesRead(target)]));
   const waits = new Map<string, number>();
   for (const { namespace, source } of context.manifests.configs) {
     const mode = await context.mode(namespace);
-    if (mode.status !== 'found' || mode.value !== 'follow') continue;
+    if (mode.status !== 'found') continue;
+    const standing = standingOf('follow', mode.value, mode.workloads);
+    if (standing === 'not-opted-in') continue;
     const key = sourceKey(namespace, source);
     const readers = targets.filter(
       (target) =>
         target.namespace === namespace &&
-        target.workload.annotations[ENABLED] !== 'false' &&
-        isWorkloadHandled(target.workload.annotations, mode.workloads) &&
+        decideHandled(target.workload.annotations, standing).handled &&
         reads.get(target)!.has(key),
     ).length;
-    if (readers <= context.options.maxFanout) continue;
+    if (!isLargeFanout(readers, context.options.maxFanout)) continue;
     if (await contentChanges(context, namespace, source, key)) waits.set(key, readers);
   }
   return (target) => {

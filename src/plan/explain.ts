@@ -16,6 +16,7 @@ import {
   findSources,
   formatWorkload,
   INCLUDE,
+  isOptedOut,
   isWorkloadHandled,
   lastWriteTime,
   NAMESPACE_LABEL,
@@ -132,7 +133,7 @@ export async function explainWorkload(
     namespace,
     name,
     namespaceMode,
-    optedOut: workload.annotations[ENABLED] === 'false',
+    optedOut: isOptedOut(workload.annotations),
     notHandled:
       namespaceRead.status === 'found' &&
       namespaceMode !== 'none' &&

@@ -6,16 +6,19 @@
 
 import { formatSource } from '../sources/index.js';
 import {
+  decideHandled,
   ENABLED,
   findSources,
   formatWorkload,
   isObject,
-  isWorkloadHandled,
+  isOptedOut,
   type JsonObject,
   NAMESPACE_LABEL,
   type NamespaceMode,
+  type NotHandledReason,
   notAnnotatedReason,
   readWorkload,
+  standingOf,
 } from '../workload/index.js';
 import { describeWait, findApprovalWaits, type WaitsOf } from './approval-wait.js';
 import { changesHash } from './compare.js';
@@ -112,7 +115,7 @@ async function findLiveReaders(context: Context, problems: string[]): Promise<Ta
       );
       continue;
     }
-    if (mode.value === 'none') continue;
+    if (standingOf('admission', mode.value, mode.workloads) === 'not-opted-in') continue;
     for (const kind of context.options.kinds) {
       const listed = await cluster!.listWorkloads(kind, namespace, signal);
       if (listed.status !== 'found') {
@@ -197,22 +200,19 @@ async function checkScope(
   context: Context,
   { workload, namespace }: Target,
 ): Promise<Scope | Finding> {
-  if (workload.annotations[ENABLED] === 'false') {
-    return settled('no-roll', `opted out: ${ENABLED} is "false"`);
-  }
+  // The decision table's first row (workload/handled.ts), asked before the namespace is read.
+  if (isOptedOut(workload.annotations))
+    return settled('no-roll', notHandledLine('opted-out', namespace));
   const mode = await context.mode(namespace);
   if (mode.status === 'failed') {
     return settled('unknown', `cannot read namespace ${namespace}: ${mode.detail}`);
   }
-  if (mode.value === 'none') {
-    return settled(
-      'no-roll',
-      `namespace ${namespace} is not opted in (label ${NAMESPACE_LABEL} is not "true" or "follow")`,
-    );
-  }
-  if (!isWorkloadHandled(workload.annotations, mode.workloads)) {
-    return settled('no-roll', `not handled: ${notAnnotatedReason(namespace)}`);
-  }
+  // The webhook's --excluded-namespace is not the CLI's to read: plan goes by the labels alone.
+  const handled = decideHandled(
+    workload.annotations,
+    standingOf('admission', mode.value, mode.workloads),
+  );
+  if (!handled.handled) return settled('no-roll', notHandledLine(handled.reason, namespace));
   const discovery = discover(workload);
   if (discovery.sources.length === 0) {
     const leftOut = discovery.leftOut.map(({ ref, why }) => `${formatSource(ref)}: ${why}`);
@@ -230,7 +230,21 @@ async function checkScope(
       ...discovery.notes,
     );
   }
-  return { mode: mode.value, discovery };
+  // Handled, so opted in (the table's third row): `true` or `follow`.
+  return { mode: mode.value as Scope['mode'], discovery };
+}
+
+/** Why plan says a workload the decision table leaves alone rolls nothing. */
+function notHandledLine(reason: NotHandledReason, namespace: string): string {
+  switch (reason) {
+    case 'opted-out':
+      return `opted out: ${ENABLED} is "false"`;
+    case 'namespace-excluded':
+    case 'namespace-not-opted-in':
+      return `namespace ${namespace} is not opted in (label ${NAMESPACE_LABEL} is not "true" or "follow")`;
+    case 'not-annotated':
+      return `not handled: ${notAnnotatedReason(namespace)}`;
+  }
 }
 
 /** The live workload (a live reader brings its own); none yet is a new workload. */

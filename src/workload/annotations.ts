@@ -41,7 +41,7 @@ export const NAMESPACE_MODE = {
 const WORKLOADS_LABEL = 'confighash.dev/workloads';
 const WORKLOADS_ANNOTATED = 'annotated';
 /** The workload annotation value that opts a workload in, in an `annotated` namespace. */
-const WORKLOAD_OPTED_IN = 'true';
+export const WORKLOAD_OPTED_IN = 'true';
 
 /** The label selector of every opted-in namespace (admission's namespace check). */
 export const OPTED_IN_NAMESPACE_SELECTOR = `${NAMESPACE_LABEL} in (${NAMESPACE_MODE.admission},${NAMESPACE_MODE.follow})`;
@@ -74,18 +74,6 @@ export function workloadsModeOf(
   labels: Readonly<Record<string, string>> | undefined,
 ): WorkloadsMode {
   return labels?.[WORKLOADS_LABEL] === WORKLOADS_ANNOTATED ? 'annotated' : 'all';
-}
-
-/**
- * The per-workload opt-in rule, one owner for admission, follow mode, plan and explain:
- * whether a workload with these annotations is handled in a namespace of this mode. (An
- * opt-out, `"false"`, is its own rule and reason.)
- */
-export function isWorkloadHandled(
-  annotations: Readonly<Record<string, string>>,
-  workloads: WorkloadsMode,
-): boolean {
-  return workloads === 'all' || annotations[ENABLED] === WORKLOAD_OPTED_IN;
 }
 
 /** Why a workload the rule leaves out is not handled: the admission skip, plan and explain say it. */

@@ -23,7 +23,20 @@ export {
   readFanoutRecord,
   sameWorkload,
 } from './fanout-record.js';
+export { isFanoutLimitOff, isLargeFanout } from './fanout-size.js';
 export { findSources } from './find-sources.js';
+export {
+  type Asker,
+  decideHandled,
+  excludedNamespaceSet,
+  type Handled,
+  isOptedOut,
+  isWorkloadHandled,
+  type NamespaceStanding,
+  type NotHandledReason,
+  namespaceStandingOf,
+  standingOf,
+} from './handled.js';
 export {
   formatHashedVersions,
   readHashedVersions,

@@ -15,6 +15,7 @@ import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
 import { hashKeyId } from '../../../src/hash/index.js';
 import {
+  decideHandled,
   HANDLED_KINDS,
   HASH,
   HASHED_VERSIONS,
@@ -532,6 +533,32 @@ describe('per-workload opt-in', () => {
       await h.stop();
     },
   );
+
+  // The decision table (src/workload/handled.ts) is follow mode's too: web-0 is touched
+  // exactly when the table hands it over (test/unit/handled.test.ts has the table).
+  it.each(
+    [
+      ['all', {}],
+      ['annotated', ANNOTATED_ONLY],
+    ].flatMap(([mode, labels]) =>
+      [undefined, 'true', 'false', 'yes'].map(
+        (value) => [`${mode} workloads, web-0 ${value ?? 'not annotated'}`, labels, value] as const,
+      ),
+    ),
+  )('%s: touched as the table says', async (_n, labels, value) => {
+    const h = await startAnnotatedOnly();
+    h.api.followNamespace(NAMESPACE, {}, labels as Record<string, string>);
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    const annotations: Record<string, string> =
+      value === undefined ? {} : { 'confighash.dev/enabled': value };
+    annotateWeb0(h, annotations);
+    await vi.advanceTimersByTimeAsync(DEFAULT_FOLLOW_OPTIONS.resyncMs + 1000);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    const standing = labels === ANNOTATED_ONLY ? 'annotated' : 'all';
+    expect(touched(h).includes('web-0')).toBe(decideHandled(annotations, standing).handled);
+    await h.stop();
+  });
 });
 
 describe('guards', () => {
