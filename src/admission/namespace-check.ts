@@ -10,8 +10,9 @@
 // the GET.
 
 import {
-  type ListWatchResource,
+  type ListWatchHandler,
   listAndWatch,
+  type ObjectEventType,
   Slots,
   untilAborted,
   withDeadline,
@@ -22,7 +23,7 @@ import {
   type WorkloadsMode,
   workloadsModeOf,
 } from '../workload/index.js';
-import type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
+import type { NamespaceApi, NamespaceLabels, NamespaceRead } from './ports.js';
 
 // --- the port the mutator is given ---------------------------------------------------
 
@@ -66,7 +67,7 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
   const stopping = new AbortController();
   const { api, onWatchError = () => {} } = options;
   const watching = listAndWatch(
-    optedInNamespaces(api, view),
+    api.optedIn(optedInHandler(view)),
     { onRestart: (_reason, error) => error && onWatchError(error) },
     stopping.signal,
   );
@@ -124,7 +125,7 @@ class OptedInView {
     );
   }
 
-  apply({ type, namespace }: NamespaceWatchEvent): void {
+  apply(type: ObjectEventType, namespace: NamespaceLabels): void {
     if (type !== 'DELETED' && isOptedIn(namespace)) {
       this.#modes?.set(namespace.name, workloadsModeOf(namespace.labels));
     } else this.#modes?.delete(namespace.name);
@@ -136,19 +137,16 @@ function isOptedIn(namespace: NamespaceLabels): boolean {
 }
 
 /**
- * The opted-in namespaces as a resource of the list-watch loop. A view kept through an
- * outage may be stale by as long as it lasts: a namespace un-labelled meanwhile still
- * counts as opted in.
+ * What the list-watch loop hands the view. A view kept through an outage may be stale by as
+ * long as it lasts: a namespace un-labelled meanwhile still counts as opted in.
  */
-function optedInNamespaces(api: NamespaceApi, view: OptedInView): ListWatchResource {
+function optedInHandler(view: OptedInView): ListWatchHandler<NamespaceLabels> {
   return {
-    async list(signal) {
-      const listed = await api.listOptedIn(signal);
-      view.replace(listed.namespaces);
-      return listed.resourceVersion;
+    list() {
+      const listed: NamespaceLabels[] = [];
+      return { page: (namespaces) => listed.push(...namespaces), end: () => view.replace(listed) };
     },
-    watch: (resourceVersion, signal) =>
-      api.watchOptedIn(resourceVersion, (event) => view.apply(event), signal),
+    event: (type, namespace) => view.apply(type, namespace),
   };
 }
 

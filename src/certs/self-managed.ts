@@ -35,18 +35,27 @@ export interface StoredSecret {
   readonly resourceVersion: string;
 }
 
-/** The Secrets of the webhook's own namespace (adapter: src/kube/secrets.ts). */
+/**
+ * The Secrets of the webhook's own namespace (adapter: src/kube/secrets.ts). Each call gives
+ * up when `signal` aborts, and after the adapter's own time limit.
+ */
 export interface SecretStore {
   readonly namespace: string;
-  read(name: string): Promise<StoredSecret | undefined>;
+  read(name: string, signal?: AbortSignal): Promise<StoredSecret | undefined>;
   /** 'exists' when someone else created it first (409 AlreadyExists). */
-  create(name: string, type: string, data: SecretData): Promise<'created' | 'exists'>;
+  create(
+    name: string,
+    type: string,
+    data: SecretData,
+    signal?: AbortSignal,
+  ): Promise<'created' | 'exists'>;
   /** 'conflict' when it changed after `resourceVersion` was read (409 Conflict). */
   replace(
     name: string,
     type: string,
     data: SecretData,
     resourceVersion: string,
+    signal?: AbortSignal,
   ): Promise<'replaced' | 'conflict'>;
 }
 
