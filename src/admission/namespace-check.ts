@@ -10,6 +10,7 @@
 // the GET.
 
 import {
+  type Clock,
   type ListWatchHandler,
   listAndWatch,
   type ObjectEventType,
@@ -50,6 +51,8 @@ export interface NamespaceCheckOptions {
   readonly excluded: readonly string[];
   /** The watch failed and is retried with backoff; the last view stays in use meanwhile. */
   readonly onWatchError?: (error: Error) => void;
+  /** The watch's backoff runs on it (default: the system's). */
+  readonly clock?: Clock;
 }
 
 export interface NamespaceWatch extends NamespaceCheck {
@@ -68,7 +71,10 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
   const { api, onWatchError = () => {} } = options;
   const watching = listAndWatch(
     api.optedIn(optedInHandler(view)),
-    { onRestart: (_reason, error) => error && onWatchError(error) },
+    {
+      onRestart: (_reason, error) => error && onWatchError(error),
+      ...(options.clock ? { clock: options.clock } : {}),
+    },
     stopping.signal,
   );
   const reads = new FreshReads(api);
