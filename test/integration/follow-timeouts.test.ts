@@ -248,6 +248,10 @@ describe('watches', () => {
     expect(end).toEqual({ resourceVersion: '5', expired: false, silent: true });
     expect(changes).toEqual(['ADDED app']);
     expect(seen[0]).toMatch(/[?&]watch=1&allowWatchBookmarks=true&/);
+    // The server ends it after 300 to 600 s, jittered (src/kube/watch.ts).
+    const timeoutSeconds = Number(/[?&]timeoutSeconds=(\d+)/.exec(seen[0] ?? '')?.[1]);
+    expect(timeoutSeconds).toBeGreaterThanOrEqual(300);
+    expect(timeoutSeconds).toBeLessThan(600);
   });
 
   it('bookmarks keep a quiet watch open past watchSilenceMs', async () => {
