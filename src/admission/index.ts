@@ -8,7 +8,7 @@ export {
   type NamespaceWatch,
   startNamespaceCheck,
 } from './namespace-check.js';
-export type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
+export type { NamespaceApi, NamespaceLabels, NamespaceRead } from './ports.js';
 export { allowed, patched } from './response.js';
 export type {
   LookupRecord,

@@ -10,8 +10,10 @@
 // the GET.
 
 import {
-  type ListWatchResource,
+  type Clock,
+  type ListWatchHandler,
   listAndWatch,
+  type ObjectEventType,
   Slots,
   untilAborted,
   withDeadline,
@@ -21,7 +23,7 @@ import {
   namespaceStandingOf,
   type WorkloadsMode,
 } from '../workload/index.js';
-import type { NamespaceApi, NamespaceLabels, NamespaceRead, NamespaceWatchEvent } from './ports.js';
+import type { NamespaceApi, NamespaceLabels, NamespaceRead } from './ports.js';
 
 // --- the port the mutator is given ---------------------------------------------------
 
@@ -48,6 +50,8 @@ interface NamespaceCheckOptions {
   readonly excluded: readonly string[];
   /** The watch failed and is retried with backoff; the last view stays in use meanwhile. */
   readonly onWatchError?: (error: Error) => void;
+  /** The watch's backoff runs on it (default: the system's). */
+  readonly clock?: Clock;
 }
 
 export interface NamespaceWatch extends NamespaceCheck {
@@ -65,8 +69,11 @@ export function startNamespaceCheck(options: NamespaceCheckOptions): NamespaceWa
   const stopping = new AbortController();
   const { api, onWatchError = () => {} } = options;
   const watching = listAndWatch(
-    optedInNamespaces(api, view),
-    { onRestart: (_reason, error) => error && onWatchError(error) },
+    api.optedIn(optedInHandler(view)),
+    {
+      onRestart: (_reason, error) => error && onWatchError(error),
+      ...(options.clock ? { clock: options.clock } : {}),
+    },
     stopping.signal,
   );
   const reads = new FreshReads(api);
@@ -128,10 +135,10 @@ class OptedInView {
 
   replace(namespaces: readonly NamespaceLabels[]): void {
     this.#modes = new Map();
-    for (const namespace of namespaces) this.apply({ type: 'ADDED', namespace });
+    for (const namespace of namespaces) this.apply('ADDED', namespace);
   }
 
-  apply({ type, namespace }: NamespaceWatchEvent): void {
+  apply(type: ObjectEventType, namespace: NamespaceLabels): void {
     const { name, labels } = namespace;
     const standing = namespaceStandingOf('admission', name, labels, this.excluded);
     if (type !== 'DELETED' && standing !== 'excluded' && standing !== 'not-opted-in') {
@@ -141,19 +148,16 @@ class OptedInView {
 }
 
 /**
- * The opted-in namespaces as a resource of the list-watch loop. A view kept through an
- * outage may be stale by as long as it lasts: a namespace un-labelled meanwhile still
- * counts as opted in.
+ * What the list-watch loop hands the view. A view kept through an outage may be stale by as
+ * long as it lasts: a namespace un-labelled meanwhile still counts as opted in.
  */
-function optedInNamespaces(api: NamespaceApi, view: OptedInView): ListWatchResource {
+function optedInHandler(view: OptedInView): ListWatchHandler<NamespaceLabels> {
   return {
-    async list(signal) {
-      const listed = await api.listOptedIn(signal);
-      view.replace(listed.namespaces);
-      return listed.resourceVersion;
+    list() {
+      const listed: NamespaceLabels[] = [];
+      return { page: (namespaces) => listed.push(...namespaces), end: () => view.replace(listed) };
     },
-    watch: (resourceVersion, signal) =>
-      api.watchOptedIn(resourceVersion, (event) => view.apply(event), signal),
+    event: (type, namespace) => view.apply(type, namespace),
   };
 }
 

@@ -1,7 +1,7 @@
 // The port the namespace check reads through (adapter: src/kube/namespace-api.ts):
-// metadata-only list and watch of the opted-in namespaces, and one live GET.
+// metadata-only list and watch of the opted-in namespaces (a ListerWatcher), and one live GET.
 
-import type { WatchEnd } from '../runtime/index.js';
+import type { ListerWatcher } from '../runtime/index.js';
 
 export interface NamespaceLabels {
   readonly name: string;
@@ -13,26 +13,13 @@ export type NamespaceRead =
   | { readonly status: 'absent' }
   | { readonly status: 'failed'; readonly detail: string };
 
-export interface NamespaceWatchEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly namespace: NamespaceLabels;
-}
-
 /** Metadata only (PartialObjectMetadata): names and labels, nothing else of a namespace. */
 export interface NamespaceApi {
-  /** The opted-in namespaces (a label selector may leave the rest out), and where to watch from. */
-  listOptedIn(
-    signal: AbortSignal,
-  ): Promise<{ namespaces: NamespaceLabels[]; resourceVersion: string }>;
   /**
-   * Watches from `resourceVersion` until the server ends the watch or `signal`
-   * aborts. A namespace that stops matching arrives as DELETED. `expired`: 410, relist.
+   * The opted-in namespaces (a label selector may leave the rest out), listed and watched;
+   * a namespace that stops matching arrives as DELETED.
    */
-  watchOptedIn(
-    resourceVersion: string,
-    onEvent: (event: NamespaceWatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd>;
+  readonly optedIn: ListerWatcher<NamespaceLabels>;
   /** One live GET; resolves (never rejects), `failed` once `signal` aborts. */
   get(name: string, signal: AbortSignal): Promise<NamespaceRead>;
 }

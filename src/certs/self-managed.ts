@@ -35,18 +35,27 @@ interface StoredSecret {
   readonly resourceVersion: string;
 }
 
-/** The Secrets of the webhook's own namespace (adapter: src/kube/secrets.ts). */
+/**
+ * The Secrets of the webhook's own namespace (adapter: src/kube/secrets.ts). Each call gives
+ * up when `signal` aborts, and after the adapter's own time limit.
+ */
 export interface SecretStore {
   readonly namespace: string;
-  read(name: string): Promise<StoredSecret | undefined>;
+  read(name: string, signal?: AbortSignal): Promise<StoredSecret | undefined>;
   /** 'exists' when someone else created it first (409 AlreadyExists). */
-  create(name: string, type: string, data: SecretData): Promise<'created' | 'exists'>;
+  create(
+    name: string,
+    type: string,
+    data: SecretData,
+    signal?: AbortSignal,
+  ): Promise<'created' | 'exists'>;
   /** 'conflict' when it changed after `resourceVersion` was read (409 Conflict). */
   replace(
     name: string,
     type: string,
     data: SecretData,
     resourceVersion: string,
+    signal?: AbortSignal,
   ): Promise<'replaced' | 'conflict'>;
 }
 
@@ -80,10 +89,17 @@ export interface SelfManagedOptions {
   readonly hashKey: { readonly secretName: string; readonly file: string } | undefined;
 }
 
-interface SelfManagedPorts {
+/** The injected clock's timers (src/runtime/clock.ts, passed in by src/main). */
+export interface CheckTimers {
+  setTimer(ms: number, fire: () => void, options?: { readonly keepAlive: false }): () => void;
+}
+
+export interface SelfManagedPorts {
   readonly secrets: SecretStore;
   readonly webhooks: CaBundleTarget;
   readonly log: SelfManagedLog;
+  /** The renewal checks' timers. */
+  readonly timers: CheckTimers;
   readonly now?: () => Date;
 }
 
@@ -246,26 +262,26 @@ async function startCertificateChecks(
 ): Promise<{ stop(): void }> {
   const check = certificateCheck(namespace, certificates, ports);
   const secret = `${namespace}/${certificates.secretName}`;
-  let timer: NodeJS.Timeout | undefined;
+  let cancel = () => {};
   let stopped = false;
   const schedule = (ok: boolean) => {
     if (stopped) return;
     const delay = ok
       ? certificates.checkIntervalMs
       : Math.min(RETRY_MS, certificates.checkIntervalMs);
-    timer = setTimeout(() => {
+    const run = () => {
       check().then(schedule, (error: Error) => {
         ports.log.warn({ secret, reason: error.message }, 'certificates not checked; retrying');
         schedule(false);
       });
-    }, delay);
-    timer.unref();
+    };
+    cancel = ports.timers.setTimer(delay, run, { keepAlive: false });
   };
   schedule(await check());
   return {
     stop() {
       stopped = true;
-      clearTimeout(timer);
+      cancel();
     },
   };
 }

@@ -15,7 +15,7 @@ import type { Evaluator, SourceDigester } from '../evaluate/index.js';
 import {
   type Clock,
   every,
-  type ListWatchResource,
+  type ListWatchHandler,
   listAndWatch,
   Slots,
   systemClock,
@@ -116,8 +116,11 @@ export async function runFollower(deps: FollowerDependencies, signal: AbortSigna
     follower.resync(),
   );
   void listAndWatch(
-    follower.followNamespaces(),
-    { onRestart: restartReporter(deps, {}, 'follow: namespace watch failed; retrying') },
+    deps.api.followNamespaces(follower.followNamespaces()),
+    {
+      onRestart: restartReporter(deps, {}, 'follow: namespace watch failed; retrying'),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    },
     signal,
   );
   await new Promise<void>((resolve) => {
@@ -286,24 +289,14 @@ class Follower {
     });
   }
 
-  /** The follow namespaces, as a resource of the list-watch loop. */
-  followNamespaces(): ListWatchResource {
-    const { api } = this.deps;
+  /** What the list-watch loop of the follow namespaces hands on. */
+  followNamespaces(): ListWatchHandler<NamespaceInfo> {
     return {
-      list: async (signal) => {
-        const listed = await api.listFollowNamespaces(signal);
-        this.followOnly(listed.namespaces);
-        return listed.resourceVersion;
+      list: () => {
+        const listed: NamespaceInfo[] = [];
+        return { page: (infos) => listed.push(...infos), end: () => this.followOnly(listed) };
       },
-      watch: (resourceVersion, signal) =>
-        api.watchFollowNamespaces(
-          resourceVersion,
-          (event) =>
-            event.type === 'DELETED'
-              ? this.unfollow(event.namespace.name)
-              : this.follow(event.namespace),
-          signal,
-        ),
+      event: (type, info) => (type === 'DELETED' ? this.unfollow(info.name) : this.follow(info)),
     };
   }
 
@@ -418,25 +411,19 @@ class Follower {
         if (first) this.#unlisted--;
         first = false;
       };
-      const counted: ListWatchResource = {
-        ...resource,
-        list: async (listSignal) => {
-          try {
-            return await resource.list(listSignal);
-          } finally {
-            listed();
-            this.resync();
-          }
-        },
-      };
       // A CRD installed after the start is noticed within a retry, not a resync period.
       const options = {
         watch,
         absentRetryMs: this.deps.options.retryMs,
         listSlots: this.#listSlots,
+        onListEnd: () => {
+          listed();
+          this.resync();
+        },
         onRestart: restartReporter(this.deps, resource.what, 'follow: watch failed; retrying'),
+        ...(this.deps.clock ? { clock: this.deps.clock } : {}),
       };
-      void listAndWatch(counted, options, signal).finally(listed);
+      void listAndWatch(resource, options, signal).finally(listed);
     }
   }
 }

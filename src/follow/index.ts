@@ -46,6 +46,7 @@ export function startFollowMode(deps: FollowModeDependencies): FollowMode {
     },
     shutdown.signal,
     deps.timing,
+    deps.clock,
   );
   return {
     async stop() {

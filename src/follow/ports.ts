@@ -3,7 +3,7 @@
 // LeaseStore (adapter: src/kube/lease-store.ts); and microTime, the text of the
 // times a Lease and an Event carry, which both the election and the adapters write.
 
-import type { WatchEnd } from '../runtime/index.js';
+import type { ListerWatcher } from '../runtime/index.js';
 import type { NamedSource, SourceResource } from '../sources/index.js';
 import type { GroupVersionKind, WorkloadKind } from '../workload/index.js';
 
@@ -16,11 +16,6 @@ export interface NamespaceInfo {
   readonly annotations: Readonly<Record<string, string>>;
 }
 
-export interface NamespaceEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly namespace: NamespaceInfo;
-}
-
 /** A ConfigMap or Secret as its metadata-only watch and list show it: no content. */
 export interface ConfigObject {
   readonly namespace: string;
@@ -31,17 +26,6 @@ export interface ConfigObject {
   readonly fanout?: string;
 }
 
-export interface ConfigEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly object: ConfigObject;
-}
-
-/** A workload watch event: the whole object, read once into the reference index and dropped. */
-export interface WorkloadWatchEvent {
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly object: unknown;
-}
-
 /**
  * Where lists and watches look: every namespace (`undefined`, one watch per resource),
  * or one namespace (installs that grant RBAC per namespace).
@@ -50,50 +34,17 @@ export type WatchNamespace = string | undefined;
 
 export interface FollowApi {
   /** Namespaces labelled `confighash.dev/enabled=follow`. */
-  listFollowNamespaces(
-    signal: AbortSignal,
-  ): Promise<{ namespaces: NamespaceInfo[]; resourceVersion: string }>;
-  watchFollowNamespaces(
-    resourceVersion: string,
-    onEvent: (event: NamespaceEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd>;
+  followNamespaces: ListerWatcher<NamespaceInfo>;
   /**
-   * Metadata-only list (PartialObjectMetadata) in pages of 500, each page handed on as
-   * it arrives; resolves to the resourceVersion to watch from.
+   * Metadata-only (PartialObjectMetadata) ConfigMaps or Secrets: names and versions, never
+   * content. Lists come in pages of 500, each page handed on as it arrives.
    */
-  listConfig(
-    namespace: WatchNamespace,
-    resource: ConfigResource,
-    onPage: (objects: readonly ConfigObject[]) => void,
-    signal: AbortSignal,
-  ): Promise<string>;
-  /** Metadata-only watch (PartialObjectMetadata): names and versions, never content. */
-  watchConfig(
-    namespace: WatchNamespace,
-    resource: ConfigResource,
-    resourceVersion: string,
-    onEvent: (event: ConfigEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd>;
+  configObjects(namespace: WatchNamespace, resource: ConfigResource): ListerWatcher<ConfigObject>;
   /**
-   * Lists a workload kind in pages of 500, each page handed on as it arrives; resolves to
-   * the resourceVersion to watch from, or undefined when the kind is not served (its CRD
-   * is not installed, yet).
+   * A workload kind, whole objects, read once into the reference index and dropped. Lists
+   * come in pages of 500; a kind not served (its CRD is not installed, yet) lists as such.
    */
-  listWorkloads(
-    namespace: WatchNamespace,
-    kind: WorkloadKind,
-    onPage: (objects: readonly unknown[]) => void,
-    signal: AbortSignal,
-  ): Promise<string | undefined>;
-  watchWorkloads(
-    namespace: WatchNamespace,
-    kind: WorkloadKind,
-    resourceVersion: string,
-    onEvent: (event: WorkloadWatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd>;
+  workloadObjects(namespace: WatchNamespace, kind: WorkloadKind): ListerWatcher<unknown>;
   /** undefined when it no longer exists. */
   getWorkload(
     namespace: string,

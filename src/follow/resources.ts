@@ -5,16 +5,10 @@
 // dropped here, and so are the workloads follow mode does not handle (per-workload
 // opt-in): they never enter the index, so no change or resync evaluates or touches them.
 
-import type { ListWatchResource } from '../runtime/index.js';
+import type { ListWatchHandler, ListWatchResource, ObjectEventType } from '../runtime/index.js';
 import { formatSource, type NamedSource, sourceOfResource } from '../sources/index.js';
 import { type WorkloadKind, workloadAnnotations } from '../workload/index.js';
-import type {
-  ConfigEvent,
-  ConfigResource,
-  FollowApi,
-  WatchNamespace,
-  WorkloadWatchEvent,
-} from './ports.js';
+import type { ConfigObject, ConfigResource, FollowApi, WatchNamespace } from './ports.js';
 import type { Reader, ReferenceIndex } from './reference-index.js';
 import { readReferences } from './references.js';
 import type { SourceChange } from './touch-queue.js';
@@ -50,7 +44,7 @@ export interface ResourceContext {
   onSourceChange(event: SourceEvent, readers: readonly Reader[]): void;
 }
 
-const CHANGE: Readonly<Record<ConfigEvent['type'], SourceChange>> = {
+const CHANGE: Readonly<Record<ObjectEventType, SourceChange>> = {
   ADDED: 'created',
   MODIFIED: 'changed',
   DELETED: 'deleted',
@@ -67,14 +61,11 @@ export function configResource(
   resource: ConfigResource,
 ): FollowedResource {
   const { api, index } = context;
-  return {
-    what: { resource, ...(namespace === undefined ? {} : { namespace }) },
-    list: async (signal) => {
+  const handler: ListWatchHandler<ConfigObject> = {
+    list() {
       const listed = new Set<string>();
-      const version = await api.listConfig(
-        namespace,
-        resource,
-        (objects) => {
+      return {
+        page(objects) {
           for (const object of objects) {
             if (!context.isFollowed(object.namespace)) continue;
             const source = formatSource(sourceOfResource(resource, object.name));
@@ -82,19 +73,14 @@ export function configResource(
             listed.add(`${object.namespace}/${source}`);
           }
         },
-        signal,
-      );
-      index.retainSources(namespace, SOURCE_PREFIX[resource], listed);
-      return version;
+        end: () => index.retainSources(namespace, SOURCE_PREFIX[resource], listed),
+      };
     },
-    watch: (version, signal) =>
-      api.watchConfig(
-        namespace,
-        resource,
-        version,
-        (event) => onConfig(context, resource, event),
-        signal,
-      ),
+    event: (type, object) => onConfig(context, resource, type, object),
+  };
+  return {
+    what: { resource, ...(namespace === undefined ? {} : { namespace }) },
+    ...api.configObjects(namespace, resource)(handler),
   };
 }
 
@@ -104,14 +90,11 @@ export function workloadResource(
   kind: WorkloadKind,
 ): FollowedResource {
   const { api, index } = context;
-  return {
-    what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },
-    list: async (signal) => {
+  const handler: ListWatchHandler<unknown> = {
+    list() {
       const listed = new Set<string>();
-      const version = await api.listWorkloads(
-        namespace,
-        kind,
-        (objects) => {
+      return {
+        page(objects) {
           for (const object of objects) {
             const references = readReferences(object, kind, context.hashKeyId);
             if (!references || !context.isFollowed(references.ref.namespace)) continue;
@@ -120,19 +103,14 @@ export function workloadResource(
             listed.add(workloadKey(references.ref));
           }
         },
-        signal,
-      );
-      if (version !== undefined) index.retainWorkloads(namespace, kind, listed);
-      return version;
+        end: () => index.retainWorkloads(namespace, kind, listed),
+      };
     },
-    watch: (version, signal) =>
-      api.watchWorkloads(
-        namespace,
-        kind,
-        version,
-        (event) => onWorkload(context, kind, event),
-        signal,
-      ),
+    event: (type, object) => onWorkload(context, kind, type, object),
+  };
+  return {
+    what: { kind: kind.kind, ...(namespace === undefined ? {} : { namespace }) },
+    ...api.workloadObjects(namespace, kind)(handler),
   };
 }
 
@@ -140,7 +118,8 @@ export function workloadResource(
 function onConfig(
   { index, isFollowed, onSourceChange }: ResourceContext,
   resource: ConfigResource,
-  { type, object }: ConfigEvent,
+  type: ObjectEventType,
+  object: ConfigObject,
 ): void {
   if (!isFollowed(object.namespace)) return;
   const named = sourceOfResource(resource, object.name);
@@ -159,7 +138,8 @@ function onConfig(
 function onWorkload(
   { index, hashKeyId, isFollowed, handles }: ResourceContext,
   kind: WorkloadKind,
-  { type, object }: WorkloadWatchEvent,
+  type: ObjectEventType,
+  object: unknown,
 ): void {
   const references = readReferences(object, kind, hashKeyId);
   if (!references || !isFollowed(references.ref.namespace)) return;

@@ -97,8 +97,11 @@ export function describeFailure(error: unknown, doing: string): Error {
     const detail = error.message === `HTTP ${error.status}` ? '' : `: ${error.message}`;
     return new Error(`cannot ${doing}: HTTP ${error.status}${detail}`);
   }
-  const cause = error as Error & { code?: string };
-  return new Error(`cannot ${doing}: ${cause.code ?? cause.message}`);
+  // A DOMException's code is a number (an abort's is 20): its message says more.
+  const cause = error as Error & { code?: unknown };
+  return new Error(
+    `cannot ${doing}: ${typeof cause.code === 'string' ? cause.code : cause.message}`,
+  );
 }
 
 /** Sends one request; resolves with the parsed JSON body of a 2xx, throws ApiError otherwise. */

@@ -13,6 +13,7 @@ import https from 'node:https';
 import { type ClusterAccess, childProcessResolver, type ResolveAccess } from './credentials.js';
 import { type Http2Route, http2Route } from './http2.js';
 import { http } from './node-http.js';
+import { clientTlsOptions, tlsDiffers, tlsFingerprint } from './tls-options.js';
 
 export interface ApiConnection {
   readonly server: URL;
@@ -100,14 +101,7 @@ export async function loadCredentials({
 }
 
 function fingerprint(access: ClusterAccess): string {
-  const { ca, cert, key, rejectUnauthorized, servername } = access.tls;
-  return JSON.stringify([
-    access.server.href,
-    access.headers,
-    [ca, cert, key].map((bytes) => bytes?.toString('base64')),
-    rejectUnauthorized,
-    servername,
-  ]);
+  return JSON.stringify([access.server.href, access.headers, tlsFingerprint(access.tls)]);
 }
 
 export interface ConnectionOptions {
@@ -129,7 +123,7 @@ export function connectToCluster(
   const adoptLatest = () => {
     const latest = credentials.current();
     if (latest === access) return;
-    if (tlsDiffers(latest, access)) {
+    if (tlsDiffers(latest.tls, access.tls)) {
       const retired = { agent, route };
       setTimeout(() => {
         retired.agent.destroy();
@@ -183,21 +177,9 @@ function createHttp2Route(access: ClusterAccess): Http2Route | undefined {
 function createAgent(access: ClusterAccess, maxSockets: number): Agent {
   const options = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
   if (access.server.protocol !== 'https:') return new http.Agent(options);
-  const { ca, cert, key, rejectUnauthorized, servername } = access.tls;
-  return new https.Agent({ ...options, ca, cert, key, rejectUnauthorized, servername });
+  return new https.Agent({ ...options, ...clientTlsOptions(access.tls) });
 }
 
 function requestHeaders(access: ClusterAccess): Readonly<Record<string, string>> {
   return Object.freeze({ ...access.headers, accept: 'application/json' });
-}
-
-function tlsDiffers(a: ClusterAccess, b: ClusterAccess): boolean {
-  const same = (x?: Buffer, y?: Buffer) => (x && y ? x.equals(y) : x === y);
-  return (
-    !same(a.tls.ca, b.tls.ca) ||
-    !same(a.tls.cert, b.tls.cert) ||
-    !same(a.tls.key, b.tls.key) ||
-    a.tls.rejectUnauthorized !== b.tls.rejectUnauthorized ||
-    a.tls.servername !== b.tls.servername
-  );
 }

@@ -8,46 +8,31 @@
 
 import { hostname } from 'node:os';
 import {
-  type ConfigEvent,
   type ConfigObject,
   type ConfigResource,
   type FollowApi,
   microTime,
-  type NamespaceEvent,
   type NamespaceInfo,
   type RecordWrite,
   type TouchOutcome,
   type WatchNamespace,
   type WorkloadEvent,
-  type WorkloadWatchEvent,
 } from '../follow/ports.js';
-import { API_TIMEOUTS, type ApiTimeouts, type WatchEnd, withDeadline } from '../runtime/index.js';
+import type { ListerWatcher } from '../runtime/index.js';
 import type { NamedSource } from '../sources/index.js';
 import { FANOUT_STATE, FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../workload/index.js';
-import {
-  type ApiRequest,
-  FIELD_MANAGER_QUERY,
-  isStatus,
-  METADATA_ONLY_LIST,
-  METADATA_ONLY_OBJECT,
-  REPORTING_CONTROLLER,
-  requestJson,
-  workloadPath,
-} from './client.js';
+import { FIELD_MANAGER_QUERY, isStatus, REPORTING_CONTROLLER, workloadPath } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { listerWatcher } from './lister-watcher.js';
+import {
+  type ApiRequests,
+  boundedRequests,
+  LIST_PAGE_SIZE,
+  type RequestOptions,
+} from './requests.js';
 import { writeSourceAnnotation } from './source-annotation.js';
-import { watchFrom } from './watch.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
-
-interface ObjectList<T> {
-  metadata: { resourceVersion: string; continue?: string };
-  /** null in an empty metadata-only list (PartialObjectMetadataList). */
-  items: T[] | null;
-}
-
-/** Lists come in pages of this many (docs/design.md §6), each page one bounded request. */
-const LIST_PAGE_SIZE = 500;
 
 interface Namespace {
   metadata: {
@@ -59,155 +44,43 @@ interface Namespace {
 
 export function createFollowApi(
   connection: ApiConnection,
-  timeouts: ApiTimeouts = API_TIMEOUTS,
+  options: RequestOptions = {},
 ): FollowApi {
-  return new ApiFollowApi(connection, timeouts);
+  return new ApiFollowApi(boundedRequests(connection, options));
 }
 
 const NAMESPACES = `/api/v1/namespaces?labelSelector=${FOLLOW_SELECTOR}`;
 
 class ApiFollowApi implements FollowApi {
-  constructor(
-    private readonly connection: ApiConnection,
-    private readonly timeouts: ApiTimeouts,
-  ) {}
+  readonly followNamespaces: ListerWatcher<NamespaceInfo>;
 
-  /** One request, given up after ApiTimeouts.requestMs. */
-  #request<T>(request: ApiRequest & { signal: AbortSignal }): Promise<T> {
-    return withDeadline(request.signal, this.timeouts.requestMs, (signal) =>
-      requestJson<T>(this.connection, { ...request, signal }),
-    );
-  }
-
-  async listFollowNamespaces(signal: AbortSignal) {
-    const list = await this.#request<ObjectList<Namespace>>({
-      method: 'GET',
+  constructor(private readonly requests: ApiRequests) {
+    this.followNamespaces = listerWatcher(requests, {
       path: NAMESPACES,
-      signal,
+      decode: (object) => [toNamespaceInfo(object as Namespace)],
     });
-    return {
-      namespaces: (list.items ?? []).map(toNamespaceInfo),
-      resourceVersion: list.metadata.resourceVersion,
-    };
   }
 
-  watchFollowNamespaces(
-    resourceVersion: string,
-    onEvent: (event: NamespaceEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd> {
-    return watchFrom(
-      this.connection,
-      this.timeouts,
-      NAMESPACES,
-      resourceVersion,
-      'application/json',
-      signal,
-      (event) => {
-        onEvent({ type: event.type, namespace: toNamespaceInfo(event.object as Namespace) });
-      },
-    );
+  configObjects(namespace: WatchNamespace, resource: ConfigResource): ListerWatcher<ConfigObject> {
+    return listerWatcher(this.requests, {
+      path: configPath(namespace, resource),
+      metadataOnly: true,
+      decode: (object) => toConfigObject(object as ConfigMetadata),
+    });
   }
 
-  listConfig(
-    namespace: WatchNamespace,
-    resource: ConfigResource,
-    onPage: (objects: readonly ConfigObject[]) => void,
-    signal: AbortSignal,
-  ): Promise<string> {
-    return this.#listPages<ConfigMetadata>(
-      configPath(namespace, resource),
-      METADATA_ONLY_LIST,
-      (items) => onPage(items.flatMap(toConfigObject)),
-      signal,
-    );
-  }
-
-  watchConfig(
-    namespace: WatchNamespace,
-    resource: ConfigResource,
-    resourceVersion: string,
-    onEvent: (event: ConfigEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd> {
-    const path = configPath(namespace, resource);
-    const { connection, timeouts } = this;
-    return watchFrom(
-      connection,
-      timeouts,
-      path,
-      resourceVersion,
-      METADATA_ONLY_OBJECT,
-      signal,
-      (event) => {
-        for (const object of toConfigObject(event.object as ConfigMetadata)) {
-          onEvent({ type: event.type, object });
-        }
-      },
-    );
-  }
-
-  async listWorkloads(
-    namespace: WatchNamespace,
-    kind: WorkloadKind,
-    onPage: (objects: readonly unknown[]) => void,
-    signal: AbortSignal,
-  ): Promise<string | undefined> {
-    try {
-      return await this.#listPages(kindPath(namespace, kind), undefined, onPage, signal);
-    } catch (error) {
+  workloadObjects(namespace: WatchNamespace, kind: WorkloadKind): ListerWatcher<unknown> {
+    return listerWatcher(this.requests, {
+      path: kindPath(namespace, kind),
+      decode: (object) => [object],
       // A kind turned on whose CRD is not installed (yet): nothing of it to follow, now.
-      if (isStatus(error, 404)) return undefined;
-      throw error;
-    }
-  }
-
-  watchWorkloads(
-    namespace: WatchNamespace,
-    kind: WorkloadKind,
-    resourceVersion: string,
-    onEvent: (event: WorkloadWatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<WatchEnd> {
-    const { connection, timeouts } = this;
-    return watchFrom(
-      connection,
-      timeouts,
-      kindPath(namespace, kind),
-      resourceVersion,
-      'application/json',
-      signal,
-      (event) => onEvent({ type: event.type, object: event.object }),
-    );
-  }
-
-  /** Lists `path` page by page, handing each on before asking for the next; the list's resourceVersion. */
-  async #listPages<T>(
-    path: string,
-    accept: string | undefined,
-    onPage: (items: T[]) => void,
-    signal: AbortSignal,
-  ): Promise<string> {
-    let next: string | undefined = '';
-    let resourceVersion = '';
-    while (next !== undefined) {
-      const token: string = next ? `&continue=${encodeURIComponent(next)}` : '';
-      const page: ObjectList<T> = await this.#request<ObjectList<T>>({
-        method: 'GET',
-        path: `${path}?limit=${LIST_PAGE_SIZE}${token}`,
-        ...(accept === undefined ? {} : { accept }),
-        signal,
-      });
-      onPage(page.items ?? []);
-      resourceVersion = page.metadata.resourceVersion;
-      next = page.metadata.continue || undefined;
-    }
-    return resourceVersion;
+      mayBeAbsent: true,
+    });
   }
 
   async getWorkload(namespace: string, kind: WorkloadKind, name: string, signal: AbortSignal) {
     try {
-      return await this.#request<unknown>({
+      return await this.requests.json<unknown>({
         method: 'GET',
         path: workloadPath(namespace, kind, name),
         signal,
@@ -225,7 +98,7 @@ class ApiFollowApi implements FollowApi {
     signal: AbortSignal,
   ): Promise<TouchOutcome> {
     try {
-      await this.#request({
+      await this.requests.json({
         method: 'PATCH',
         path: `${workloadPath(namespace, kind, name)}?${FIELD_MANAGER_QUERY}`,
         body: {},
@@ -248,7 +121,7 @@ class ApiFollowApi implements FollowApi {
     signal: AbortSignal,
   ): Promise<RecordWrite> {
     return writeSourceAnnotation(
-      (request) => this.#request(request),
+      (request) => this.requests.json(request),
       { source, namespace, resourceVersion },
       { key: FANOUT_STATE, value },
       signal,
@@ -257,7 +130,7 @@ class ApiFollowApi implements FollowApi {
 
   async listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]> {
     const query = `labelSelector=${encodeURIComponent(selector)}&limit=${LIST_PAGE_SIZE}`;
-    const list = await this.#request<ObjectList<PodView>>({
+    const list = await this.requests.json<{ items: PodView[] | null }>({
       method: 'GET',
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?${query}`,
       signal,
@@ -273,7 +146,7 @@ class ApiFollowApi implements FollowApi {
   }
 
   async recordEvent(event: WorkloadEvent, signal: AbortSignal) {
-    await this.#request({
+    await this.requests.json({
       method: 'POST',
       path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
       body: eventBody(event, new Date()),

@@ -17,6 +17,7 @@ import http2, {
 import { isIP } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
 import type { TlsMaterial } from './credentials.js';
+import { clientTlsOptions } from './tls-options.js';
 
 /** The session to send on now; undefined: the server speaks HTTP/1.1 only. */
 export type Http2Choice = TrackedSession | undefined;
@@ -179,14 +180,12 @@ function negotiate(
 ): Promise<TLSSocket | undefined> {
   const host = server.hostname.replace(/^\[(.*)\]$/, '$1');
   return new Promise((resolve, reject) => {
+    const options = clientTlsOptions(material);
     const socket = tls.connect({
       host,
       port: Number(server.port || 443),
-      ca: material.ca,
-      cert: material.cert,
-      key: material.key,
-      rejectUnauthorized: material.rejectUnauthorized,
-      servername: material.servername ?? (isIP(host) === 0 ? host : undefined),
+      ...options,
+      servername: options.servername ?? (isIP(host) === 0 ? host : undefined),
       ALPNProtocols: ['h2', 'http/1.1'],
     });
     socket.setTimeout(timeoutMs, () =>

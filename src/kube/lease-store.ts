@@ -1,11 +1,11 @@
 // LeaseStore over coordination.k8s.io/v1: optimistic concurrency by resourceVersion.
-// Each request is bounded by ApiTimeouts.requestMs besides the election's own
-// budget per step (src/follow/lease.ts), so that no caller can forget a bound.
+// Each request goes through the bounded requests (requests.ts), besides the election's
+// own budget per step (src/follow/lease.ts), so that no caller can forget a bound.
 
 import type { LeaseRecord, LeaseStore, StoredLease } from '../follow/ports.js';
-import { API_TIMEOUTS, type ApiTimeouts, withDeadline } from '../runtime/index.js';
-import { type ApiRequest, isStatus, requestJson } from './client.js';
+import { type ApiRequest, isStatus } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { boundedRequests, type RequestOptions } from './requests.js';
 
 interface Lease {
   metadata: { resourceVersion: string };
@@ -16,8 +16,9 @@ export function createLeaseStore(
   connection: ApiConnection,
   namespace: string,
   name: string,
-  { requestMs }: Pick<ApiTimeouts, 'requestMs'> = API_TIMEOUTS,
+  options: RequestOptions = {},
 ): LeaseStore {
+  const requests = boundedRequests(connection, options);
   const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const item = `${collection}/${encodeURIComponent(name)}`;
   const body = (record: LeaseRecord, resourceVersion?: string) => ({
@@ -28,9 +29,7 @@ export function createLeaseStore(
   });
   const conflict = (error: unknown) => isStatus(error, 409, 404);
   const send = <T>(request: ApiRequest, signal: AbortSignal) =>
-    withDeadline(signal, requestMs, (bounded) =>
-      requestJson<T>(connection, { ...request, signal: bounded }),
-    );
+    requests.json<T>({ ...request, signal });
   return {
     async get(signal): Promise<StoredLease | undefined> {
       try {

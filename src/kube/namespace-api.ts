@@ -1,21 +1,17 @@
 // NamespaceApi over the API server (src/admission/namespace-check.ts): metadata-only
-// (PartialObjectMetadata) list and watch of the opted-in namespaces, and one
-// live GET of a namespace. The watch takes a connection of its own (a
-// long-lived stream must not hold a socket lookups need); the GETs go through
-// the lookups' keep-alive connection.
+// (PartialObjectMetadata) list and watch of the opted-in namespaces, as a ListerWatcher
+// bounded as follow mode's are (docs/design.md §4, §6: lists in pages, each page and each
+// GET given up after ApiTimeouts.requestMs, a silent watch restarted), and one live GET of
+// a namespace. The list and watch take a connection of their own (a long-lived stream
+// must not hold a socket lookups need); the GETs go through the lookups' keep-alive
+// connection.
 
 import type { NamespaceApi, NamespaceLabels, NamespaceRead } from '../admission/ports.js';
-import { API_TIMEOUTS, type ApiTimeouts } from '../runtime/index.js';
 import { OPTED_IN_NAMESPACE_SELECTOR } from '../workload/index.js';
-import {
-  exchange,
-  METADATA_ONLY_LIST,
-  METADATA_ONLY_OBJECT,
-  requestJson,
-  type WatchEvent,
-} from './client.js';
+import { METADATA_ONLY_OBJECT, type WatchEvent } from './client.js';
 import type { ApiConnection } from './connection.js';
-import { watchFrom } from './watch.js';
+import { listerWatcher } from './lister-watcher.js';
+import { boundedRequests, type RequestOptions } from './requests.js';
 
 const OPTED_IN = `/api/v1/namespaces?labelSelector=${encodeURIComponent(OPTED_IN_NAMESPACE_SELECTOR)}`;
 
@@ -23,43 +19,23 @@ interface NamespaceMetadata {
   metadata?: { name?: string; labels?: Record<string, string> };
 }
 
-/** The watch is bounded as follow mode's are (docs/design.md §6): a silent stream is restarted. */
 export function createNamespaceApi(
   watchConnection: ApiConnection,
   getConnection: ApiConnection,
-  timeouts: ApiTimeouts = API_TIMEOUTS,
+  options: RequestOptions = {},
 ): NamespaceApi {
+  const gets = boundedRequests(getConnection, options);
   return {
-    async listOptedIn(signal) {
-      const list = await requestJson<{
-        metadata: { resourceVersion: string };
-        /** null when empty (a metadata-only list). */
-        items: NamespaceMetadata[] | null;
-      }>(watchConnection, { method: 'GET', path: OPTED_IN, accept: METADATA_ONLY_LIST, signal });
-      return {
-        namespaces: (list.items ?? []).flatMap(labelsOf),
-        resourceVersion: list.metadata.resourceVersion,
-      };
-    },
-
-    watchOptedIn(resourceVersion, onEvent, signal) {
-      return watchFrom(
-        watchConnection,
-        timeouts,
-        OPTED_IN,
-        resourceVersion,
-        METADATA_ONLY_OBJECT,
-        signal,
-        (event) => {
-          for (const namespace of labelsOf(event.object)) onEvent({ type: event.type, namespace });
-        },
-      );
-    },
+    optedIn: listerWatcher(boundedRequests(watchConnection, options), {
+      path: OPTED_IN,
+      metadataOnly: true,
+      decode: (object) => labelsOf(object as NamespaceMetadata),
+    }),
 
     async get(name, signal) {
       const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
       try {
-        const { status, body } = await exchange(getConnection, {
+        const { status, body } = await gets.exchange({
           method: 'GET',
           path,
           accept: METADATA_ONLY_OBJECT,

@@ -1,11 +1,16 @@
 // The SecretStore port of self-managed certificates (src/certs/self-managed.ts)
-// over the API, through the one request path of client.ts. 404 and 409 are
+// over the API, through the bounded requests (requests.ts): each one gives up after
+// ApiTimeouts.requestMs, or when its caller's signal aborts. 404 and 409 are
 // outcomes, checked by status code; anything else is an error with a one-line
 // reason.
 
 import type { SecretData, SecretStore } from '../certs/self-managed.js';
-import { describeFailure, FIELD_MANAGER_QUERY, isStatus, requestJson } from './client.js';
+import { describeFailure, FIELD_MANAGER_QUERY, isStatus } from './client.js';
 import type { ApiConnection } from './connection.js';
+import { boundedRequests, type RequestOptions } from './requests.js';
+
+/** A caller without a signal of its own: the time limit alone bounds its request. */
+const NO_CALLER_SIGNAL = new AbortController().signal;
 
 const LABELS = {
   'app.kubernetes.io/name': 'confighash',
@@ -17,7 +22,12 @@ interface Secret {
   data?: Record<string, string>;
 }
 
-export function createSecretStore(connection: ApiConnection, namespace: string): SecretStore {
+export function createSecretStore(
+  connection: ApiConnection,
+  namespace: string,
+  options: RequestOptions = {},
+): SecretStore {
+  const requests = boundedRequests(connection, options);
   const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const item = (name: string) => `${collection}/${encodeURIComponent(name)}`;
   const body = (name: string, type: string, data: SecretData, resourceVersion?: string) => ({
@@ -31,9 +41,9 @@ export function createSecretStore(connection: ApiConnection, namespace: string):
   });
   return {
     namespace,
-    async read(name) {
+    async read(name, signal = NO_CALLER_SIGNAL) {
       try {
-        const secret = await requestJson<Secret>(connection, { method: 'GET', path: item(name) });
+        const secret = await requests.json<Secret>({ method: 'GET', path: item(name), signal });
         return {
           data: decodeData(secret.data),
           resourceVersion: secret.metadata?.resourceVersion ?? '',
@@ -43,12 +53,13 @@ export function createSecretStore(connection: ApiConnection, namespace: string):
         throw describeFailure(error, `read Secret ${namespace}/${name}`);
       }
     },
-    async create(name, type, data) {
+    async create(name, type, data, signal = NO_CALLER_SIGNAL) {
       try {
-        await requestJson(connection, {
+        await requests.json({
           method: 'POST',
           path: `${collection}?${FIELD_MANAGER_QUERY}`,
           body: body(name, type, data),
+          signal,
         });
         return 'created';
       } catch (error) {
@@ -56,12 +67,13 @@ export function createSecretStore(connection: ApiConnection, namespace: string):
         throw describeFailure(error, `create Secret ${namespace}/${name}`);
       }
     },
-    async replace(name, type, data, resourceVersion) {
+    async replace(name, type, data, resourceVersion, signal = NO_CALLER_SIGNAL) {
       try {
-        await requestJson(connection, {
+        await requests.json({
           method: 'PUT',
           path: `${item(name)}?${FIELD_MANAGER_QUERY}`,
           body: body(name, type, data, resourceVersion),
+          signal,
         });
         return 'replaced';
       } catch (error) {

@@ -3,15 +3,25 @@
 // window, and a silent stream — a connection lost without a word — ends. A 410 ends it
 // as expired. Follow mode's watches and the webhook's namespace watch share it.
 
-import type { ApiTimeouts, WatchEnd } from '../runtime/index.js';
+import type { Clock, Random, WatchEnd } from '../runtime/index.js';
 import { ApiError, isStatus, streamWatch, type WatchEvent } from './client.js';
-import type { ApiConnection } from './connection.js';
+import type { ApiRequests } from './requests.js';
 
 /** What a watch hands on: an object's change; bookmarks and errors it handles itself. */
 type ObjectEvent = WatchEvent & { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' };
 
-/** The server closes a watch after this; it is then resumed from the last resourceVersion. */
-const WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * The server closes a watch after 300 to 600 s (this times 1 to 2, at random), and it is
+ * then resumed from the last resourceVersion. Jittered as client-go's reflector does
+ * (minWatchTimeout × (1 + rand)): replicas whose watches started together end them apart,
+ * not all in the same second, every five minutes.
+ */
+export const WATCH_TIMEOUT_SECONDS = 300;
+
+/** This watch's timeout, in [WATCH_TIMEOUT_SECONDS, 2 × WATCH_TIMEOUT_SECONDS). */
+export function watchTimeoutSeconds(random: Random): number {
+  return Math.floor(WATCH_TIMEOUT_SECONDS * (1 + random()));
+}
 
 /**
  * Streams one watch from `resourceVersion`; a 410 (as status or ERROR event) ends it as
@@ -19,8 +29,7 @@ const WATCH_TIMEOUT_SECONDS = 300;
  * bookmark gives it another ApiTimeouts.watchSilenceMs, and silence ends it (`silent`).
  */
 export async function watchFrom(
-  connection: ApiConnection,
-  timeouts: ApiTimeouts,
+  { connection, timeouts, clock, random }: ApiRequests,
   path: string,
   resourceVersion: string,
   accept: string,
@@ -29,10 +38,10 @@ export async function watchFrom(
 ): Promise<WatchEnd> {
   let latest = resourceVersion;
   let expired = false;
-  const silence = new SilenceTimer(timeouts.requestMs);
+  const silence = new SilenceTimer(clock, timeouts.requestMs);
   const streaming = AbortSignal.any([signal, silence.signal]);
   const separator = path.includes('?') ? '&' : '?';
-  const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_TIMEOUT_SECONDS}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
+  const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=${watchTimeoutSeconds(random)}&resourceVersion=${encodeURIComponent(resourceVersion)}`;
   const handle = (event: WatchEvent) => {
     if (event.type === 'ERROR') {
       if (event.object.code !== 410) {
@@ -65,11 +74,14 @@ export async function watchFrom(
 /** Aborts its signal when not re-armed in time; the first re-arm marks the stream opened. */
 class SilenceTimer {
   readonly #abort = new AbortController();
-  #timer: NodeJS.Timeout;
+  #cancel: () => void;
   opened = false;
 
-  constructor(ms: number) {
-    this.#timer = this.#arm(ms);
+  constructor(
+    private readonly clock: Clock,
+    ms: number,
+  ) {
+    this.#cancel = this.#arm(ms);
   }
 
   get signal(): AbortSignal {
@@ -78,17 +90,16 @@ class SilenceTimer {
 
   rearm(ms: number): void {
     this.opened = true;
-    clearTimeout(this.#timer);
-    this.#timer = this.#arm(ms);
+    this.#cancel();
+    this.#cancel = this.#arm(ms);
   }
 
   stop(): void {
-    clearTimeout(this.#timer);
+    this.#cancel();
   }
 
-  #arm(ms: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.#abort.abort(new Error(`silent for ${ms} ms`)), ms);
-    timer.unref();
-    return timer;
+  #arm(ms: number): () => void {
+    const silent = () => this.#abort.abort(new Error(`silent for ${ms} ms`));
+    return this.clock.setTimer(ms, silent, { keepAlive: false });
   }
 }

@@ -12,6 +12,7 @@ import {
   createCaBundleTarget,
   createSecretStore,
 } from '../kube/index.js';
+import { systemClock } from '../runtime/index.js';
 import { loadClusterCredentials, UsageError } from './errors.js';
 
 export const MIN_HASH_KEY_BYTES = 32;
@@ -58,6 +59,7 @@ export async function startCertificates(
     secrets: createSecretStore(api, options.namespace),
     webhooks: createCaBundleTarget(api),
     log: logger,
+    timers: systemClock,
   }).catch((error: Error) => {
     throw new UsageError(`self-managed certificates: ${error.message}`);
   });

@@ -17,6 +17,7 @@ import {
   createFollowApi,
   createLeaseStore,
 } from '../kube/index.js';
+import { systemClock } from '../runtime/index.js';
 import { createLogger } from '../server/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
@@ -74,8 +75,9 @@ function startFollow(
 ): FollowMode {
   const connection = connectToCluster(credentials, { maxSockets: Number.POSITIVE_INFINITY });
   const configSource = createApiConfigSource(connection);
+  const clock = systemClock;
   const mode = startFollowMode({
-    api: createFollowApi(connection),
+    api: createFollowApi(connection, { clock }),
     evaluate: createEvaluator({ configSource, ...keys }),
     digestSource: createSourceDigester({ configSource, hashKey: keys.hashKey }),
     hashKeyId: hashKeyId(keys.hashKey),
@@ -84,8 +86,9 @@ function startFollow(
     options: config.options,
     kinds: config.kinds,
     excludedNamespaces: config.excludedNamespaces,
-    leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName),
+    leaseStore: createLeaseStore(connection, config.leaseNamespace, config.leaseName, { clock }),
     identity: config.identity,
+    clock,
   });
   return {
     async stop() {

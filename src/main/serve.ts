@@ -15,6 +15,7 @@ import {
   createApiConfigSource,
   createNamespaceApi,
 } from '../kube/index.js';
+import { systemClock } from '../runtime/index.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { createLogger } from '../server/logger.js';
@@ -81,7 +82,12 @@ export async function serve(config: ServeConfig): Promise<void> {
     readiness.ready = false;
     stopTlsWatch();
     selfManaged?.stop();
-    const drained = await waitForConnectionsToClose(app.server, config.shutdownTimeoutMs);
+    const drained = await waitForConnectionsToClose(
+      app.server,
+      config.shutdownTimeoutMs,
+      undefined,
+      systemClock,
+    );
     logger.info(drained, drained.remaining === 0 ? 'connections drained' : 'drain timed out');
     await app.close();
     await namespaces.stop();
@@ -102,8 +108,9 @@ function watchNamespaces(
 ): NamespaceWatch & { stop(): Promise<void> } {
   const watchConnection = connectToCluster(credentials, { maxSockets: 2 });
   const check = startNamespaceCheck({
-    api: createNamespaceApi(watchConnection, lookups),
+    api: createNamespaceApi(watchConnection, lookups, { clock: systemClock }),
     excluded: config.excludedNamespaces,
+    clock: systemClock,
     onWatchError: (error) =>
       logger.warn({ reason: error.message }, 'namespace watch failed; retrying'),
   });
@@ -128,10 +135,12 @@ function watchServingCertificate(
   logger: Logger,
 ): () => void {
   const servers = apps.map((app) => app.server as unknown as Server);
-  return watchTlsFiles(servers, files, tls, intervalMs, {
+  const events = {
     onReload: () => logger.info({ certFile: files.certFile }, 'serving certificate reloaded'),
-    onError: (error) => logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
-  });
+    onError: (error: Error) =>
+      logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
+  };
+  return watchTlsFiles(servers, files, tls, intervalMs, events, systemClock);
 }
 
 /** On SIGTERM/SIGINT (or a crash), `stop`: the drain takes up to the shutdown timeout, closing a moment more. */

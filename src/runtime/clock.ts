@@ -1,6 +1,7 @@
 // Time, injectable: what every timer of both processes runs on (the review deadline, the
-// follow requests' deadlines, the election, the watch loop's backoff, the touch queue), so
-// that tests can drive them with a clock of their own.
+// follow requests' deadlines, the election, the watch loop's backoff and a watch's silence,
+// the touch queue, the serving certificate's reload, the drain, self-managed certificates'
+// checks), so that tests can drive them with a clock of their own.
 
 export interface Clock {
   now(): number;
@@ -37,11 +38,16 @@ export function sleep(ms: number, signal: AbortSignal, clock: Clock = systemCloc
 }
 
 /** Calls `tick` every `ms` until the returned function is called. */
-export function every(clock: Clock, ms: number, tick: () => void): () => void {
+export function every(
+  clock: Clock,
+  ms: number,
+  tick: () => void,
+  options?: { readonly keepAlive: false },
+): () => void {
   const fire = () => {
-    cancel = clock.setTimer(ms, fire);
+    cancel = clock.setTimer(ms, fire, options);
     tick();
   };
-  let cancel = clock.setTimer(ms, fire);
+  let cancel = clock.setTimer(ms, fire, options);
   return () => cancel();
 }

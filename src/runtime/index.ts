@@ -1,9 +1,15 @@
 export { API_TIMEOUTS, type ApiTimeouts } from './api-timeouts.js';
+export { BACKOFF, Backoff, type BackoffOptions, type Random } from './backoff.js';
 export { type Clock, every, sleep, systemClock } from './clock.js';
 export { withDeadline } from './deadline.js';
 export {
+  type ListerWatcher,
+  type ListPages,
+  type ListWatchHandler,
+  type ListWatchOptions,
   type ListWatchResource,
   listAndWatch,
+  type ObjectEventType,
   type WatchEnd,
   type WatchRestart,
 } from './list-watch.js';

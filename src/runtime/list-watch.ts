@@ -1,15 +1,36 @@
-// The one list-then-watch loop (docs/design.md §4 "Namespace check", §6): the webhook's
-// view of the opted-in namespaces and every watch of follow mode run on it. It lists,
-// watches from that resourceVersion, resumes from the last one when the server ends the
-// watch or the watch fails, relists only on 410 (too old), and backs off from 1 s to 30 s
-// while lists or watches fail. A resource the cluster does not serve (its CRD is absent)
-// is listed again later.
+// The one list-then-watch loop (docs/design.md §4 "Namespace check", §6), modelled on
+// client-go's tools/cache: a ListerWatcher is the port (the adapter knows the path, the
+// representation and how to decode; its owner supplies only a handler of what it sees),
+// and this loop is the reflector. The webhook's view of the opted-in namespaces and every
+// watch of follow mode run on it. It lists, watches from that resourceVersion, resumes
+// from the last one when the server ends the watch or the watch fails, relists only on
+// 410 (too old), and backs off with jitter (backoff.ts) while lists or watches fail. A
+// resource the cluster does not serve (its CRD is absent) is listed again later.
 
+import { Backoff, type BackoffOptions } from './backoff.js';
 import { type Clock, sleep, systemClock } from './clock.js';
 import type { Slots } from './slots.js';
 
-const INITIAL_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 30_000;
+/** A resource not served is listed again after this, unless told otherwise. */
+const ABSENT_RETRY_MS = 30_000;
+
+export type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One list's pages, in order, as they arrive; `end` once the list is whole. */
+export interface ListPages<T> {
+  page(objects: readonly T[]): void;
+  end(): void;
+}
+
+/** What the owner of a listed and watched resource does with what it shows (client-go's Store). */
+export interface ListWatchHandler<T> {
+  /** A list starts (the first, or a relist after a 410). */
+  list(): ListPages<T>;
+  event(type: ObjectEventType, object: T): void;
+}
+
+/** The port: a resource of the cluster, listed and watched into `handler`. */
+export type ListerWatcher<T> = (handler: ListWatchHandler<T>) => ListWatchResource;
 
 /** How a watch ended; `expired` means the resourceVersion was too old (410) and a relist is needed. */
 export interface WatchEnd {
@@ -29,7 +50,7 @@ export interface ListWatchResource {
   watch(resourceVersion: string, signal: AbortSignal): Promise<WatchEnd>;
 }
 
-interface ListWatchOptions {
+export interface ListWatchOptions {
   /** false: list once (retrying until a list succeeds) and stop. Default true. */
   readonly watch?: boolean;
   /** A resource not served is listed again after this. */
@@ -38,6 +59,9 @@ interface ListWatchOptions {
   readonly listSlots?: Slots;
   /** Each restart; `error` with what failed (the loop backs off, then tries again). */
   readonly onRestart?: (reason: WatchRestart, error?: Error) => void;
+  /** Each list that was sent, once it succeeded, failed or found the resource not served. */
+  readonly onListEnd?: () => void;
+  readonly backoff?: BackoffOptions;
   readonly clock?: Clock;
 }
 
@@ -47,15 +71,16 @@ export async function listAndWatch(
   options: ListWatchOptions,
   signal: AbortSignal,
 ): Promise<void> {
-  const { watch = true, absentRetryMs = MAX_BACKOFF_MS, onRestart = () => {} } = options;
+  const { watch = true, absentRetryMs = ABSENT_RETRY_MS, onRestart = () => {} } = options;
   const clock = options.clock ?? systemClock;
+  const backoff = new Backoff(options.backoff);
   // Kept across errors: a watch that failed resumes where it was, only a 410 relists.
   let resourceVersion: string | undefined;
-  let backoff = INITIAL_BACKOFF_MS;
   while (!signal.aborted) {
+    let watchedAt: number | undefined;
     try {
       if (resourceVersion === undefined) {
-        const listed = await listInSlot(resource, options.listSlots, signal);
+        const listed = await listInSlot(resource, options, signal);
         if (signal.aborted) return;
         if (listed === undefined) {
           await sleep(absentRetryMs, signal, clock);
@@ -64,31 +89,32 @@ export async function listAndWatch(
         if (!watch) return;
         resourceVersion = listed;
       }
+      watchedAt = clock.now();
       const end = await resource.watch(resourceVersion, signal);
-      backoff = INITIAL_BACKOFF_MS;
+      backoff.ran(clock.now() - watchedAt);
       if (signal.aborted) return;
       onRestart(restartReason(end));
       resourceVersion = end.expired ? undefined : end.resourceVersion;
     } catch (error) {
       if (signal.aborted) return;
+      if (watchedAt !== undefined) backoff.ran(clock.now() - watchedAt);
       onRestart('error', error as Error);
-      await sleep(backoff, signal, clock);
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      await sleep(backoff.next(), signal, clock);
     }
   }
 }
 
 async function listInSlot(
   resource: ListWatchResource,
-  slots: Slots | undefined,
+  { listSlots: slots, onListEnd = () => {} }: ListWatchOptions,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  if (!slots) return resource.list(signal);
-  if (!(await slots.take(signal))) return undefined;
+  if (slots && !(await slots.take(signal))) return undefined;
   try {
     return await resource.list(signal);
   } finally {
-    slots.release();
+    slots?.release();
+    onListEnd();
   }
 }
 

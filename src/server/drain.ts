@@ -7,6 +7,10 @@
 // — after their next request, or at their idle timeout.
 
 import type { Server } from 'node:net';
+import { type Clock, sleep, systemClock } from '../runtime/index.js';
+
+/** The drain waits until it is over; nothing aborts its polls. */
+const UNTIL_DONE = new AbortController().signal;
 
 export interface DrainResult {
   /** Connections still open when the time was up (0: drained). */
@@ -18,13 +22,14 @@ export async function waitForConnectionsToClose(
   server: Server,
   timeoutMs: number,
   pollMs = 200,
+  clock: Clock = systemClock,
 ): Promise<DrainResult> {
-  const started = Date.now();
+  const started = clock.now();
   for (;;) {
     const open = await openConnections(server);
-    const durationMs = Date.now() - started;
+    const durationMs = clock.now() - started;
     if (open === 0 || durationMs >= timeoutMs) return { remaining: open, durationMs };
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, timeoutMs - durationMs)));
+    await sleep(Math.min(pollMs, timeoutMs - durationMs), UNTIL_DONE, clock);
   }
 }
 

@@ -9,6 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:https';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import { type Clock, every, systemClock } from '../runtime/index.js';
 
 export interface TlsFiles {
   readonly certFile: string;
@@ -86,6 +87,7 @@ export function watchTlsFiles(
   current: TlsMaterial,
   intervalMs: number,
   events: TlsReloaderEvents,
+  clock: Clock = systemClock,
 ): () => void {
   let loaded = current;
   let lastError = '';
@@ -118,7 +120,5 @@ export function watchTlsFiles(
       polling = false;
     }
   };
-  const timer = setInterval(() => void poll(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return every(clock, intervalMs, () => void poll(), { keepAlive: false });
 }

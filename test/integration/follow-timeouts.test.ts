@@ -2,7 +2,7 @@
 // lists are paginated, every follower request has a timeout, a watch silent for
 // 5 min is restarted, a 410 relists). A real apiserver cannot be made to accept a request and never
 // answer it, so a real HTTP server on loopback plays that part, through the real
-// adapters (src/kube/follow-api.ts, lease-store.ts). The timeouts are injected
+// adapters (src/kube/follow-api.ts, lease-store.ts, namespace-api.ts, secrets.ts). The timeouts are injected
 // (hundreds of milliseconds instead of 10 s and 5 min); the defaults are checked
 // to be DESIGN's.
 
@@ -26,8 +26,15 @@ import {
   connectToCluster,
   createFollowApi,
   createLeaseStore,
+  createNamespaceApi,
+  createSecretStore,
 } from '../../src/kube/index.js';
-import { API_TIMEOUTS, type ApiTimeouts } from '../../src/runtime/index.js';
+import {
+  API_TIMEOUTS,
+  type ApiTimeouts,
+  type ListWatchHandler,
+  type ObjectEventType,
+} from '../../src/runtime/index.js';
 import { HANDLED_KINDS, type WorkloadKind } from '../../src/workload/index.js';
 import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
@@ -74,6 +81,19 @@ afterAll(async () => {
 });
 
 const signal = () => new AbortController().signal;
+const BOUNDS = { timeouts: TIMEOUTS };
+
+/** A handler that keeps each list's pages and each event, as `describe` words them. */
+function collect<T>(describe: (type: ObjectEventType, object: T) => string = (type) => type) {
+  const pages: (readonly T[])[] = [];
+  const events: string[] = [];
+  const handler: ListWatchHandler<T> = {
+    list: () => ({ page: (objects) => pages.push(objects), end: () => {} }),
+    event: (type, object) => events.push(describe(type, object)),
+  };
+  return { pages, events, handler };
+}
+const ignore = collect<unknown>().handler;
 
 it('the defaults are docs/design.md §6’s: 10 s per request, 5 min of watch silence', () => {
   expect(API_TIMEOUTS).toEqual({ requestMs: 10_000, watchSilenceMs: 300_000 });
@@ -85,9 +105,11 @@ it('the defaults are docs/design.md §6’s: 10 s per request, 5 min of watch si
 });
 
 describe('a request that is never answered fails at the request timeout', () => {
-  const api = () => createFollowApi(connection, TIMEOUTS);
+  const api = () => createFollowApi(connection, BOUNDS);
   const lease = () =>
-    createLeaseStore(connection, 'confighash-system', 'confighash-follow', TIMEOUTS);
+    createLeaseStore(connection, 'confighash-system', 'confighash-follow', BOUNDS);
+  const namespaces = () => createNamespaceApi(connection, connection, BOUNDS);
+  const secrets = () => createSecretStore(connection, 'confighash-system', BOUNDS);
   const record = { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 };
   const event: WorkloadEvent = {
     kind: DEPLOYMENT,
@@ -101,21 +123,31 @@ describe('a request that is never answered fails at the request timeout', () => 
   };
   it.each<[string, () => Promise<unknown>]>([
     ['GET of a workload', () => api().getWorkload(NAMESPACE, DEPLOYMENT, 'web', signal())],
-    ['LIST of workloads', () => api().listWorkloads(NAMESPACE, DEPLOYMENT, () => {}, signal())],
+    [
+      'LIST of workloads',
+      () => api().workloadObjects(NAMESPACE, DEPLOYMENT)(ignore).list(signal()),
+    ],
     [
       'watch of workloads',
-      () => api().watchWorkloads(undefined, DEPLOYMENT, '1', () => {}, signal()),
+      () => api().workloadObjects(undefined, DEPLOYMENT)(ignore).watch('1', signal()),
     ],
     ['PATCH (the touch)', () => api().touch(NAMESPACE, DEPLOYMENT, 'web', signal())],
     ['Event POST', () => api().recordEvent(event, signal())],
-    ['LIST of config', () => api().listConfig(undefined, 'configmaps', () => {}, signal())],
-    ['LIST of namespaces', () => api().listFollowNamespaces(signal())],
+    ['LIST of config', () => api().configObjects(undefined, 'configmaps')(ignore).list(signal())],
+    ['LIST of namespaces', () => api().followNamespaces(ignore).list(signal())],
+    [
+      'LIST of opted-in namespaces (the webhook)',
+      () => namespaces().optedIn(ignore).list(signal()),
+    ],
+    ['Secret GET (self-managed certificates)', () => secrets().read('certs')],
+    ['Secret create', () => secrets().create('certs', 'Opaque', {})],
+    ['Secret replace', () => secrets().replace('certs', 'Opaque', {}, '1')],
     ['Lease GET', () => lease().get(signal())],
     ['Lease create', () => lease().create(record, signal())],
     ['Lease update', () => lease().update(record, '1', signal())],
     [
       'watch whose stream never starts',
-      () => api().watchConfig(undefined, 'secrets', '1', () => {}, signal()),
+      () => api().configObjects(undefined, 'secrets')(ignore).watch('1', signal()),
     ],
   ])('%s', async (_name, request) => {
     const started = Date.now();
@@ -136,13 +168,13 @@ it('lists in pages of 500, following the continue token, each page handed on as 
       }),
     );
   };
-  const pages: unknown[] = [];
-  const version = await createFollowApi(connection, TIMEOUTS).listWorkloads(
-    NAMESPACE,
-    DEPLOYMENT,
-    (items) => pages.push(items),
-    signal(),
-  );
+  const { pages, handler } = collect<unknown>();
+  const version = await createFollowApi(connection, BOUNDS)
+    .workloadObjects(
+      NAMESPACE,
+      DEPLOYMENT,
+    )(handler)
+    .list(signal());
   expect(version).toBe('9');
   expect(pages).toEqual([
     [{ metadata: { name: 'a', namespace: NAMESPACE } }],
@@ -169,12 +201,10 @@ it('cluster-wide lists and watches use the paths of all namespaces; a 404 list i
       }),
     );
   };
-  const api = createFollowApi(connection, TIMEOUTS);
-  const objects: unknown[] = [];
-  expect(
-    await api.listConfig(undefined, 'secrets', (page) => objects.push(...page), signal()),
-  ).toBe('7');
-  expect(objects).toEqual([{ namespace: NAMESPACE, name: 'app', resourceVersion: '5' }]);
+  const api = createFollowApi(connection, BOUNDS);
+  const { pages, handler } = collect<unknown>();
+  expect(await api.configObjects(undefined, 'secrets')(handler).list(signal())).toBe('7');
+  expect(pages.flat()).toEqual([{ namespace: NAMESPACE, name: 'app', resourceVersion: '5' }]);
   const rollout = {
     ...DEPLOYMENT,
     group: 'argoproj.io',
@@ -182,7 +212,7 @@ it('cluster-wide lists and watches use the paths of all namespaces; a 404 list i
     kind: 'Rollout',
     resource: 'rollouts',
   };
-  expect(await api.listWorkloads(undefined, rollout, () => {}, signal())).toBeUndefined();
+  expect(await api.workloadObjects(undefined, rollout)(ignore).list(signal())).toBeUndefined();
   expect(seen).toEqual([
     'GET /api/v1/secrets?limit=500',
     'GET /apis/argoproj.io/v1alpha1/rollouts?limit=500',
@@ -206,17 +236,22 @@ describe('watches', () => {
 
   it('ask for bookmarks, and one silent for watchSilenceMs ends as silent at its last resourceVersion', async () => {
     route = (_request, response) => stream(response, added('5'));
-    const changes: string[] = [];
-    const end = await createFollowApi(connection, TIMEOUTS).watchConfig(
-      NAMESPACE,
-      'configmaps',
-      '1',
-      (change) => changes.push(`${change.type} ${change.object.name}`),
-      signal(),
+    const { events: changes, handler } = collect<{ name: string }>(
+      (type, object) => `${type} ${object.name}`,
     );
+    const end = await createFollowApi(connection, BOUNDS)
+      .configObjects(
+        NAMESPACE,
+        'configmaps',
+      )(handler)
+      .watch('1', signal());
     expect(end).toEqual({ resourceVersion: '5', expired: false, silent: true });
     expect(changes).toEqual(['ADDED app']);
     expect(seen[0]).toMatch(/[?&]watch=1&allowWatchBookmarks=true&/);
+    // The server ends it after 300 to 600 s, jittered (src/kube/watch.ts).
+    const timeoutSeconds = Number(/[?&]timeoutSeconds=(\d+)/.exec(seen[0] ?? '')?.[1]);
+    expect(timeoutSeconds).toBeGreaterThanOrEqual(300);
+    expect(timeoutSeconds).toBeLessThan(600);
   });
 
   it('bookmarks keep a quiet watch open past watchSilenceMs', async () => {
@@ -232,13 +267,12 @@ describe('watches', () => {
       }, 100);
     };
     const started = Date.now();
-    const end = await createFollowApi(connection, TIMEOUTS).watchConfig(
-      NAMESPACE,
-      'configmaps',
-      '10',
-      () => {},
-      signal(),
-    );
+    const end = await createFollowApi(connection, BOUNDS)
+      .configObjects(
+        NAMESPACE,
+        'configmaps',
+      )(ignore)
+      .watch('10', signal());
     expect(Date.now() - started).toBeGreaterThan(TIMEOUTS.watchSilenceMs);
     expect(end).toEqual({ resourceVersion: '17', expired: false });
   });
@@ -248,13 +282,12 @@ describe('watches', () => {
       response.writeHead(410, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ kind: 'Status', code: 410, message: 'too old' }));
     };
-    const end = await createFollowApi(connection, TIMEOUTS).watchConfig(
-      NAMESPACE,
-      'configmaps',
-      '1',
-      () => {},
-      signal(),
-    );
+    const end = await createFollowApi(connection, BOUNDS)
+      .configObjects(
+        NAMESPACE,
+        'configmaps',
+      )(ignore)
+      .watch('1', signal());
     expect(end).toEqual({ resourceVersion: '1', expired: true });
   });
 });
@@ -278,7 +311,7 @@ function memoryLease(): LeaseStore & { readonly current: () => StoredLease | und
 
 /** The in-memory cluster, but the GET of workload `stuck` goes to the server that never answers. */
 class OneHungGet extends MemoryFollowApi {
-  readonly #real: FollowApi = createFollowApi(connection, TIMEOUTS);
+  readonly #real: FollowApi = createFollowApi(connection, BOUNDS);
 
   override async getWorkload(
     namespace: string,

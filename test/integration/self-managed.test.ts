@@ -24,6 +24,7 @@ import {
   type SelfManagedOptions,
   startSelfManaged,
 } from '../../src/certs/self-managed.js';
+import { systemClock } from '../../src/runtime/index.js';
 
 const DAY = 86_400_000;
 const T0 = new Date('2030-01-01T00:00:00Z');
@@ -270,6 +271,7 @@ describe('startSelfManaged', () => {
     const opts = await options(60_000);
     const { target, calls } = recordingTarget();
     const running = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: target,
       log: quietLog,
@@ -297,6 +299,7 @@ describe('startSelfManaged', () => {
       resourceVersion: '1',
     });
     const running = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: recordingTarget().target,
       log: quietLog,
@@ -314,6 +317,7 @@ describe('startSelfManaged', () => {
       resourceVersion: '2',
     });
     const again = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: recordingTarget().target,
       log: quietLog,
@@ -328,6 +332,7 @@ describe('startSelfManaged', () => {
     const store = memoryStore();
     const opts = await options();
     const running = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: recordingTarget().target,
       log: quietLog,
@@ -365,6 +370,7 @@ describe('startSelfManaged', () => {
     let failing = false;
     const { target, calls } = recordingTarget(() => failing);
     const running = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: target,
       log: quietLog,
@@ -409,6 +415,7 @@ describe('startSelfManaged', () => {
     const { target, calls } = recordingTarget(() => missing);
     const warnings: string[] = [];
     const running = await startSelfManaged(opts, {
+      timers: systemClock,
       secrets: store,
       webhooks: target,
       log: { info() {}, warn: (fields, message) => warnings.push(`${message}: ${fields.reason}`) },

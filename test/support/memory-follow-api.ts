@@ -8,30 +8,64 @@
 import type { Mutator } from '../../src/admission/index.js';
 import type { ConfigSource } from '../../src/evaluate/index.js';
 import type {
-  ConfigEvent,
   ConfigObject,
   ConfigResource,
   FollowApi,
-  NamespaceEvent,
   NamespaceInfo,
   RecordWrite,
   TouchOutcome,
   WatchNamespace,
   WorkloadEvent,
-  WorkloadWatchEvent,
 } from '../../src/follow/ports.js';
-import type { WatchEnd } from '../../src/runtime/index.js';
+import type {
+  ListerWatcher,
+  ListWatchHandler,
+  ObjectEventType,
+  WatchEnd,
+} from '../../src/runtime/index.js';
 import { type NamedSource, SOURCE_RESOURCE } from '../../src/sources/index.js';
 import type { WorkloadKind } from '../../src/workload/index.js';
 import { sleep } from '../../tools/lib/poll.js';
 import { applyPatch } from './json-patch.js';
 
 /** An open watch: of `configmaps`, `secrets` or a workload kind (`Deployment`). */
+type ConfigEvent = { readonly type: ObjectEventType; readonly object: ConfigObject };
+type NamespaceEvent = { readonly type: ObjectEventType; readonly namespace: NamespaceInfo };
+type WorkloadWatchEvent = { readonly type: ObjectEventType; readonly object: unknown };
+
+/**
+ * A ListerWatcher of a list that hands on its pages and a watch that hands on its events,
+ * as the adapter's does (src/kube/lister-watcher.ts); a list that resolves to undefined
+ * (a kind not served) is not whole.
+ */
+function listerWatcher<T>(
+  list: (
+    onPage: (objects: readonly T[]) => void,
+    signal: AbortSignal,
+  ) => Promise<string | undefined>,
+  watch: (
+    resourceVersion: string,
+    onEvent: (type: ObjectEventType, object: T) => void,
+    signal: AbortSignal,
+  ) => Promise<WatchEnd>,
+): ListerWatcher<T> {
+  return (handler: ListWatchHandler<T>) => ({
+    async list(signal) {
+      const pages = handler.list();
+      const version = await list((objects) => pages.page(objects), signal);
+      if (version !== undefined) pages.end();
+      return version;
+    },
+    watch: (resourceVersion, signal) =>
+      watch(resourceVersion, (type, object) => handler.event(type, object), signal),
+  });
+}
+
 export interface OpenWatch {
   readonly namespace: WatchNamespace;
   readonly resource: string;
   readonly resourceVersion: string;
-  deliver(type: ConfigEvent['type'], object: unknown): void;
+  deliver(type: ObjectEventType, object: unknown): void;
   end(outcome: { expired?: boolean; error?: Error }): void;
 }
 
@@ -174,6 +208,48 @@ export class MemoryFollowApi implements FollowApi {
   }
 
   // --- FollowApi -------------------------------------------------------------
+
+  readonly followNamespaces: ListerWatcher<NamespaceInfo> = listerWatcher(
+    async (onPage, signal) => {
+      const listed = await this.listFollowNamespaces();
+      if (!signal.aborted) onPage(listed.namespaces);
+      return listed.resourceVersion;
+    },
+    (resourceVersion, onEvent, signal) =>
+      this.watchFollowNamespaces(
+        resourceVersion,
+        (event) => onEvent(event.type, event.namespace),
+        signal,
+      ),
+  );
+
+  configObjects(namespace: WatchNamespace, resource: ConfigResource): ListerWatcher<ConfigObject> {
+    return listerWatcher(
+      (onPage) => this.listConfig(namespace, resource, onPage),
+      (resourceVersion, onEvent, signal) =>
+        this.watchConfig(
+          namespace,
+          resource,
+          resourceVersion,
+          (event) => onEvent(event.type, event.object),
+          signal,
+        ),
+    );
+  }
+
+  workloadObjects(namespace: WatchNamespace, kind: WorkloadKind): ListerWatcher<unknown> {
+    return listerWatcher(
+      (onPage) => this.listWorkloads(namespace, kind, onPage),
+      (resourceVersion, onEvent, signal) =>
+        this.watchWorkloads(
+          namespace,
+          kind,
+          resourceVersion,
+          (event) => onEvent(event.type, event.object),
+          signal,
+        ),
+    );
+  }
 
   #failIfFailing(resource: string): void {
     if (!this.failingLists.has(resource)) return;

@@ -155,13 +155,18 @@ function oneNamespace(name: string, labels: Labels): NamespaceApi {
   return {
     get: async (asked) =>
       asked === name ? { status: 'found', namespace: { name, labels } } : { status: 'absent' },
-    listOptedIn: async () => ({ namespaces: [], resourceVersion: '1' }),
-    watchOptedIn: (resourceVersion, _onEvent, signal) =>
-      new Promise((resolve) =>
-        signal.addEventListener('abort', () => resolve({ resourceVersion, expired: false }), {
-          once: true,
-        }),
-      ),
+    optedIn: (handler) => ({
+      list: async () => {
+        handler.list().end();
+        return '1';
+      },
+      watch: (resourceVersion, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ resourceVersion, expired: false }), {
+            once: true,
+          }),
+        ),
+    }),
   };
 }
 

@@ -9,9 +9,9 @@ import {
   type NamespaceLabels,
   type NamespaceRead,
   type NamespaceWatch,
-  type NamespaceWatchEvent,
   startNamespaceCheck,
 } from '../../src/admission/index.js';
+import type { ListerWatcher, ListWatchHandler, ObjectEventType } from '../../src/runtime/index.js';
 
 const NEVER = new AbortController().signal;
 const LABEL = 'confighash.dev/enabled';
@@ -29,7 +29,7 @@ class MemoryNamespaces implements NamespaceApi {
   holdList = false;
   failGets: string | undefined;
   readonly #waiting: (() => void)[] = [];
-  #onEvent: ((event: NamespaceWatchEvent) => void) | undefined;
+  #handler: ListWatchHandler<NamespaceLabels> | undefined;
 
   /** `workloads`: the value of the confighash.dev/workloads label beside the opt-in label. */
   set(name: string, label?: string, workloads?: string): this {
@@ -41,15 +41,31 @@ class MemoryNamespaces implements NamespaceApi {
   }
 
   /** What the watch delivers, as the server would (a selector watch: leaving the set is DELETED). */
-  emit(type: NamespaceWatchEvent['type'], name: string): void {
-    this.#onEvent?.({ type, namespace: { name, labels: this.labels.get(name) ?? {} } });
+  emit(type: ObjectEventType, name: string): void {
+    this.#handler?.event(type, { name, labels: this.labels.get(name) ?? {} });
   }
 
   release(): void {
     for (const go of this.#waiting.splice(0)) go();
   }
 
-  async listOptedIn(signal: AbortSignal) {
+  readonly optedIn: ListerWatcher<NamespaceLabels> = (handler) => ({
+    list: async (signal) => {
+      const pages = handler.list();
+      const { namespaces, resourceVersion } = await this.#list(signal);
+      pages.page(namespaces);
+      pages.end();
+      return resourceVersion;
+    },
+    watch: (_resourceVersion, signal) => {
+      this.#handler = handler;
+      return new Promise<{ resourceVersion: string; expired: boolean }>((resolve) =>
+        signal.addEventListener('abort', () => resolve({ resourceVersion: '1', expired: false })),
+      );
+    },
+  });
+
+  async #list(signal: AbortSignal) {
     if (this.holdList) {
       await new Promise<void>((_resolve, reject) =>
         signal.addEventListener('abort', () => reject(new Error('stopped'))),
@@ -60,17 +76,6 @@ class MemoryNamespaces implements NamespaceApi {
       labels,
     }));
     return { namespaces, resourceVersion: '1' };
-  }
-
-  watchOptedIn(
-    _resourceVersion: string,
-    onEvent: (event: NamespaceWatchEvent) => void,
-    signal: AbortSignal,
-  ) {
-    this.#onEvent = onEvent;
-    return new Promise<{ resourceVersion: string; expired: boolean }>((resolve) =>
-      signal.addEventListener('abort', () => resolve({ resourceVersion: '1', expired: false })),
-    );
   }
 
   async get(name: string): Promise<NamespaceRead> {

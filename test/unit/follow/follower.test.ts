@@ -822,12 +822,12 @@ describe('watches', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(0);
     expect(h.calls).toContain('watch-restart error');
-    await vi.advanceTimersByTimeAsync(1000);
+    await vi.advanceTimersByTimeAsync(4000); // the first wait: 1 s × 1 to 4, at random
     expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(1);
     h.api.endWatches('secrets', { error: new Error('again') });
-    await vi.advanceTimersByTimeAsync(1010);
+    await vi.advanceTimersByTimeAsync(1990); // the second: 2 s × 1 to 4
     expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(0);
-    await vi.advanceTimersByTimeAsync(1000);
+    await vi.advanceTimersByTimeAsync(6010);
     expect(h.api.watches.filter((w) => w.resource === 'secrets')).toHaveLength(1);
     await h.stop();
   });
