@@ -32,7 +32,8 @@ import {
   workloadsModeOf,
 } from '../workload/index.js';
 import { Approvals, type ApprovalVerdict } from './approval.js';
-import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions, Fanouts, heldTouch } from './fanout.js';
+import { Fanouts, heldTouch } from './fanout.js';
+import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions } from './fanout-options.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi, NamespaceInfo, WatchNamespace } from './ports.js';

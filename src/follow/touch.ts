@@ -18,7 +18,8 @@ import {
   warning,
 } from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
-import { type CanaryFitness, type Hold, heldTouch } from './fanout.js';
+import { type Hold, heldTouch } from './fanout.js';
+import type { CanaryFitness } from './fanout-tracked.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { Pacing } from './pacing.js';
