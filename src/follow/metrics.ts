@@ -30,6 +30,22 @@ export interface FollowMetrics {
 }
 
 export function createFollowMetrics(registry: Registry): FollowMetrics {
+  // Registered in this order, the order /metrics lists them in.
+  return {
+    ...touchMetrics(registry),
+    ...watchMetrics(registry),
+    ...fanoutMetrics(registry),
+    previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
+  };
+}
+
+type TouchMetrics = Pick<
+  FollowMetrics,
+  'touched' | 'touchDenied' | 'deferred' | 'reconcileError' | 'heldMissing'
+>;
+
+/** What became of each touch: sent, refused, postponed, failed, or held for a missing source. */
+function touchMetrics(registry: Registry): TouchMetrics {
   const touches = new Counter({
     name: 'confighash_follow_touches_total',
     help: 'Workloads touched by follow mode because their config changed (each rolls).',
@@ -59,6 +75,19 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     help: 'Reconciles that failed (lookups, API errors); they are retried.',
     registers: [registry],
   });
+  return {
+    touched: (kind) => touches.inc({ kind }),
+    touchDenied: (kind) => denied.inc({ kind }),
+    deferred: (reason) => deferred.inc({ reason }),
+    reconcileError: () => errors.inc(),
+    heldMissing: (kind) => missing.inc({ kind }),
+  };
+}
+
+/** The follower itself: whether it leads, its watches' restarts, the touches it has queued. */
+function watchMetrics(
+  registry: Registry,
+): Pick<FollowMetrics, 'leader' | 'watchRestart' | 'pending'> {
   const leader = new Gauge({
     name: 'confighash_follow_leader',
     help: '1 while this replica holds the follow-mode lease.',
@@ -76,6 +105,24 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     registers: [registry],
   });
   leader.set(0);
+  return {
+    leader: (isLeader) => leader.set(isLeader ? 1 : 0),
+    watchRestart: (reason) => restarts.inc({ reason }),
+    pending: (count) => pending.set(count),
+  };
+}
+
+type FanoutMetrics = Pick<
+  FollowMetrics,
+  | 'fanoutHalted'
+  | 'workloadsHeld'
+  | 'workloadsBehindCanary'
+  | 'fanoutsHaltedNow'
+  | 'fanoutsAwaitingApproval'
+>;
+
+/** Canary-first fan-outs and approvals (docs/design.md §6): halts, and who waits now. */
+function fanoutMetrics(registry: Registry): FanoutMetrics {
   const halted = new Counter({
     name: 'confighash_follow_fanouts_halted_total',
     help: 'Fan-outs halted because a canary failed (its pods or status, or not Ready within --follow-canary-window) or none could test the change; the rest of that change was not touched.',
@@ -102,15 +149,6 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     registers: [registry],
   });
   return {
-    touched: (kind) => touches.inc({ kind }),
-    touchDenied: (kind) => denied.inc({ kind }),
-    deferred: (reason) => deferred.inc({ reason }),
-    reconcileError: () => errors.inc(),
-    heldMissing: (kind) => missing.inc({ kind }),
-    leader: (isLeader) => leader.set(isLeader ? 1 : 0),
-    watchRestart: (reason) => restarts.inc({ reason }),
-    pending: (count) => pending.set(count),
-    previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
     fanoutHalted: () => halted.inc(),
     workloadsHeld: (count) => held.set(count),
     workloadsBehindCanary: (count) => behind.set(count),

@@ -5,43 +5,21 @@
 // saw; per source only its resourceVersion. No template, no content. The webhook's
 // live lookups stay the only judge: the index only says whom to ask. Pure, no I/O.
 
+import {
+  dropUnlistedSources,
+  linkReader,
+  type NamespaceIndex,
+  newNamespaceIndex,
+  type Reader,
+  readerCountOf,
+  readerKeysOf,
+  staleIn,
+  unlinkReader,
+} from './namespace-index.js';
 import type { References } from './references.js';
-
-/** A workload that reads a source, with what a fan-out needs to know of it. */
-export type Reader = Pick<References, 'ref' | 'canary' | 'observable'>;
-
 import { type WorkloadRef, workloadKey } from './workload-ref.js';
 
-interface Entry extends Reader {
-  sources: readonly string[];
-  hash: string | undefined;
-  /**
-   * The version of each of `sources` (same order) when this leader last evaluated it, or
-   * else when the webhook hashed it; undefined: neither. An array, not a map: the index
-   * holds one per workload.
-   */
-  seen: readonly (string | undefined)[] | undefined;
-}
-
-/**
- * The workload keys that read one source: most sources have one reader, and a Set each
- * would be most of the index's memory.
- */
-type ReaderKeys = string | Set<string>;
-
-/** One followed namespace's part of the index. Sources are named `configmap/NAME`. */
-interface NamespaceIndex {
-  readonly versions: Map<string, string>;
-  /** The `confighash.dev/fanout` annotation of the few sources that carry one. */
-  readonly records: Map<string, string>;
-  /**
-   * Earlier versions of a source whose content is the current version's: those follow mode's
-   * own metadata writes (its fan-out record) moved it from. Few, and only for such sources.
-   */
-  readonly sameContent: Map<string, readonly string[]>;
-  readonly workloads: Map<string, Entry>;
-  readonly readers: Map<string, ReaderKeys>;
-}
+export type { Reader } from './namespace-index.js';
 
 export class ReferenceIndex {
   readonly #namespaces = new Map<string, NamespaceIndex>();
@@ -57,18 +35,12 @@ export class ReferenceIndex {
     const space = this.#space(ref.namespace);
     const key = workloadKey(ref);
     const entry = space.workloads.get(key);
-    if (entry) this.#unlink(space, key, entry.sources);
+    if (entry) for (const source of entry.sources) unlinkReader(space, source, key);
     // What it saw stays only for the same sources: a workload that reads others is evaluated anew.
     const evaluated = entry && sameSources(entry.sources, sources) ? entry.seen : undefined;
     const seen = evaluated ?? hashedVersions;
     space.workloads.set(key, { ref, sources, hash, canary, observable, seen });
-    for (const source of sources) {
-      const readers = space.readers.get(source);
-      if (readers === undefined) space.readers.set(source, key);
-      else if (typeof readers === 'string') {
-        if (readers !== key) space.readers.set(source, new Set([readers, key]));
-      } else readers.add(key);
-    }
+    for (const source of sources) linkReader(space, source, key);
   }
 
   deleteWorkload(ref: WorkloadRef): void {
@@ -76,7 +48,7 @@ export class ReferenceIndex {
     const key = workloadKey(ref);
     const entry = space?.workloads.get(key);
     if (!space || !entry) return;
-    this.#unlink(space, key, entry.sources);
+    for (const source of entry.sources) unlinkReader(space, source, key);
     space.workloads.delete(key);
   }
 
@@ -143,9 +115,7 @@ export class ReferenceIndex {
 
   readersOf(namespace: string, source: string): Reader[] {
     const space = this.#namespaces.get(namespace);
-    const readers = space?.readers.get(source);
-    const keys = readers === undefined ? [] : typeof readers === 'string' ? [readers] : readers;
-    return [...keys].map((key) => {
+    return readerKeysOf(space, source).map((key) => {
       const { ref, canary, observable } = space!.workloads.get(key)!;
       return { ref, canary, observable };
     });
@@ -153,8 +123,7 @@ export class ReferenceIndex {
 
   /** How many workloads read `source`. */
   readerCount(namespace: string, source: string): number {
-    const readers = this.#namespaces.get(namespace)?.readers.get(source);
-    return readers === undefined ? 0 : typeof readers === 'string' ? 1 : readers.size;
+    return readerCountOf(this.#namespaces.get(namespace), source);
   }
 
   /** The sources `ref` reads, as last listed or watched. */
@@ -180,17 +149,7 @@ export class ReferenceIndex {
    * webhook hashed them), or that nothing says was ever evaluated.
    */
   stale(): WorkloadRef[] {
-    const found: WorkloadRef[] = [];
-    for (const space of this.#namespaces.values()) {
-      for (const entry of space.workloads.values()) {
-        const { seen } = entry;
-        const moved =
-          seen === undefined ||
-          entry.sources.some((source, i) => space.versions.get(source) !== seen[i]);
-        if (moved) found.push(entry.ref);
-      }
-    }
-    return found;
+    return [...this.#namespaces.values()].flatMap(staleIn);
   }
 
   /** The sources of `ref` whose version moved since it was last evaluated (all, if never). */
@@ -208,13 +167,7 @@ export class ReferenceIndex {
    */
   retainSources(namespace: string | undefined, prefix: string, listed: ReadonlySet<string>): void {
     for (const [name, space] of this.#scope(namespace)) {
-      for (const source of space.versions.keys()) {
-        if (source.startsWith(prefix) && !listed.has(`${name}/${source}`)) {
-          space.versions.delete(source);
-          space.records.delete(source);
-          space.sameContent.delete(source);
-        }
-      }
+      dropUnlistedSources(space, prefix, (source) => listed.has(`${name}/${source}`));
     }
   }
 
@@ -250,13 +203,7 @@ export class ReferenceIndex {
   #space(namespace: string): NamespaceIndex {
     let space = this.#namespaces.get(namespace);
     if (!space) {
-      space = {
-        versions: new Map(),
-        records: new Map(),
-        sameContent: new Map(),
-        workloads: new Map(),
-        readers: new Map(),
-      };
+      space = newNamespaceIndex();
       this.#namespaces.set(namespace, space);
     }
     return space;
@@ -266,17 +213,6 @@ export class ReferenceIndex {
     if (namespace === undefined) return [...this.#namespaces];
     const space = this.#namespaces.get(namespace);
     return space ? [[namespace, space]] : [];
-  }
-
-  #unlink(space: NamespaceIndex, key: string, sources: readonly string[]): void {
-    for (const source of sources) {
-      const readers = space.readers.get(source);
-      if (readers === key) space.readers.delete(source);
-      else if (typeof readers === 'object') {
-        readers.delete(key);
-        if (readers.size === 1) space.readers.set(source, readers.values().next().value!);
-      }
-    }
   }
 }
 

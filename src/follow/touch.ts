@@ -18,7 +18,8 @@ import {
   warning,
 } from '../workload/index.js';
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
-import { type CanaryFitness, type Hold, heldTouch } from './fanout.js';
+import { type Hold, heldTouch } from './fanout.js';
+import type { CanaryFitness } from './fanout-tracked.js';
 import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { Pacing } from './pacing.js';
@@ -85,12 +86,8 @@ async function touchOnce(
   const { ref } = touch;
   const asked = touch.changes.size > 0;
   if (!(await pacing.waitToken(asked ? 'touch' : 'evaluate', signal))) return DONE;
-  const object = await api.getWorkload(ref.namespace, ref.kind, ref.name, signal);
-  if (!isObject(object)) {
-    deps.index.gone(ref); // Gone since: nothing to roll.
-    return DONE;
-  }
-  if (!deps.index.read(ref, object)) return DONE;
+  const object = await readIndexed(deps, ref);
+  if (typeof object === 'string') return DONE;
   const workload = readWorkload(object, ref.kind);
   const window = windowOf(workload, deps.namespaceAnnotations(ref.namespace));
   const gate = gateWindow(window, new Date(clock.now()), deps.holdRetryMs);
@@ -114,6 +111,22 @@ async function touchOnce(
   pacing.touched(ref);
   await said.touched(touch, workload, decision, evaluation);
   return TOUCHED;
+}
+
+/**
+ * The step every evaluation starts with: `ref` read, and what the read shows told to the
+ * index. `deleted`: gone since (nothing to roll); `not handled`: nothing to evaluate.
+ */
+async function readIndexed(
+  deps: Pick<TouchDependencies, 'api' | 'index' | 'signal'>,
+  ref: WorkloadRef,
+): Promise<Record<string, unknown> | 'deleted' | 'not handled'> {
+  const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
+  if (!isObject(object)) {
+    deps.index.gone(ref);
+    return 'deleted';
+  }
+  return deps.index.read(ref, object) ? object : 'not handled';
 }
 
 /** The hash the webhook would write now, and whether that is a touch. */
@@ -148,12 +161,8 @@ async function evaluateOnly(
   | { readonly skipped: 'stopped' | 'deleted' | 'not handled' }
 > {
   if (!(await deps.pacing.waitToken('evaluate', deps.signal))) return { skipped: 'stopped' };
-  const object = await deps.api.getWorkload(ref.namespace, ref.kind, ref.name, deps.signal);
-  if (!isObject(object)) {
-    deps.index.gone(ref);
-    return { skipped: 'deleted' };
-  }
-  if (!deps.index.read(ref, object)) return { skipped: 'not handled' };
+  const object = await readIndexed(deps, ref);
+  if (typeof object === 'string') return { skipped: object };
   const { decision } = await decideNow(deps, readWorkload(object, ref.kind), ref.namespace);
   if (decision.why === 'lookup-failed') throw new Error('its sources cannot be read now');
   return { object, decision };

@@ -2,7 +2,7 @@
 // change"), and the namespace's canary window: what is not one is read as none, never guessed.
 
 import { describe, expect, it } from 'vitest';
-import { canaryWindowOf } from '../../../src/follow/fanout.js';
+import { canaryWindowOf } from '../../../src/follow/fanout-options.js';
 import {
   formatFanoutRecord,
   readFanoutControl,

@@ -9,8 +9,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMutator } from '../../../src/admission/mutate.js';
 import { createEvaluator, createSourceDigester } from '../../../src/evaluate/index.js';
-import { HALT_REPEAT_MS } from '../../../src/follow/fanout.js';
 import { runFollower } from '../../../src/follow/follower.js';
+import { HALT_REPEAT_MS } from '../../../src/follow/halt-notice.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../../../src/follow/index.js';
 import type { FollowMetrics } from '../../../src/follow/metrics.js';
 import { hashKeyId } from '../../../src/hash/index.js';
