@@ -89,7 +89,7 @@ export interface SelfManagedOptions {
   readonly hashKey: { readonly secretName: string; readonly file: string } | undefined;
 }
 
-/** The injected clock's timers (src/runtime/clock.ts, passed in by src/main). */
+/** The injected clock's timers (src/runtime/clock.ts, passed in by src/commands). */
 export interface CheckTimers {
   setTimer(ms: number, fire: () => void, options?: { readonly keepAlive: false }): () => void;
 }

@@ -1,5 +1,5 @@
 // The import graph points inward (CONTRIBUTING.md, rules of the house): core ← evaluate ← mutate/follow ←
-// server/kube ← main, and the packages that do I/O or belong to an adapter stay
+// server/kube ← cli ← commands ← main, and the packages that do I/O or belong to an adapter stay
 // out of the core. Read from the source text, so a new import that points
 // outward fails here rather than in review.
 
@@ -199,10 +199,11 @@ it('nothing of src loads client-node: the credential child alone does (kube/cred
   ).toEqual([]);
 });
 
-it('only main builds adapters: nothing else imports kube or close-with-grace', () => {
+it('only the composition root builds adapters: nothing else imports kube or close-with-grace', () => {
+  const root = ['main', 'commands'];
   expect([
-    ...imports.filter(({ from, to }) => to === 'kube' && from !== 'kube' && from !== 'main'),
-    ...packageImports.filter(({ from, to }) => to === 'close-with-grace' && from !== 'main'),
+    ...imports.filter(({ from, to }) => to === 'kube' && from !== 'kube' && !root.includes(from)),
+    ...packageImports.filter(({ from, to }) => to === 'close-with-grace' && !root.includes(from)),
   ]).toEqual([]);
 });
 

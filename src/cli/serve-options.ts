@@ -6,7 +6,7 @@ import { MAX_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
 import type { SelfManagedOptions } from '../certs/self-managed.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
+import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
 import {
   type Environment,
   envOf,
@@ -17,7 +17,7 @@ import {
   parseOptions,
   parseSeconds,
 } from './options.js';
-import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed.js';
+import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
 
 /** What --log-level accepts, in help order. */
 export const LOG_LEVELS: readonly LogLevel[] = [

@@ -1,6 +1,6 @@
 // Follow mode's options (docs/design.md §6), which roll workloads on config changes
 // that no write of theirs carries, and the Lease that elects the one replica
-// doing it: `confighash follow` takes them (follow-command.ts).
+// doing it: `confighash follow` takes them (follow-command-options.ts).
 
 import { hostname } from 'node:os';
 import { parseGoDuration } from '../admission/index.js';

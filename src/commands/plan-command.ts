@@ -4,7 +4,7 @@
 
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../config/index.js';
+import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../cli/index.js';
 import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
 import { withDeadline } from '../runtime/deadline.js';
 import { CLI_TIMEOUT_MS, onCluster } from './cli-cluster.js';
