@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { parseGoDuration } from '../admission/index.js';
-import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/certificates-secret.js';
 import { type OptionSpec, type OptionValues, parseSeconds } from './options.js';
 
 // Names must match the RBAC resourceNames in manifests/.

@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { SelfManaged, SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManaged, SelfManagedOptions } from '../certs/certificates-secret.js';
 import {
   type ApiConnection,
   type ClusterCredentials,
@@ -54,7 +54,7 @@ export async function startCertificates(
 ): Promise<SelfManaged> {
   const api = await cluster.connection();
   // selfsigned and the renewal loop load only here: most installs bring their own certificates.
-  const { startSelfManaged } = await import('../certs/self-managed.js');
+  const { startSelfManaged } = await import('../certs/certificates-secret.js');
   return startSelfManaged(options, {
     secrets: createSecretStore(api, options.namespace),
     webhooks: createCaBundleTarget(api),

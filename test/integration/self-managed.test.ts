@@ -1,4 +1,4 @@
-// Self-managed certificates and hash key (src/certs/self-managed.ts) against an
+// Self-managed certificates and hash key (src/certs/certificates-secret.ts) against an
 // in-memory Secret store with the apiserver's concurrency rules: create of an
 // existing name is 409 AlreadyExists, replace with a stale resourceVersion is
 // 409 Conflict. Every store call yields first, so concurrent replicas really
@@ -23,7 +23,7 @@ import {
   type SecretStore,
   type SelfManagedOptions,
   startSelfManaged,
-} from '../../src/certs/self-managed.js';
+} from '../../src/certs/certificates-secret.js';
 import { systemClock } from '../../src/runtime/index.js';
 
 const DAY = 86_400_000;
