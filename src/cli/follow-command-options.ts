@@ -4,7 +4,6 @@
 // the same Secret), its --kind and --log-level, and listens on plain HTTP for the
 // probes and Prometheus only.
 
-import type { SelfManagedOptions } from '../certs/certificates-secret.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow-mode-options.js';
@@ -16,6 +15,7 @@ import {
   type ParseResult,
   parseOptions,
 } from './options.js';
+import type { SelfManagedOptions } from './self-managed-options.js';
 import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed-options.js';
 import {
   EXCLUDED_NAMESPACE_OPTION,

@@ -21,6 +21,7 @@ export type { FollowConfig } from './follow-mode-options.js';
 export type { ClusterSelection, OutputFormat } from './kubectl-options.js';
 export type { ParseResult } from './options.js';
 export { type ManifestInput, parsePlanConfig } from './plan-options.js';
+export type { SelfManagedOptions } from './self-managed-options.js';
 export { parseServeConfig, type ServeConfig } from './serve-options.js';
 export { COMMANDS, usage } from './synopses.js';
 

@@ -3,7 +3,6 @@
 // self-managed options have a module of their own; this one composes them.
 
 import { MAX_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
-import type { SelfManagedOptions } from '../certs/certificates-secret.js';
 import type { LogLevel } from '../server/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
@@ -17,6 +16,7 @@ import {
   parseOptions,
   parseSeconds,
 } from './options.js';
+import type { SelfManagedOptions } from './self-managed-options.js';
 import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
 
 /** What --log-level accepts, in help order. */

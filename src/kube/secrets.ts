@@ -1,10 +1,10 @@
-// The SecretStore port of self-managed certificates (src/certs/certificates-secret.ts)
+// The SecretStore port of self-managed certificates (src/certs/ports.ts)
 // over the API, through the bounded requests (requests.ts): each one gives up after
 // ApiTimeouts.requestMs, or when its caller's signal aborts. 404 and 409 are
 // outcomes, checked by status code; anything else is an error with a one-line
 // reason.
 
-import type { SecretData, SecretStore } from '../certs/certificates-secret.js';
+import type { SecretData, SecretStore } from '../certs/ports.js';
 import { describeFailure, FIELD_MANAGER_QUERY, isStatus } from './client.js';
 import type { ApiConnection } from './connection.js';
 import { boundedRequests, type RequestOptions } from './requests.js';
