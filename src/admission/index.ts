@@ -20,7 +20,6 @@ export type {
 export {
   lookupBudgetMs,
   MAX_TIMEOUT_MS,
-  parseGoDuration,
   WEBHOOK_TIMEOUT_MS,
 } from './review-timeout.js';
 export { selectTarget, type Target } from './target.js';

@@ -4,7 +4,7 @@
 // the same Secret), its --kind and --log-level, and listens on plain HTTP for the
 // probes and Prometheus only.
 
-import type { LogLevel } from '../server/logger.js';
+import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow-mode-options.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';

@@ -3,8 +3,8 @@
 // doing it: `confighash follow` takes them (follow-command-options.ts).
 
 import { hostname } from 'node:os';
-import { parseGoDuration } from '../admission/index.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
+import { parseGoDuration } from '../runtime/index.js';
 import { type OptionSpec, parseInteger } from './options.js';
 
 export interface FollowConfig {

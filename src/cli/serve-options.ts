@@ -3,7 +3,7 @@
 // self-managed options have a module of their own; this one composes them.
 
 import { MAX_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
-import type { LogLevel } from '../server/logger.js';
+import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
 import {

@@ -18,7 +18,7 @@ import {
   createLeaseStore,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
-import { createLogger } from '../server/logger.js';
+import { createLogger } from '../runtime/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './cluster.js';

@@ -16,9 +16,9 @@ import {
   createNamespaceApi,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
+import { createLogger } from '../runtime/logger.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
-import { createLogger } from '../server/logger.js';
 import { createAdmissionMetrics } from '../server/metrics.js';
 import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
