@@ -22,11 +22,10 @@ export {
   MAX_TIMEOUT_MS,
   WEBHOOK_TIMEOUT_MS,
 } from './review-timeout.js';
-export { selectTarget, type Target } from './target.js';
 export type {
   AdmissionRequest,
   AdmissionResponse,
   AdmissionReviewResponse,
-  GroupVersionKind,
   Operation,
-} from './types.js';
+} from './review-types.js';
+export { selectTarget, type Target } from './target.js';

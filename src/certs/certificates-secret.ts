@@ -11,7 +11,7 @@
 import { X509Certificate } from 'node:crypto';
 import { writeFileAtomically } from '../runtime/files.js';
 import { generateCertificateAuthority, generateServingCertificate } from './generate.js';
-import type { SecretData, SecretStore, SelfManagedPorts } from './ports.js';
+import type { SecretBytes, SecretStore, SelfManagedPorts } from './ports.js';
 import {
   AUTHORITY_VALID_DAYS,
   CERT_KEYS,
@@ -169,11 +169,11 @@ function certificateCheck(
 
 async function buildCertificates(
   plan: Exclude<CertificatePlan, { action: 'keep' }>,
-  stored: SecretData | undefined,
+  stored: SecretBytes | undefined,
   hosts: readonly string[],
   now: Date,
   servingValidDays: number,
-): Promise<SecretData> {
+): Promise<SecretBytes> {
   if (plan.action === 'renew-serving') {
     // Hosts the current certificate already covers stay covered, so replicas
     // started with different --cert-host values converge instead of taking turns.
@@ -219,7 +219,7 @@ function hostsOf(certPem: Buffer): string[] {
     .filter((host): host is string => host !== undefined);
 }
 
-function materialOf(data: SecretData): CertificateMaterial {
+function materialOf(data: SecretBytes): CertificateMaterial {
   return {
     cert: data[CERT_KEYS.servingCert]!.toString(),
     key: data[CERT_KEYS.servingKey]!.toString(),

@@ -3,10 +3,10 @@
 // src/kube/webhook-configuration.ts). The hash key Secret (src/hash-key/) reads through the
 // same SecretStore.
 
-export type SecretData = Readonly<Record<string, Buffer>>;
+export type SecretBytes = Readonly<Record<string, Buffer>>;
 
 export interface StoredSecret {
-  readonly data: SecretData;
+  readonly data: SecretBytes;
   readonly resourceVersion: string;
 }
 
@@ -21,14 +21,14 @@ export interface SecretStore {
   create(
     name: string,
     type: string,
-    data: SecretData,
+    data: SecretBytes,
     signal?: AbortSignal,
   ): Promise<'created' | 'exists'>;
   /** 'conflict' when it changed after `resourceVersion` was read (409 Conflict). */
   replace(
     name: string,
     type: string,
-    data: SecretData,
+    data: SecretBytes,
     resourceVersion: string,
     signal?: AbortSignal,
   ): Promise<'replaced' | 'conflict'>;

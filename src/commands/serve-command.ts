@@ -17,10 +17,10 @@ import {
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
 import { createLogger } from '../runtime/logger.js';
+import { createAdmissionMetrics } from '../server/admission-metrics.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
-import { createAdmissionMetrics } from '../server/metrics.js';
-import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
+import { readServingTls, type ServingTls, type TlsFiles, watchTlsFiles } from '../server/tls.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
 
@@ -35,7 +35,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     keyFile: config.tlsKeyFile,
     ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
   };
-  const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
+  const tls = await readServingTls(tlsFiles).catch((error: Error) => {
     throw new UsageError(error.message);
   });
   const connection = await cluster.connection();
@@ -130,7 +130,7 @@ function watchNamespaces(
 function watchServingCertificate(
   apps: readonly FastifyInstance[],
   files: TlsFiles,
-  tls: TlsMaterial,
+  tls: ServingTls,
   intervalMs: number,
   logger: Logger,
 ): () => void {

@@ -4,7 +4,7 @@
 // outcomes, checked by status code; anything else is an error with a one-line
 // reason.
 
-import type { SecretData, SecretStore } from '../certs/ports.js';
+import type { SecretBytes, SecretStore } from '../certs/ports.js';
 import { describeFailure, FIELD_MANAGER_QUERY, isStatus } from './client.js';
 import type { ApiConnection } from './connection.js';
 import { boundedRequests, type RequestOptions } from './requests.js';
@@ -30,7 +30,7 @@ export function createSecretStore(
   const requests = boundedRequests(connection, options);
   const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const item = (name: string) => `${collection}/${encodeURIComponent(name)}`;
-  const body = (name: string, type: string, data: SecretData, resourceVersion?: string) => ({
+  const body = (name: string, type: string, data: SecretBytes, resourceVersion?: string) => ({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name, namespace, labels: LABELS, ...(resourceVersion ? { resourceVersion } : {}) },
@@ -84,7 +84,7 @@ export function createSecretStore(
   };
 }
 
-function decodeData(data: Record<string, string> | undefined): SecretData {
+function decodeData(data: Record<string, string> | undefined): SecretBytes {
   return Object.fromEntries(
     Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
   );

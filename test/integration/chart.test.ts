@@ -15,7 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { optionEnvironmentVariables } from '../../src/cli/index.js';
 import { ALL_SERVE_OPTIONS, LOG_LEVELS } from '../../src/cli/serve-options.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
-import { createAdmissionMetrics } from '../../src/server/metrics.js';
+import { createAdmissionMetrics } from '../../src/server/admission-metrics.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
 import { CHART, type HelmMajor, helmOrSkip, runHelm } from '../support/helm.js';

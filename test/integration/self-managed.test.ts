@@ -16,7 +16,7 @@ import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
-import type { CaBundleTarget, SecretData, SecretStore } from '../../src/certs/ports.js';
+import type { CaBundleTarget, SecretBytes, SecretStore } from '../../src/certs/ports.js';
 import { CERT_KEYS } from '../../src/certs/renewal.js';
 import type { SelfManagedOptions } from '../../src/cli/index.js';
 import { startSelfManaged } from '../../src/commands/self-managed.js';
@@ -28,7 +28,7 @@ const T0 = new Date('2030-01-01T00:00:00Z');
 const HOSTS = ['confighash', 'confighash.confighash-system', 'confighash.confighash-system.svc'];
 
 interface MemoryStore extends SecretStore {
-  readonly secrets: Map<string, { data: SecretData; type: string; resourceVersion: string }>;
+  readonly secrets: Map<string, { data: SecretBytes; type: string; resourceVersion: string }>;
   readonly writes: string[];
 }
 
