@@ -27,7 +27,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'plan':
       return (await import('./commands/plan-command.js')).plan(rest).catch(asUsageError);
     case 'explain':
-      return (await import('./commands/plan-command.js')).explain(rest).catch(asUsageError);
+      return (await import('./commands/explain-command.js')).explain(rest).catch(asUsageError);
     case 'halt':
     case 'resume':
       return (await import('./commands/fanout-control-command.js'))

@@ -16,6 +16,7 @@ describe('what the processes load', () => {
       await import('./src/commands/serve-command.ts');
       await import('./src/commands/follow-command.ts');
       await import('./src/commands/plan-command.ts');
+      await import('./src/commands/explain-command.ts');
       console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))));
     `;
     const { stdout } = await run(
