@@ -30,14 +30,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const selfManaged =
     config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
   const keys = await readHashKeys(config, selfManaged);
-  const tlsFiles = {
-    certFile: config.tlsCertFile,
-    keyFile: config.tlsKeyFile,
-    ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
-  };
-  const tls = await readServingTls(tlsFiles).catch((error: Error) => {
-    throw new UsageError(error.message);
-  });
+  const { tlsFiles, tls } = await readServingFiles(config);
   const connection = await cluster.connection();
   const metrics = createAdmissionMetrics();
   const namespaces = watchNamespaces(config, await cluster.credentials(), connection, logger);
@@ -67,17 +60,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
   );
   readiness.ready = true;
-  logger.info(
-    {
-      port: config.port,
-      host: config.host,
-      apiServer: connection.server.origin,
-      ...(config.clientAuth
-        ? { clientCaFile: config.clientAuth.caFile, probePort: config.clientAuth.probePort }
-        : {}),
-    },
-    'ready',
-  );
+  logReady(config, connection.server, logger);
   drainOnSignal(config, logger, async () => {
     readiness.ready = false;
     stopTlsWatch();
@@ -94,6 +77,35 @@ export async function serve(config: ServeConfig): Promise<void> {
     await probes?.close();
     connection.close();
   });
+}
+
+/** The serving certificate's files (and the client CA's, with --client-ca-file), read once to start. */
+async function readServingFiles(
+  config: ServeConfig,
+): Promise<{ tlsFiles: TlsFiles; tls: ServingTls }> {
+  const tlsFiles = {
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+    ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
+  };
+  const tls = await readServingTls(tlsFiles).catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+  return { tlsFiles, tls };
+}
+
+function logReady(config: ServeConfig, apiServer: URL, logger: Logger): void {
+  logger.info(
+    {
+      port: config.port,
+      host: config.host,
+      apiServer: apiServer.origin,
+      ...(config.clientAuth
+        ? { clientCaFile: config.clientAuth.caFile, probePort: config.clientAuth.probePort }
+        : {}),
+    },
+    'ready',
+  );
 }
 
 /**

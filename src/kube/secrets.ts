@@ -30,15 +30,8 @@ export function createSecretStore(
   const requests = boundedRequests(connection, options);
   const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const item = (name: string) => `${collection}/${encodeURIComponent(name)}`;
-  const body = (name: string, type: string, data: SecretBytes, resourceVersion?: string) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace, labels: LABELS, ...(resourceVersion ? { resourceVersion } : {}) },
-    type,
-    data: Object.fromEntries(
-      Object.entries(data).map(([key, value]) => [key, value.toString('base64')]),
-    ),
-  });
+  const body = (name: string, type: string, data: SecretBytes, resourceVersion?: string) =>
+    secretBody({ name, namespace, type, data, resourceVersion });
   return {
     namespace,
     async read(name, signal = NO_CALLER_SIGNAL) {
@@ -81,6 +74,26 @@ export function createSecretStore(
         throw describeFailure(error, `update Secret ${namespace}/${name}`);
       }
     },
+  };
+}
+
+/** A Secret as the API takes it: our labels, the data in base64, the resourceVersion a replace checks. */
+function secretBody(secret: {
+  readonly name: string;
+  readonly namespace: string;
+  readonly type: string;
+  readonly data: SecretBytes;
+  readonly resourceVersion: string | undefined;
+}): object {
+  const { name, namespace, type, data, resourceVersion } = secret;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: LABELS, ...(resourceVersion ? { resourceVersion } : {}) },
+    type,
+    data: Object.fromEntries(
+      Object.entries(data).map(([key, value]) => [key, value.toString('base64')]),
+    ),
   };
 }
 
