@@ -108,6 +108,25 @@ it('the shared mechanisms have one home: nothing outside runtime starts a timer-
   expect(offenders.map((file) => relative(SRC, file))).toEqual([]);
 });
 
+it('main.ts alone stands at the root of src; everything else sits in a room', () => {
+  expect(
+    sourceFiles(SRC)
+      .map((file) => relative(SRC, file))
+      .filter((path) => !path.includes('/')),
+  ).toEqual(['main.ts']);
+});
+
+it('a file name means one thing: index.ts and ports.ts aside, no name repeats across rooms', () => {
+  // follow/logger.ts re-exports runtime/logger.ts's LeveledLog under follow mode's name.
+  const shared = new Set(['index.ts', 'ports.ts', 'logger.ts']);
+  const rooms = new Map<string, string[]>();
+  for (const path of sourceFiles(SRC).map((file) => relative(SRC, file))) {
+    const name = path.split('/').pop()!;
+    if (!shared.has(name)) rooms.set(name, [...(rooms.get(name) ?? []), path]);
+  }
+  expect([...rooms.values()].filter((paths) => paths.length > 1)).toEqual([]);
+});
+
 // --- packages ---------------------------------------------------------------------
 
 /** The layers that know nothing of HTTP, processes, files or the network. */
