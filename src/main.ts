@@ -1,36 +1,36 @@
 #!/usr/bin/env node
-// The composition root, with src/main/: the only place that reads flags and the
+// The composition root, with src/commands/: the only place that reads flags and the
 // environment, opens files, builds real adapters, listens and handles signals.
 // This file picks the command and turns its failure into one line and an exit code. Each
 // command's modules load when it runs: a plan need not load the server, nor a server the CLI's.
 
 import { readFileSync } from 'node:fs';
-import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './config/index.js';
-import { asUsageError, UsageError, unwrap } from './main/errors.js';
+import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './cli/index.js';
+import { asUsageError, UsageError, unwrap } from './commands/errors.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
       const config = unwrap(parseServeConfig(rest, process.env));
-      await (await import('./main/serve.js')).serve(config);
+      await (await import('./commands/serve-command.js')).serve(config);
       return 0;
     }
     case 'follow': {
       const config = unwrap(parseFollowCommandConfig(rest, process.env));
-      await (await import('./main/follow.js')).follow(config);
+      await (await import('./commands/follow-command.js')).follow(config);
       return 0;
     }
     case 'dev-certs':
-      await (await import('./main/dev-certs.js')).devCerts(rest);
+      await (await import('./commands/dev-certs-command.js')).devCerts(rest);
       return 0;
     case 'plan':
-      return (await import('./main/preview.js')).plan(rest).catch(asUsageError);
+      return (await import('./commands/plan-command.js')).plan(rest).catch(asUsageError);
     case 'explain':
-      return (await import('./main/preview.js')).explain(rest).catch(asUsageError);
+      return (await import('./commands/explain-command.js')).explain(rest).catch(asUsageError);
     case 'halt':
     case 'resume':
-      return (await import('./main/fanout-control.js'))
+      return (await import('./commands/fanout-control-command.js'))
         .fanoutControl(command, rest)
         .catch(asUsageError);
     case 'help':

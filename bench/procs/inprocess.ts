@@ -48,8 +48,11 @@ const loadMoved = (path: string, older: string) =>
 const { buildApp } = await load('server/app.js');
 const { createMutator } = await loadMoved('admission/mutate.js', 'mutate.js');
 const { createApiConfigSource } = await load('kube/api-config-source.js');
-const { createLogger } = await load('server/logger.js');
-const { createAdmissionMetrics } = await load('server/metrics.js');
+const { createLogger } = await loadMoved('runtime/logger.js', 'server/logger.js');
+const { createAdmissionMetrics } = await loadMoved(
+  'server/admission-metrics.js',
+  'server/metrics.js',
+);
 const kube = await load('kube/connection.js');
 
 process.env.KUBECONFIG = kubeconfig;

@@ -1,7 +1,8 @@
 // Validates an untrusted request body into an AdmissionRequest. Every failure
 // is one line naming the first thing that is wrong; the caller answers 400.
 
-import type { AdmissionRequest, GroupVersionKind, Operation } from './types.js';
+import type { GroupVersionKind } from '../workload/index.js';
+import type { AdmissionRequest, Operation } from './review-types.js';
 
 type DecodeResult =
   | { readonly ok: true; readonly request: AdmissionRequest }

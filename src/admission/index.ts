@@ -20,14 +20,12 @@ export type {
 export {
   lookupBudgetMs,
   MAX_TIMEOUT_MS,
-  parseGoDuration,
   WEBHOOK_TIMEOUT_MS,
 } from './review-timeout.js';
-export { selectTarget, type Target } from './target.js';
 export type {
   AdmissionRequest,
   AdmissionResponse,
   AdmissionReviewResponse,
-  GroupVersionKind,
   Operation,
-} from './types.js';
+} from './review-types.js';
+export { selectTarget, type Target } from './target.js';

@@ -1,7 +1,7 @@
 // Response builders, so that no handler assembles an envelope by hand. There is
 // deliberately no `denied`: confighash never blocks a write.
 
-import type { AdmissionResponse, AdmissionReviewResponse } from './types.js';
+import type { AdmissionResponse, AdmissionReviewResponse } from './review-types.js';
 
 export function allowed(uid: string, warnings: readonly string[] = []): AdmissionReviewResponse {
   return envelope({ uid, allowed: true, ...warningsField(warnings) });

@@ -5,7 +5,7 @@
 import type { LookupFailure } from '../evaluate/index.js';
 import type { JsonPatchOperation } from '../patch/index.js';
 import type { SourceKind } from '../sources/index.js';
-import type { AdmissionRequest } from './types.js';
+import type { AdmissionRequest } from './review-types.js';
 
 export type Outcome =
   /** The patch writes a new hash or sources into the template. */

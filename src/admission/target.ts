@@ -13,7 +13,7 @@ import {
   type WorkloadKind,
   warning,
 } from '../workload/index.js';
-import type { AdmissionRequest } from './types.js';
+import type { AdmissionRequest } from './review-types.js';
 
 export interface Target {
   readonly workload: Workload;

@@ -16,14 +16,6 @@ export const CERT_KEYS = {
   caBundle: 'ca-bundle.crt',
 } as const;
 
-/** The hash key Secret's current key: every hash is written with it. */
-export const HASH_KEY_KEY = 'hash.key';
-/**
- * The hash key Secret's previous keys, `previous-<any name>` (docs/security.md "Rotate the
- * hash key"): hashes they made stay current. Any other entry is ignored.
- */
-export const PREVIOUS_HASH_KEY_PREFIX = 'previous-';
-
 export const AUTHORITY_VALID_DAYS = 3650;
 export const SERVING_VALID_DAYS = 365;
 /** Renew when less than this share of a certificate's lifetime is left. */
@@ -151,26 +143,6 @@ export function inspectCertificates(
       missingHosts: wantedHosts.filter((host) => !covers(serving, host)),
     },
   };
-}
-
-/** The hash key is created once and never replaced: a short one is an error to fix by hand. */
-export function checkHashKey(
-  key: Buffer | undefined,
-  minBytes: number,
-  entry: string = HASH_KEY_KEY,
-): string | undefined {
-  if (key === undefined) return `has no ${entry}`;
-  if (key.length < minBytes) {
-    return `${entry} has ${key.length} bytes; at least ${minBytes} are required`;
-  }
-  return undefined;
-}
-
-/** The entries of a hash key Secret that hold previous keys, in name order. */
-export function previousHashKeyEntries(data: Readonly<Record<string, Buffer>>): string[] {
-  return Object.keys(data)
-    .filter((entry) => entry.startsWith(PREVIOUS_HASH_KEY_PREFIX))
-    .sort();
 }
 
 function validityOf(certificate: X509Certificate): Validity {

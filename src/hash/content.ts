@@ -1,7 +1,7 @@
 // Turns API objects into SourceContent. Only data counts: metadata, labels,
 // `type`, `immutable` and resourceVersion never change the hash.
 
-import type { EncodedValue, SourceContent } from './types.js';
+import type { EncodedValue, SourceContent } from './source-content.js';
 
 interface ConfigMapData {
   readonly data?: Readonly<Record<string, string>> | null;

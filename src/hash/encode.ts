@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { compareBytewise, compareSources, type KeySelection } from '../sources/index.js';
 import { ENCODING_HEADER, type NamespaceKey } from './keys.js';
-import type { EncodedValue, HashInput, SourceContent } from './types.js';
+import type { EncodedValue, HashInput, SourceContent } from './source-content.js';
 
 /**
  * Receives the encoding in order. A chunk is valid only during the call (the

@@ -16,4 +16,4 @@ export type {
   EncodedValue,
   HashInput,
   SourceContent,
-} from './types.js';
+} from './source-content.js';

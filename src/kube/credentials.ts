@@ -16,7 +16,7 @@ export interface ClusterAccess {
   readonly server: URL;
   /** The current context's namespace, if it names one. */
   readonly namespace?: string;
-  readonly tls: TlsMaterial;
+  readonly tls: ClientTls;
   /** Authorization (and any other) headers, lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
   /**
@@ -27,7 +27,7 @@ export interface ClusterAccess {
   readonly refreshAt?: number;
 }
 
-export interface TlsMaterial {
+export interface ClientTls {
   readonly ca?: Buffer;
   readonly cert?: Buffer;
   readonly key?: Buffer;

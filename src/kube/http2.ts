@@ -16,7 +16,7 @@ import http2, {
 } from 'node:http2';
 import { isIP } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
-import type { TlsMaterial } from './credentials.js';
+import type { ClientTls as TlsMaterial } from './credentials.js';
 import { clientTlsOptions } from './tls-options.js';
 
 /** The session to send on now; undefined: the server speaks HTTP/1.1 only. */

@@ -1,10 +1,10 @@
-// The SecretStore port of self-managed certificates (src/certs/self-managed.ts)
+// The SecretStore port of self-managed certificates (src/certs/ports.ts)
 // over the API, through the bounded requests (requests.ts): each one gives up after
 // ApiTimeouts.requestMs, or when its caller's signal aborts. 404 and 409 are
 // outcomes, checked by status code; anything else is an error with a one-line
 // reason.
 
-import type { SecretData, SecretStore } from '../certs/self-managed.js';
+import type { SecretBytes, SecretStore } from '../certs/ports.js';
 import { describeFailure, FIELD_MANAGER_QUERY, isStatus } from './client.js';
 import type { ApiConnection } from './connection.js';
 import { boundedRequests, type RequestOptions } from './requests.js';
@@ -30,15 +30,8 @@ export function createSecretStore(
   const requests = boundedRequests(connection, options);
   const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const item = (name: string) => `${collection}/${encodeURIComponent(name)}`;
-  const body = (name: string, type: string, data: SecretData, resourceVersion?: string) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace, labels: LABELS, ...(resourceVersion ? { resourceVersion } : {}) },
-    type,
-    data: Object.fromEntries(
-      Object.entries(data).map(([key, value]) => [key, value.toString('base64')]),
-    ),
-  });
+  const body = (name: string, type: string, data: SecretBytes, resourceVersion?: string) =>
+    secretBody({ name, namespace, type, data, resourceVersion });
   return {
     namespace,
     async read(name, signal = NO_CALLER_SIGNAL) {
@@ -84,7 +77,27 @@ export function createSecretStore(
   };
 }
 
-function decodeData(data: Record<string, string> | undefined): SecretData {
+/** A Secret as the API takes it: our labels, the data in base64, the resourceVersion a replace checks. */
+function secretBody(secret: {
+  readonly name: string;
+  readonly namespace: string;
+  readonly type: string;
+  readonly data: SecretBytes;
+  readonly resourceVersion: string | undefined;
+}): object {
+  const { name, namespace, type, data, resourceVersion } = secret;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: LABELS, ...(resourceVersion ? { resourceVersion } : {}) },
+    type,
+    data: Object.fromEntries(
+      Object.entries(data).map(([key, value]) => [key, value.toString('base64')]),
+    ),
+  };
+}
+
+function decodeData(data: Record<string, string> | undefined): SecretBytes {
   return Object.fromEntries(
     Object.entries(data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
   );

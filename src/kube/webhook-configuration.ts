@@ -4,7 +4,7 @@
 // index, so a configuration reordered in between fails the patch instead of
 // receiving a caBundle in the wrong place.
 
-import type { CaBundleTarget } from '../certs/self-managed.js';
+import type { CaBundleTarget } from '../certs/ports.js';
 import { describeFailure, FIELD_MANAGER_QUERY, requestJson } from './client.js';
 import type { ApiConnection } from './connection.js';
 

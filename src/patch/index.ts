@@ -3,4 +3,4 @@ export {
   buildAnnotationPatch,
   escapePointerSegment,
   type JsonPatchOperation,
-} from './annotations.js';
+} from './annotation-patch.js';

@@ -14,7 +14,7 @@ import {
   standingOf,
 } from '../workload/index.js';
 import { changesHash, compareContent } from './compare.js';
-import type { Context, Target } from './context.js';
+import type { Context, PlanTarget } from './context.js';
 import { sourceKey } from './manifests.js';
 
 interface ApprovalWait {
@@ -24,7 +24,7 @@ interface ApprovalWait {
 }
 
 /** The waiting sources a target reads; none for a workload of the manifests (its write rolls it). */
-export type WaitsOf = (target: Target) => ApprovalWait[];
+export type WaitsOf = (target: PlanTarget) => ApprovalWait[];
 
 /**
  * Which of the manifests' sources wait for approval, and so which live readers wait: each
@@ -32,7 +32,7 @@ export type WaitsOf = (target: Target) => ApprovalWait[];
  */
 export async function findApprovalWaits(
   context: Context,
-  targets: readonly Target[],
+  targets: readonly PlanTarget[],
 ): Promise<WaitsOf> {
   if (isFanoutLimitOff(context.options.maxFanout) || !context.cluster) return () => [];
   const reads = new Map(targets.map((target) => [target, sourcesRead(target)]));
@@ -68,7 +68,7 @@ export function describeWait({ source, readers }: ApprovalWait, maxFanout: numbe
 }
 
 /** The `sourceKey`s of what the target reads, by the webhook's discovery. */
-function sourcesRead(target: Target): ReadonlySet<string> {
+function sourcesRead(target: PlanTarget): ReadonlySet<string> {
   const { sources } = findSources(target.workload.template?.spec, target.workload.annotations);
   return new Set(sources.map((ref) => sourceKey(target.namespace, ref)));
 }

@@ -6,7 +6,7 @@
 import type { EncodedValue, SourceContent } from '../hash/index.js';
 import { compareBytewise, type KeySelection } from '../sources/index.js';
 
-export interface SourceChange {
+export interface SourceComparison {
   /** The object exists on one side only (created by the manifests). */
   readonly presenceChanged: boolean;
   /** Changed keys the workload selects, in byte order. */
@@ -20,7 +20,7 @@ export function compareContent(
   selection: KeySelection,
   before: SourceContent | undefined,
   after: SourceContent | undefined,
-): SourceChange {
+): SourceComparison {
   const keys = new Set([...(before?.keys() ?? []), ...(after?.keys() ?? [])]);
   const changed = [...keys]
     .filter((key) => !sameValue(before?.get(key), after?.get(key)))
@@ -34,7 +34,7 @@ export function compareContent(
 }
 
 /** True when the hash of the selection differs: a selected key or the object's presence. */
-export function changesHash(change: SourceChange): boolean {
+export function changesHash(change: SourceComparison): boolean {
   return change.presenceChanged || change.selected.length > 0;
 }
 

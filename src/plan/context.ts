@@ -25,7 +25,7 @@ export interface PlanOptions {
 }
 
 /** A workload to plan: one of the manifests', or a live one that reads their config. */
-export interface Target {
+export interface PlanTarget {
   readonly workload: Workload;
   readonly namespace: string;
   readonly name: string;

@@ -1,7 +1,7 @@
 export {
   type Explanation,
   explainWorkload,
-} from './explain.js';
+} from './explain-workload.js';
 export { type Manifests, parseManifests } from './manifests.js';
 export {
   type Plan,
@@ -10,7 +10,7 @@ export {
   planExitCode,
   type Verdict,
   type WorkloadPlan,
-} from './plan.js';
+} from './plan-changes.js';
 export type {
   ClusterEvent,
   DryRunTouch,

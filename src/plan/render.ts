@@ -2,8 +2,8 @@
 // columns, colour only when asked (a TTY); programs get one JSON (or YAML) object
 // per workload. Both carry names and key names only.
 
-import type { Explanation } from './explain.js';
-import type { Plan, Verdict, WorkloadPlan } from './plan.js';
+import type { Explanation } from './explain-workload.js';
+import type { Plan, Verdict, WorkloadPlan } from './plan-changes.js';
 import { renderYaml } from './yaml.js';
 
 interface RenderOptions {

@@ -4,13 +4,13 @@
 import { findMissingRequired, type MissingRequired } from '../evaluate/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
 import { EXCLUDE, findSources, LIVE_RELOAD, type Workload } from '../workload/index.js';
-import { changesHash, compareContent, type SourceChange } from './compare.js';
+import { changesHash, compareContent, type SourceComparison } from './compare.js';
 import type { Context } from './context.js';
 import { sourceKey } from './manifests.js';
 
 export interface Compared {
   readonly ref: SourceRef;
-  readonly change: SourceChange;
+  readonly change: SourceComparison;
   /** Absent after the apply although required, or lacking a required key (docs/design.md §4). */
   readonly missingRequired: readonly MissingRequired[];
 }

@@ -14,7 +14,7 @@ import {
   readWorkload,
   rolloutHeld,
 } from '../workload/index.js';
-import type { Context, Target } from './context.js';
+import type { Context, PlanTarget } from './context.js';
 import { describeTemplateChange } from './template-change.js';
 
 interface WriteDecision {
@@ -25,7 +25,7 @@ interface WriteDecision {
 /** The selected content changes; whether that reaches the pods. */
 export function decideWrite(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   live: JsonObject,
   mode: Exclude<NamespaceMode, 'none'>,
 ): WriteDecision {
@@ -54,7 +54,7 @@ export function decideWrite(
 /** The pod template itself changes: the write rolls it, whatever the config, unless nothing is written. */
 export function decideTemplateWrite(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   live: JsonObject,
   differences: readonly string[],
 ): WriteDecision | undefined {
@@ -63,7 +63,7 @@ export function decideTemplateWrite(
 }
 
 /** 'webhook' when the apply writes the workload, else why nothing reaches the webhook. */
-export function writtenBy(context: Context, target: Target, live: JsonObject): string {
+export function writtenBy(context: Context, target: PlanTarget, live: JsonObject): string {
   if (target.live) return 'it is not in the manifests';
   if (context.options.clientSide && unchangedSinceLastApply(target.workload.object, live)) {
     return 'a client-side apply of an unchanged workload sends nothing';
@@ -71,7 +71,7 @@ export function writtenBy(context: Context, target: Target, live: JsonObject): s
   return 'webhook';
 }
 
-export function held(target: Target, live: JsonObject): WriteDecision | undefined {
+export function held(target: PlanTarget, live: JsonObject): WriteDecision | undefined {
   const reason = rolloutHeld(target.live ? live : target.workload.object, target.workload.kind);
   return reason ? { rolls: false, reasons: [reason] } : undefined;
 }

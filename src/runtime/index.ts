@@ -2,6 +2,7 @@ export { API_TIMEOUTS, type ApiTimeouts } from './api-timeouts.js';
 export { BACKOFF, Backoff, type BackoffOptions, type Random } from './backoff.js';
 export { type Clock, every, sleep, systemClock } from './clock.js';
 export { withDeadline } from './deadline.js';
+export { parseGoDuration } from './duration.js';
 export {
   type ListerWatcher,
   type ListPages,

@@ -4,8 +4,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Mutator, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
+import type { AdmissionMetrics } from './admission-metrics.js';
 import { openDoor, type TlsOptions } from './door.js';
-import type { AdmissionMetrics } from './metrics.js';
 import { addProbeRoutes, type Readiness } from './probes.js';
 import { reviewHandler } from './review-route.js';
 

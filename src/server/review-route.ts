@@ -15,7 +15,7 @@ import {
 } from '../admission/index.js';
 import { withDeadline } from '../runtime/index.js';
 import { warning } from '../workload/index.js';
-import type { AdmissionMetrics } from './metrics.js';
+import type { AdmissionMetrics } from './admission-metrics.js';
 
 /**
  * POST /mutate: decode, review within the deadline — the lesser of the caller's `?timeout=`

@@ -18,7 +18,7 @@ export interface TlsFiles {
   readonly clientCaFile?: string;
 }
 
-export interface TlsMaterial {
+export interface ServingTls {
   readonly cert: Buffer;
   readonly key: Buffer;
   readonly clientCa?: Buffer;
@@ -27,7 +27,7 @@ export interface TlsMaterial {
 const MIN_TLS_VERSION = 'TLSv1.2';
 
 /** Reads and validates the files; throws with a message naming the file when one is unusable. */
-export async function readTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
+export async function readServingTls(files: TlsFiles): Promise<ServingTls> {
   const [cert, key, clientCa] = await readTlsFiles(files);
   try {
     createSecureContext({ cert, key });
@@ -73,7 +73,7 @@ const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) =>
   a === undefined || b === undefined ? a === b : a.equals(b);
 
 export interface TlsReloaderEvents {
-  onReload(material: TlsMaterial): void;
+  onReload(material: ServingTls): void;
   onError(error: Error): void;
 }
 
@@ -84,7 +84,7 @@ export interface TlsReloaderEvents {
 export function watchTlsFiles(
   servers: Server | readonly Server[],
   files: TlsFiles,
-  current: TlsMaterial,
+  current: ServingTls,
   intervalMs: number,
   events: TlsReloaderEvents,
   clock: Clock = systemClock,
@@ -105,7 +105,7 @@ export function watchTlsFiles(
         return;
       }
       // A half-written pair (new cert, old key) fails here and is retried next poll.
-      const material = await readTlsMaterial(files);
+      const material = await readServingTls(files);
       for (const server of [servers].flat()) {
         server.setSecureContext(secureContextOptions(material));
       }

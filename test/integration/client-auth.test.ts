@@ -17,9 +17,9 @@ import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
+import { createAdmissionMetrics } from '../../src/server/admission-metrics.js';
 import { buildTlsProbeApp } from '../../src/server/app.js';
-import { createAdmissionMetrics } from '../../src/server/metrics.js';
-import { readTlsMaterial, type TlsFiles, watchTlsFiles } from '../../src/server/tls.js';
+import { readServingTls, type TlsFiles, watchTlsFiles } from '../../src/server/tls.js';
 import { httpRequest } from '../../tools/cluster/http.js';
 import { generateClientCertificate } from '../../tools/cluster/pki.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -53,7 +53,7 @@ beforeAll(async () => {
   await writeFile(files.certFile, pair.cert);
   await writeFile(files.keyFile, pair.key);
   await writeFile(files.clientCaFile!, clientCa.cert);
-  const material = await readTlsMaterial(files);
+  const material = await readServingTls(files);
   authenticated = await startTestApp({ tls: material });
   open = await startTestApp({ tls: { cert: pair.cert, key: pair.key } });
   probes = buildTlsProbeApp({

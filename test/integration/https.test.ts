@@ -14,7 +14,7 @@ import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
-import { readTlsMaterial, watchTlsFiles } from '../../src/server/tls.js';
+import { readServingTls, watchTlsFiles } from '../../src/server/tls.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let authority: CertificateAuthority;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'tls.crt'), first.cert);
   await writeFile(join(dir, 'tls.key'), first.key);
   const files = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
-  const material = await readTlsMaterial(files);
+  const material = await readServingTls(files);
   t = await startTestApp({ tls: material });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as AddressInfo).port;
@@ -77,7 +77,7 @@ describe('protocol versions', () => {
     // Control: this client does complete a TLS 1.1 handshake with a server that allows it,
     // so the refusal below is the webhook's doing.
     const permissive = tls.createServer({
-      ...(await readTlsMaterial({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') })),
+      ...(await readServingTls({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') })),
       minVersion: 'TLSv1.1',
       ciphers: 'DEFAULT:@SECLEVEL=0',
     });

@@ -16,7 +16,7 @@ import {
   optionEnvironmentVariables,
   parseFollowCommandConfig,
   parseServeConfig,
-} from '../../src/config/index.js';
+} from '../../src/cli/index.js';
 import { FIELD_MANAGER, REPORTING_CONTROLLER } from '../../src/kube/client.js';
 import {
   ADOPTED_HASH,

@@ -13,9 +13,10 @@ const run = promisify(execFile);
 describe('what the processes load', () => {
   it('serve and follow, with every module they import, load no undici', async () => {
     const script = `
-      await import('./src/main/serve.ts');
-      await import('./src/main/follow.ts');
-      await import('./src/main/preview.ts');
+      await import('./src/commands/serve-command.ts');
+      await import('./src/commands/follow-command.ts');
+      await import('./src/commands/plan-command.ts');
+      await import('./src/commands/explain-command.ts');
       console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))));
     `;
     const { stdout } = await run(

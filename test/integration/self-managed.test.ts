@@ -1,4 +1,5 @@
-// Self-managed certificates and hash key (src/certs/self-managed.ts) against an
+// Self-managed certificates (src/certs/certificates-secret.ts) and hash key
+// (src/hash-key/secret.ts), started together by src/commands/self-managed.ts, against an
 // in-memory Secret store with the apiserver's concurrency rules: create of an
 // existing name is 409 AlreadyExists, replace with a stale resourceVersion is
 // 409 Conflict. Every store call yields first, so concurrent replicas really
@@ -10,20 +11,16 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { reconcileCertificates } from '../../src/certs/certificates-secret.js';
 import {
   generateCertificateAuthority,
   generateServingCertificate,
 } from '../../src/certs/generate.js';
-import { CERT_KEYS, HASH_KEY_KEY } from '../../src/certs/renewal.js';
-import {
-  type CaBundleTarget,
-  ensureHashKey,
-  reconcileCertificates,
-  type SecretData,
-  type SecretStore,
-  type SelfManagedOptions,
-  startSelfManaged,
-} from '../../src/certs/self-managed.js';
+import type { CaBundleTarget, SecretBytes, SecretStore } from '../../src/certs/ports.js';
+import { CERT_KEYS } from '../../src/certs/renewal.js';
+import type { SelfManagedOptions } from '../../src/cli/index.js';
+import { startSelfManaged } from '../../src/commands/self-managed.js';
+import { ensureHashKey, HASH_KEY_KEY } from '../../src/hash-key/secret.js';
 import { systemClock } from '../../src/runtime/index.js';
 
 const DAY = 86_400_000;
@@ -31,7 +28,7 @@ const T0 = new Date('2030-01-01T00:00:00Z');
 const HOSTS = ['confighash', 'confighash.confighash-system', 'confighash.confighash-system.svc'];
 
 interface MemoryStore extends SecretStore {
-  readonly secrets: Map<string, { data: SecretData; type: string; resourceVersion: string }>;
+  readonly secrets: Map<string, { data: SecretBytes; type: string; resourceVersion: string }>;
   readonly writes: string[];
 }
 

@@ -7,9 +7,12 @@ import { createMutator } from '../../src/admission/mutate.js';
 import type { Mutator } from '../../src/admission/result.js';
 import { createApiConfigSource } from '../../src/kube/api-config-source.js';
 import { type ApiConnection, connectToCluster } from '../../src/kube/connection.js';
+import { createLogger } from '../../src/runtime/logger.js';
+import {
+  type AdmissionMetrics,
+  createAdmissionMetrics,
+} from '../../src/server/admission-metrics.js';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/logger.js';
-import { type AdmissionMetrics, createAdmissionMetrics } from '../../src/server/metrics.js';
 import { credentialsFromText } from './credentials.js';
 import { type FakeApi, kubeconfigFor, startFakeApi } from './fake-api.js';
 import { everyNamespaceOptedIn } from './namespaces.js';

@@ -1,8 +1,8 @@
-// `confighash serve --client-ca-file` and `--probe-port` (src/config/serve.ts): off unless
+// `confighash serve --client-ca-file` and `--probe-port` (src/cli/serve-options.ts): off unless
 // the CA is named, the probes' port, and the mistakes they refuse.
 
 import { describe, expect, it } from 'vitest';
-import { parseServeConfig } from '../../src/config/index.js';
+import { parseServeConfig } from '../../src/cli/index.js';
 
 const FILES = ['--tls-cert-file=a.crt', '--tls-key-file=a.key', '--hash-key-file=h.key'];
 

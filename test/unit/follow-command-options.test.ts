@@ -1,9 +1,9 @@
-// `confighash follow`'s options (src/config/follow-command.ts): the hash key from a file
+// `confighash follow`'s options (src/cli/follow-command-options.ts): the hash key from a file
 // or from the webhook's Secret, its plain-HTTP port, the Lease, and the mistakes it
 // refuses; and `serve --follow`, deprecated, still following.
 
 import { describe, expect, it } from 'vitest';
-import { parseFollowCommandConfig, parseServeConfig } from '../../src/config/index.js';
+import { parseFollowCommandConfig, parseServeConfig } from '../../src/cli/index.js';
 import { DEFAULT_FOLLOW_OPTIONS } from '../../src/follow/index.js';
 
 describe('confighash follow options', () => {

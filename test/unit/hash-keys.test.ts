@@ -1,4 +1,4 @@
-// The hash keys serve and follow start with (src/main/cluster.ts): --hash-key-file and every
+// The hash keys serve and follow start with (src/commands/cluster.ts): --hash-key-file and every
 // --previous-hash-key-file, or the files self-managed mode wrote from the Secret; each at
 // least MIN_HASH_KEY_BYTES, or a one-line UsageError naming the flag and the file.
 
@@ -6,8 +6,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MIN_HASH_KEY_BYTES, readHashKeys } from '../../src/main/cluster.js';
-import { UsageError } from '../../src/main/errors.js';
+import { MIN_HASH_KEY_BYTES, readHashKeys } from '../../src/commands/cluster.js';
+import { UsageError } from '../../src/commands/errors.js';
 import { named } from '../support/named.js';
 
 let dir: string;

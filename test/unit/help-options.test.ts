@@ -12,7 +12,7 @@ import {
   parsePlanConfig,
   parseServeConfig,
   usage,
-} from '../../src/config/index.js';
+} from '../../src/cli/index.js';
 
 const helpOf = (result: { ok: boolean } | { ok: false; help: string }): string =>
   'help' in result ? result.help : `no help: ${JSON.stringify(result)}`;

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { createMutator } from '../../src/admission/mutate.js';
-import { parseServeConfig } from '../../src/config/index.js';
+import { parseServeConfig } from '../../src/cli/index.js';
 import {
   findWorkloadKindByName,
   HANDLED_KINDS,

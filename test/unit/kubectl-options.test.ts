@@ -1,8 +1,8 @@
 // plan and explain take kubectl's own flags for which cluster and which answer
-// (src/config/kubectl.ts): --kubeconfig, --context, -n, -o json|yaml.
+// (src/cli/kubectl-options.ts): --kubeconfig, --context, -n, -o json|yaml.
 
 import { describe, expect, it } from 'vitest';
-import { parseExplainConfig, parsePlanConfig } from '../../src/config/index.js';
+import { parseExplainConfig, parsePlanConfig } from '../../src/cli/index.js';
 
 const parsers = [
   ['plan', (argv: string[]) => parsePlanConfig(['-f', 'app.yaml', ...argv])],

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { createLogger, REDACTED_PATHS } from '../../src/server/logger.js';
+import { createLogger, REDACTED_PATHS } from '../../src/runtime/logger.js';
 import { reviewLogLevel } from '../../src/server/review-route.js';
 
 function capture() {

@@ -12,13 +12,13 @@ import {
   type CertificateFacts,
   type CertificatePlan,
   caBundleAfterRotation,
-  checkHashKey,
   inspectCertificates,
   isRenewalDue,
   planCertificates,
   type StoredCertificates,
   type Validity,
 } from '../../src/certs/renewal.js';
+import { checkHashKey } from '../../src/hash-key/secret.js';
 import { named } from '../support/named.js';
 
 const DAY = 86_400_000;

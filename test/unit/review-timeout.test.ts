@@ -2,7 +2,8 @@
 // (docs/design.md §4 "Deadline").
 
 import { expect, it } from 'vitest';
-import { lookupBudgetMs, parseGoDuration } from '../../src/admission/index.js';
+import { lookupBudgetMs } from '../../src/admission/index.js';
+import { parseGoDuration } from '../../src/runtime/index.js';
 
 it.each([
   ['10s', 10_000],

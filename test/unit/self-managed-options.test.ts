@@ -1,8 +1,8 @@
 // `confighash serve` options for self-managed certificates and hash key
-// (src/config/self-managed.ts): which files they stand for, and the mistakes they refuse.
+// (src/cli/self-managed-options.ts): which files they stand for, and the mistakes they refuse.
 
 import { describe, expect, it } from 'vitest';
-import { parseServeConfig, type ServeConfig } from '../../src/config/index.js';
+import { parseServeConfig, type ServeConfig } from '../../src/cli/index.js';
 import { named } from '../support/named.js';
 
 const FILES = ['--tls-cert-file', 'a.crt', '--tls-key-file', 'a.key'];

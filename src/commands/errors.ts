@@ -1,7 +1,7 @@
 // How the commands fail: a mistake the user can fix is a UsageError, printed as
 // one line with exit code 2 (main.ts).
 
-import type { ParseResult } from '../config/index.js';
+import type { ParseResult } from '../cli/index.js';
 import {
   type ClusterCredentials,
   childProcessResolver,

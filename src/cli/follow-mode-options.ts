@@ -1,10 +1,10 @@
 // Follow mode's options (docs/design.md §6), which roll workloads on config changes
 // that no write of theirs carries, and the Lease that elects the one replica
-// doing it: `confighash follow` takes them (follow-command.ts).
+// doing it: `confighash follow` takes them (follow-command-options.ts).
 
 import { hostname } from 'node:os';
-import { parseGoDuration } from '../admission/index.js';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
+import { parseGoDuration } from '../runtime/index.js';
 import { type OptionSpec, parseInteger } from './options.js';
 
 export interface FollowConfig {

@@ -1,15 +1,15 @@
 // `confighash explain KIND/NAME -n NS`: which workload, as kubectl names it
-// (`deploy/web`, `sts/db`, `ds/agent`), which cluster (kubectl.ts) and the output
+// (`deploy/web`, `sts/db`, `ds/agent`), which cluster (kubectl-options.ts) and the output
 // format.
 
 import { findWorkloadKindByName, type WorkloadKind } from '../workload/index.js';
-import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
+import { CLI_KIND_OPTION, parseCliKinds } from './kind-options.js';
 import {
   type ClusterSelection,
   KUBECTL_OPTIONS,
   type OutputFormat,
   parseKubectlChoices,
-} from './kubectl.js';
+} from './kubectl-options.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 interface ExplainConfig {

@@ -1,14 +1,15 @@
-// `confighash plan` and `confighash explain`: the previews. They read manifests
-// (files, stdin, `kubectl kustomize`) and the cluster, and print for people or
-// as JSON or YAML. Every failure is a one-line mistake (errors.ts).
+// `confighash plan`: a preview of what applying the manifests rolls. It reads them (files,
+// stdin, `kubectl kustomize`) and the cluster, and prints for people or as JSON or YAML.
+// Every failure is a one-line mistake (errors.ts).
 
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { type ManifestInput, parseExplainConfig, parsePlanConfig } from '../config/index.js';
+import { type ManifestInput, parsePlanConfig } from '../cli/index.js';
 import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
 import { withDeadline } from '../runtime/deadline.js';
-import { CLI_TIMEOUT_MS, onCluster } from './cli-cluster.js';
+import { CLI_TIMEOUT_MS } from './cli-cluster.js';
 import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
+import { useColor } from './terminal.js';
 
 /** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
 export async function plan(argv: readonly string[]): Promise<number> {
@@ -45,37 +46,6 @@ export async function plan(argv: readonly string[]): Promise<number> {
   } finally {
     connection?.close();
   }
-}
-
-/** `confighash explain KIND/NAME`: exit 0 with the answer, 2 when there is none. */
-export async function explain(argv: readonly string[]): Promise<number> {
-  const config = unwrap(parseExplainConfig(argv));
-  const { explainWorkload, renderExplanation, renderExplanationData } = await import(
-    '../plan/index.js'
-  );
-  const result = await onCluster(
-    config.cluster,
-    config.namespace,
-    (connection, namespace, signal) =>
-      explainWorkload(
-        createExplainCluster(connection),
-        config.kind,
-        namespace,
-        config.name,
-        signal,
-      ),
-  );
-  if (!result.ok) throw new UsageError(result.error);
-  process.stdout.write(
-    config.output === 'text'
-      ? renderExplanation(result.explanation, { color: useColor() })
-      : renderExplanationData(result.explanation, config.output),
-  );
-  return 0;
-}
-
-function useColor(): boolean {
-  return process.stdout.isTTY === true && !process.env.NO_COLOR;
 }
 
 async function readManifests(input: ManifestInput): Promise<string> {

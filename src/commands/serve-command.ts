@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createMutator } from '../admission/mutate.js';
 import { type NamespaceWatch, startNamespaceCheck } from '../admission/namespace-check.js';
-import type { ServeConfig } from '../config/index.js';
+import type { ServeConfig } from '../cli/index.js';
 import {
   type ApiConnection,
   type ClusterCredentials,
@@ -16,11 +16,11 @@ import {
   createNamespaceApi,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
+import { createLogger } from '../runtime/logger.js';
+import { createAdmissionMetrics } from '../server/admission-metrics.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
-import { createLogger } from '../server/logger.js';
-import { createAdmissionMetrics } from '../server/metrics.js';
-import { readTlsMaterial, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../server/tls.js';
+import { readServingTls, type ServingTls, type TlsFiles, watchTlsFiles } from '../server/tls.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
 
@@ -30,14 +30,7 @@ export async function serve(config: ServeConfig): Promise<void> {
   const selfManaged =
     config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
   const keys = await readHashKeys(config, selfManaged);
-  const tlsFiles = {
-    certFile: config.tlsCertFile,
-    keyFile: config.tlsKeyFile,
-    ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
-  };
-  const tls = await readTlsMaterial(tlsFiles).catch((error: Error) => {
-    throw new UsageError(error.message);
-  });
+  const { tlsFiles, tls } = await readServingFiles(config);
   const connection = await cluster.connection();
   const metrics = createAdmissionMetrics();
   const namespaces = watchNamespaces(config, await cluster.credentials(), connection, logger);
@@ -67,17 +60,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
   );
   readiness.ready = true;
-  logger.info(
-    {
-      port: config.port,
-      host: config.host,
-      apiServer: connection.server.origin,
-      ...(config.clientAuth
-        ? { clientCaFile: config.clientAuth.caFile, probePort: config.clientAuth.probePort }
-        : {}),
-    },
-    'ready',
-  );
+  logReady(config, connection.server, logger);
   drainOnSignal(config, logger, async () => {
     readiness.ready = false;
     stopTlsWatch();
@@ -94,6 +77,35 @@ export async function serve(config: ServeConfig): Promise<void> {
     await probes?.close();
     connection.close();
   });
+}
+
+/** The serving certificate's files (and the client CA's, with --client-ca-file), read once to start. */
+async function readServingFiles(
+  config: ServeConfig,
+): Promise<{ tlsFiles: TlsFiles; tls: ServingTls }> {
+  const tlsFiles = {
+    certFile: config.tlsCertFile,
+    keyFile: config.tlsKeyFile,
+    ...(config.clientAuth ? { clientCaFile: config.clientAuth.caFile } : {}),
+  };
+  const tls = await readServingTls(tlsFiles).catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+  return { tlsFiles, tls };
+}
+
+function logReady(config: ServeConfig, apiServer: URL, logger: Logger): void {
+  logger.info(
+    {
+      port: config.port,
+      host: config.host,
+      apiServer: apiServer.origin,
+      ...(config.clientAuth
+        ? { clientCaFile: config.clientAuth.caFile, probePort: config.clientAuth.probePort }
+        : {}),
+    },
+    'ready',
+  );
 }
 
 /**
@@ -130,7 +142,7 @@ function watchNamespaces(
 function watchServingCertificate(
   apps: readonly FastifyInstance[],
   files: TlsFiles,
-  tls: TlsMaterial,
+  tls: ServingTls,
   intervalMs: number,
   logger: Logger,
 ): () => void {

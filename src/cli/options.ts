@@ -1,11 +1,11 @@
 // The option machinery: each option is a flag with an environment variable
 // and maybe a default; parsing gives one-line mistakes naming the option, and
-// help text lists both names. Commands (serve.ts, dev-certs.ts) declare their
-// options as tables of OptionSpec; commands.ts says what each command is for.
+// help text lists both names. Commands (serve-options.ts, dev-certs-options.ts) declare their
+// options as tables of OptionSpec; synopses.ts says what each command is for.
 // Nothing here reads files or exits.
 
 import { parseArgs } from 'node:util';
-import { commandText } from './commands.js';
+import { commandText } from './synopses.js';
 
 export type ParseResult<T> =
   | { readonly ok: true; readonly config: T }

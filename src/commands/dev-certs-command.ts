@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDevCertsConfig } from '../config/index.js';
+import { parseDevCertsConfig } from '../cli/index.js';
 import { unwrap } from './errors.js';
 
 export async function devCerts(argv: readonly string[]): Promise<void> {

@@ -3,10 +3,9 @@
 // self-managed options have a module of their own; this one composes them.
 
 import { MAX_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS } from '../admission/index.js';
-import type { SelfManagedOptions } from '../certs/self-managed.js';
-import type { LogLevel } from '../server/logger.js';
+import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
+import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
 import {
   type Environment,
   envOf,
@@ -17,7 +16,8 @@ import {
   parseOptions,
   parseSeconds,
 } from './options.js';
-import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed.js';
+import type { SelfManagedOptions } from './self-managed-options.js';
+import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
 
 /** What --log-level accepts, in help order. */
 export const LOG_LEVELS: readonly LogLevel[] = [
@@ -170,22 +170,8 @@ export function parseServeConfig(
   }
   const logLevel = parseLogLevel(get('log-level'));
   if (!isLogLevel(logLevel)) return fail(logLevel);
-  const reload = parseSeconds(get('tls-reload-interval'));
-  if (reload === undefined || reload <= 0) {
-    return fail(
-      `--tls-reload-interval must be a positive number of seconds, got '${get('tls-reload-interval')}'`,
-    );
-  }
-  const shutdown = parseSeconds(get('shutdown-timeout'));
-  if (shutdown === undefined) {
-    return fail(`--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`);
-  }
-  const webhookTimeout = parseInteger(get('webhook-timeout'), 1, MAX_TIMEOUT_MS / 1000);
-  if (webhookTimeout === undefined) {
-    return fail(
-      `--webhook-timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_MS / 1000} (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`,
-    );
-  }
+  const times = parseServeTimes(get);
+  if (typeof times === 'string') return fail(times);
   const clientAuth = parseClientAuth(get, port);
   if (typeof clientAuth === 'string') return fail(clientAuth);
   const kinds = parseKinds(values.all('kind'));
@@ -205,14 +191,35 @@ export function parseServeConfig(
       hashKeyFile: get('hash-key-file')!,
       previousHashKeyFiles: Object.freeze(values.all('previous-hash-key-file')),
       logLevel,
-      tlsReloadIntervalMs: reload * 1000,
-      shutdownTimeoutMs: shutdown * 1000,
-      webhookTimeoutMs: webhookTimeout * 1000,
+      ...times,
       selfManaged: selfManaged.options,
       kinds,
       excludedNamespaces,
       clientAuth,
     }),
+  };
+}
+
+/** --tls-reload-interval, --shutdown-timeout and --webhook-timeout, in milliseconds. */
+function parseServeTimes(
+  get: (flag: string) => string | undefined,
+): { tlsReloadIntervalMs: number; shutdownTimeoutMs: number; webhookTimeoutMs: number } | string {
+  const reload = parseSeconds(get('tls-reload-interval'));
+  if (reload === undefined || reload <= 0) {
+    return `--tls-reload-interval must be a positive number of seconds, got '${get('tls-reload-interval')}'`;
+  }
+  const shutdown = parseSeconds(get('shutdown-timeout'));
+  if (shutdown === undefined) {
+    return `--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`;
+  }
+  const webhookTimeout = parseInteger(get('webhook-timeout'), 1, MAX_TIMEOUT_MS / 1000);
+  if (webhookTimeout === undefined) {
+    return `--webhook-timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_MS / 1000} (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`;
+  }
+  return {
+    tlsReloadIntervalMs: reload * 1000,
+    shutdownTimeoutMs: shutdown * 1000,
+    webhookTimeoutMs: webhookTimeout * 1000,
   };
 }
 

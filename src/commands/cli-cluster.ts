@@ -2,7 +2,7 @@
 // and default namespace, a reachability check that turns "no cluster" into one line, one
 // deadline for the whole command, and the connection closed however it ends.
 
-import type { ClusterSelection } from '../config/index.js';
+import type { ClusterSelection } from '../cli/index.js';
 import { type ApiConnection, checkReachable, connectToCluster } from '../kube/index.js';
 import { withDeadline } from '../runtime/deadline.js';
 import { loadClusterCredentials } from './errors.js';

@@ -22,7 +22,7 @@ import {
 } from '../workload/index.js';
 import { describeWait, findApprovalWaits, type WaitsOf } from './approval-wait.js';
 import { changesHash } from './compare.js';
-import { type Context, createContext, type PlanOptions, type Target } from './context.js';
+import { type Context, createContext, type PlanOptions, type PlanTarget } from './context.js';
 import { describeSelection } from './describe.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
@@ -83,7 +83,7 @@ export async function planChanges(
 ): Promise<Plan> {
   const context = createContext(manifests, cluster, options, signal);
   const problems: string[] = [];
-  const targets: Target[] = manifests.workloads.map(({ workload, namespace, name }) => ({
+  const targets: PlanTarget[] = manifests.workloads.map(({ workload, namespace, name }) => ({
     workload,
     namespace,
     name,
@@ -100,13 +100,13 @@ export async function planChanges(
 // --- which workloads -------------------------------------------------------------
 
 /** Live workloads, not in the manifests, of opted-in namespaces, that read a source of the manifests. */
-async function findLiveReaders(context: Context, problems: string[]): Promise<Target[]> {
+async function findLiveReaders(context: Context, problems: string[]): Promise<PlanTarget[]> {
   const { manifests, cluster, signal } = context;
   const inManifests = new Set(
     manifests.workloads.map((w) => `${w.workload.kind.kind}/${w.namespace}/${w.name}`),
   );
   const namespaces = [...new Set(manifests.configs.map(({ namespace }) => namespace))];
-  const found: Target[] = [];
+  const found: PlanTarget[] = [];
   for (const namespace of namespaces) {
     const mode = await context.mode(namespace);
     if (mode.status === 'failed') {
@@ -157,7 +157,7 @@ const settled = (verdict: Verdict, ...reasons: string[]): Finding => ({ verdict,
 /** Each step either settles the workload (a Finding) or hands the next one what it learnt. */
 async function planWorkload(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   waitsOf: WaitsOf,
 ): Promise<WorkloadPlan> {
   const finding = await findVerdict(context, target);
@@ -180,7 +180,7 @@ async function planWorkload(
   };
 }
 
-async function findVerdict(context: Context, target: Target): Promise<Finding> {
+async function findVerdict(context: Context, target: PlanTarget): Promise<Finding> {
   const scope = await checkScope(context, target);
   if ('verdict' in scope) return scope;
   const live = await readLive(context, target);
@@ -198,7 +198,7 @@ interface Scope {
 /** Opted out, a namespace not opted in, nothing read, or offline: settled without the live objects. */
 async function checkScope(
   context: Context,
-  { workload, namespace }: Target,
+  { workload, namespace }: PlanTarget,
 ): Promise<Scope | Finding> {
   // The decision table's first row (workload/handled.ts), asked before the namespace is read.
   if (isOptedOut(workload.annotations))
@@ -250,7 +250,7 @@ function notHandledLine(reason: NotHandledReason, namespace: string): string {
 /** The live workload (a live reader brings its own); none yet is a new workload. */
 async function readLive(
   context: Context,
-  target: Target,
+  target: PlanTarget,
 ): Promise<{ object: JsonObject } | Finding> {
   if (target.live) return { object: target.live };
   const { workload, namespace, name } = target;
@@ -284,7 +284,7 @@ async function compareSources(
 /** Whether the hash (or the template itself) changes, and whether that write reaches the pods. */
 async function decideRoll(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   facts: Scope & { readonly live: JsonObject; readonly results: readonly Compared[] },
 ): Promise<Finding> {
   const { discovery, live, results } = facts;
@@ -317,7 +317,7 @@ async function decideRoll(
  */
 async function compareTemplate(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   live: JsonObject,
 ): Promise<{ differences: string[]; notes: string[] }> {
   if (target.live) return { differences: [], notes: [] };
@@ -353,7 +353,7 @@ const STALE =
  */
 async function askWebhook(
   context: Context,
-  target: Target,
+  target: PlanTarget,
   live: JsonObject,
   discovery: Discovery,
 ): Promise<{ stale: boolean; notes: string[] }> {

@@ -1,6 +1,6 @@
 // `confighash halt SOURCE` and `confighash resume SOURCE [--retry-canary]` (docs/design.md §6
 // "Stop and release by hand"): which source, as kubectl names it (`configmap/app`, `cm/app`,
-// `secret/db`), and which cluster (kubectl.ts).
+// `secret/db`), and which cluster (kubectl-options.ts).
 
 import type { FanoutAction } from '../workload/index.js';
 import {
@@ -9,7 +9,7 @@ import {
   KUBECONFIG_OPTION,
   NAMESPACE_OPTION,
   parseKubectlChoices,
-} from './kubectl.js';
+} from './kubectl-options.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
 
 /** A ConfigMap or Secret, as the command names it. */

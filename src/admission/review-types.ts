@@ -1,10 +1,6 @@
 // The parts of admission.k8s.io/v1 AdmissionReview that confighash reads and writes.
 
-export interface GroupVersionKind {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-}
+import type { GroupVersionKind } from '../workload/index.js';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 

@@ -3,9 +3,18 @@
 // Secrets, and the paths in --runtime-dir that stand for the file flags then.
 
 import { join } from 'node:path';
-import { parseGoDuration } from '../admission/index.js';
-import type { SelfManagedCertificates, SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManagedCertificates } from '../certs/certificates-secret.js';
+import type { HashKeySecret } from '../hash-key/secret.js';
+import { parseGoDuration } from '../runtime/index.js';
 import { type OptionSpec, type OptionValues, parseSeconds } from './options.js';
+
+/** `serve` and `follow`'s Secrets: the certificates (serve only) and the hash key. */
+export interface SelfManagedOptions {
+  /** The webhook's own namespace, where its Secrets live. */
+  readonly namespace: string;
+  readonly certificates: SelfManagedCertificates | undefined;
+  readonly hashKey: HashKeySecret | undefined;
+}
 
 // Names must match the RBAC resourceNames in manifests/.
 export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [

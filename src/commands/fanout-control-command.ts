@@ -3,7 +3,7 @@
 // it, and write the control follow mode acts on — the same annotation `kubectl annotate`
 // writes. Exit 0 when written, 1 when there is nothing to do, 2 on a mistake.
 
-import { parseFanoutControlConfig } from '../config/index.js';
+import { parseFanoutControlConfig } from '../cli/index.js';
 import { type ApiConnection, createApiConfigSource, writeFanoutControl } from '../kube/index.js';
 import { formatSource, type NamedSource } from '../sources/index.js';
 import { askFanout, type FanoutAction, readFanoutRecord } from '../workload/index.js';

@@ -1,5 +1,6 @@
-// The logger: JSON lines for machines, pretty only on a terminal. Redaction is
-// a second line of defence; the first is that no code logs object content.
+// The logger both processes write to: JSON lines for machines, pretty only on a terminal.
+// Redaction is a second line of defence; the first is that no code logs object content.
+// What a use case needs of it is LeveledLog: pino's shape, so commands pass a child logger.
 
 import pino, { type Logger, type LoggerOptions } from 'pino';
 
@@ -22,6 +23,14 @@ export const REDACTED_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
 ];
+
+/** The logger as a use case sees it (follow mode): four levels, structured fields first. */
+export interface LeveledLog {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 

@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { SelfManaged, SelfManagedOptions } from '../certs/self-managed.js';
+import type { SelfManagedOptions } from '../cli/index.js';
 import {
   type ApiConnection,
   type ClusterCredentials,
@@ -14,6 +14,7 @@ import {
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
 import { loadClusterCredentials, UsageError } from './errors.js';
+import type { SelfManaged } from './self-managed.js';
 
 export const MIN_HASH_KEY_BYTES = 32;
 
@@ -54,7 +55,7 @@ export async function startCertificates(
 ): Promise<SelfManaged> {
   const api = await cluster.connection();
   // selfsigned and the renewal loop load only here: most installs bring their own certificates.
-  const { startSelfManaged } = await import('../certs/self-managed.js');
+  const { startSelfManaged } = await import('./self-managed.js');
   return startSelfManaged(options, {
     secrets: createSecretStore(api, options.namespace),
     webhooks: createCaBundleTarget(api),

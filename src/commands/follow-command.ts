@@ -6,7 +6,7 @@
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { FollowCommandConfig, FollowConfig } from '../config/index.js';
+import type { FollowCommandConfig, FollowConfig } from '../cli/index.js';
 import { createEvaluator, createSourceDigester } from '../evaluate/index.js';
 import { createFollowMetrics, type FollowMode, startFollowMode } from '../follow/index.js';
 import { hashKeyId } from '../hash/index.js';
@@ -18,7 +18,7 @@ import {
   createLeaseStore,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
-import { createLogger } from '../server/logger.js';
+import { createLogger } from '../runtime/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './cluster.js';

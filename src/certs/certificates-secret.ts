@@ -1,74 +1,26 @@
-// `confighash serve --self-managed-certs` (and `--hash-key-secret`): the CA,
-// serving certificate and hash key live in Secrets that the first replica to
-// start creates and every other replica adopts. Each replica writes them to its
-// own files (a memory emptyDir; the root filesystem is read-only), where the
-// server's TLS reloader picks up renewals, and keeps the
-// MutatingWebhookConfiguration's caBundle pointing at the CA.
+// `confighash serve --self-managed-certs`: the CA and serving certificate live in a Secret
+// that the first replica to start creates and every other replica adopts. Each replica
+// writes them to its own files (a memory emptyDir; the root filesystem is read-only), where
+// the server's TLS reloader picks up renewals, and keeps the MutatingWebhookConfiguration's
+// caBundle pointing at the CA.
 //
 // Concurrency is the apiserver's: a create that finds the Secret already there
 // (409) and a replace whose resourceVersion is stale (409) both mean "another
-// replica won": read again and use what won. Nothing here ever overwrites the
-// hash key.
+// replica won": read again and use what won.
 
-import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { writeFileAtomically } from '../runtime/files.js';
 import { generateCertificateAuthority, generateServingCertificate } from './generate.js';
+import type { SecretBytes, SecretStore, SelfManagedPorts } from './ports.js';
 import {
   AUTHORITY_VALID_DAYS,
   CERT_KEYS,
   type CertificatePlan,
   caBundleAfterRotation,
-  checkHashKey,
-  HASH_KEY_KEY,
   inspectCertificates,
-  PREVIOUS_HASH_KEY_PREFIX,
   planCertificates,
-  previousHashKeyEntries,
   SERVING_VALID_DAYS,
 } from './renewal.js';
-
-export type SecretData = Readonly<Record<string, Buffer>>;
-
-interface StoredSecret {
-  readonly data: SecretData;
-  readonly resourceVersion: string;
-}
-
-/**
- * The Secrets of the webhook's own namespace (adapter: src/kube/secrets.ts). Each call gives
- * up when `signal` aborts, and after the adapter's own time limit.
- */
-export interface SecretStore {
-  readonly namespace: string;
-  read(name: string, signal?: AbortSignal): Promise<StoredSecret | undefined>;
-  /** 'exists' when someone else created it first (409 AlreadyExists). */
-  create(
-    name: string,
-    type: string,
-    data: SecretData,
-    signal?: AbortSignal,
-  ): Promise<'created' | 'exists'>;
-  /** 'conflict' when it changed after `resourceVersion` was read (409 Conflict). */
-  replace(
-    name: string,
-    type: string,
-    data: SecretData,
-    resourceVersion: string,
-    signal?: AbortSignal,
-  ): Promise<'replaced' | 'conflict'>;
-}
-
-/** The MutatingWebhookConfiguration's trust (adapter: src/kube/webhook-configuration.ts). */
-export interface CaBundleTarget {
-  /** Sets every webhook's caBundle of configuration `name` to `caBundle` (PEM). */
-  ensure(name: string, caBundle: string): Promise<'patched' | 'unchanged'>;
-}
-
-interface SelfManagedLog {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-}
 
 export interface SelfManagedCertificates {
   readonly secretName: string;
@@ -80,27 +32,6 @@ export interface SelfManagedCertificates {
   readonly checkIntervalMs: number;
   /** Lifetime of the serving certificates it issues, in days (a fraction for tests). */
   readonly servingValidDays: number;
-}
-
-export interface SelfManagedOptions {
-  /** The webhook's own namespace, where its Secrets live. */
-  readonly namespace: string;
-  readonly certificates: SelfManagedCertificates | undefined;
-  readonly hashKey: { readonly secretName: string; readonly file: string } | undefined;
-}
-
-/** The injected clock's timers (src/runtime/clock.ts, passed in by src/main). */
-export interface CheckTimers {
-  setTimer(ms: number, fire: () => void, options?: { readonly keepAlive: false }): () => void;
-}
-
-export interface SelfManagedPorts {
-  readonly secrets: SecretStore;
-  readonly webhooks: CaBundleTarget;
-  readonly log: SelfManagedLog;
-  /** The renewal checks' timers. */
-  readonly timers: CheckTimers;
-  readonly now?: () => Date;
 }
 
 interface CertificateMaterial {
@@ -118,48 +49,10 @@ interface CertificateOutcome {
   readonly reason?: string;
 }
 
-const HASH_KEY_BYTES = 32;
 const TLS_SECRET_TYPE = 'kubernetes.io/tls';
-const OPAQUE_SECRET_TYPE = 'Opaque';
 const MAX_ATTEMPTS = 5;
 /** After a failed check, try again this soon (or at the check interval, if shorter). */
 const RETRY_MS = 10_000;
-
-/** A previous hash key, by its entry in the Secret (`previous-…`). */
-interface PreviousHashKey {
-  readonly entry: string;
-  readonly key: Buffer;
-}
-
-/**
- * Reads the hash key Secret, creating it with 32 random bytes when absent. Never replaces
- * it: rotating the key is a person's edit of the Secret (docs/security.md).
- */
-export async function ensureHashKey(
-  store: SecretStore,
-  name: string,
-  generate: () => Buffer = () => randomBytes(HASH_KEY_BYTES),
-): Promise<{ key: Buffer; previous: readonly PreviousHashKey[]; created: boolean }> {
-  let stored = await store.read(name);
-  let created = false;
-  if (stored === undefined) {
-    created =
-      (await store.create(name, OPAQUE_SECRET_TYPE, { [HASH_KEY_KEY]: generate() })) === 'created';
-    stored = await store.read(name);
-    if (stored === undefined) {
-      throw new Error(`Secret ${store.namespace}/${name} disappeared right after it was created`);
-    }
-  }
-  const entries = [HASH_KEY_KEY, ...previousHashKeyEntries(stored.data)];
-  for (const entry of entries) {
-    const problem = checkHashKey(stored.data[entry], HASH_KEY_BYTES, entry);
-    if (problem) {
-      throw new Error(`Secret ${store.namespace}/${name} ${problem} (it is never overwritten)`);
-    }
-  }
-  const previous = entries.slice(1).map((entry) => ({ entry, key: stored.data[entry]! }));
-  return { key: stored.data[HASH_KEY_KEY]!, previous, created };
-}
 
 /** Brings the certificates Secret to a good state and returns what it holds. */
 export async function reconcileCertificates(
@@ -196,66 +89,8 @@ export async function reconcileCertificates(
   );
 }
 
-export interface SelfManaged {
-  stop(): void;
-  /** The previous hash keys of the Secret, each written to a file beside the hash key's. */
-  readonly previousHashKeyFiles: readonly string[];
-}
-
-/**
- * Starts self-managed mode: the hash key files and the certificate files exist
- * when this resolves (or it throws, and serve fails to start); renewals and the
- * caBundle are then checked every `checkIntervalMs`.
- */
-export async function startSelfManaged(
-  options: SelfManagedOptions,
-  ports: SelfManagedPorts,
-): Promise<SelfManaged> {
-  const previousHashKeyFiles = options.hashKey
-    ? await writeHashKeys(options.namespace, options.hashKey, ports)
-    : [];
-  if (!options.certificates) return { stop() {}, previousHashKeyFiles };
-  const checks = await startCertificateChecks(options.namespace, options.certificates, ports);
-  return { ...checks, previousHashKeyFiles };
-}
-
-/**
- * The current key to its file, each previous key to a file named as its entry beside it
- * (the layout a Secret volume would give); returns the previous keys' files. A previous
- * key's file whose entry is gone from the Secret is removed: a container restarted in
- * the same pod keeps its runtime directory, and a dropped key should not outlive the drop.
- */
-async function writeHashKeys(
-  namespace: string,
-  hashKey: NonNullable<SelfManagedOptions['hashKey']>,
-  { secrets, log }: SelfManagedPorts,
-): Promise<string[]> {
-  const { key, previous, created } = await ensureHashKey(secrets, hashKey.secretName);
-  await writeFileAtomically(hashKey.file, key);
-  const dir = dirname(hashKey.file);
-  const entries = new Set(previous.map(({ entry }) => entry));
-  for (const name of await readdir(dir)) {
-    if (name.startsWith(PREVIOUS_HASH_KEY_PREFIX) && !entries.has(name)) {
-      await rm(join(dir, name), { force: true });
-    }
-  }
-  const files = previous.map(({ entry }) => join(dir, entry));
-  for (const [index, { key: previousKey }] of previous.entries()) {
-    await writeFileAtomically(files[index]!, previousKey);
-  }
-  log.info(
-    {
-      secret: `${namespace}/${hashKey.secretName}`,
-      created,
-      previousKeys: previous.map(({ entry }) => entry),
-    },
-    created ? 'hash key created' : 'hash key loaded',
-  );
-  return files;
-}
-
 /** The first check runs now; then one every interval, sooner after a failure. */
-async function startCertificateChecks(
+export async function startCertificateChecks(
   namespace: string,
   certificates: SelfManagedCertificates,
   ports: SelfManagedPorts,
@@ -334,11 +169,11 @@ function certificateCheck(
 
 async function buildCertificates(
   plan: Exclude<CertificatePlan, { action: 'keep' }>,
-  stored: SecretData | undefined,
+  stored: SecretBytes | undefined,
   hosts: readonly string[],
   now: Date,
   servingValidDays: number,
-): Promise<SecretData> {
+): Promise<SecretBytes> {
   if (plan.action === 'renew-serving') {
     // Hosts the current certificate already covers stay covered, so replicas
     // started with different --cert-host values converge instead of taking turns.
@@ -384,7 +219,7 @@ function hostsOf(certPem: Buffer): string[] {
     .filter((host): host is string => host !== undefined);
 }
 
-function materialOf(data: SecretData): CertificateMaterial {
+function materialOf(data: SecretBytes): CertificateMaterial {
   return {
     cert: data[CERT_KEYS.servingCert]!.toString(),
     key: data[CERT_KEYS.servingKey]!.toString(),
@@ -394,14 +229,4 @@ function materialOf(data: SecretData): CertificateMaterial {
 
 function sameMaterial(a: CertificateMaterial | undefined, b: CertificateMaterial): boolean {
   return a !== undefined && a.cert === b.cert && a.key === b.key;
-}
-
-/** Write-then-rename, so the reloader never reads half a file. */
-async function writeFileAtomically(path: string, content: string | Buffer): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const current = await readFile(path).catch(() => undefined);
-  if (current?.equals(Buffer.from(content))) return;
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, content, { mode: 0o600 });
-  await rename(temporary, path);
 }

@@ -4,11 +4,10 @@
 // the same Secret), its --kind and --log-level, and listens on plain HTTP for the
 // probes and Prometheus only.
 
-import type { SelfManagedOptions } from '../certs/self-managed.js';
-import type { LogLevel } from '../server/logger.js';
+import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow.js';
-import { parseKinds, SERVE_KIND_OPTION } from './kinds.js';
+import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow-mode-options.js';
+import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
 import {
   type Environment,
   fail,
@@ -16,7 +15,8 @@ import {
   type ParseResult,
   parseOptions,
 } from './options.js';
-import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed.js';
+import type { SelfManagedOptions } from './self-managed-options.js';
+import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed-options.js';
 import {
   EXCLUDED_NAMESPACE_OPTION,
   isLogLevel,
@@ -24,7 +24,7 @@ import {
   parseLogLevel,
   parsePort,
   SERVE_OPTIONS,
-} from './serve.js';
+} from './serve-options.js';
 
 export interface FollowCommandConfig {
   /** Plain HTTP: /healthz, /readyz, /metrics. */

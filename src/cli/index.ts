@@ -2,27 +2,28 @@
 // into frozen configs, one module per command; the machinery is options.ts.
 // Nothing here reads files or exits the process.
 
-import { DEV_CERTS_OPTIONS } from './dev-certs.js';
-import { EXPLAIN_OPTIONS } from './explain.js';
-import { HALT_OPTIONS, RESUME_OPTIONS } from './fanout-control.js';
-import { FOLLOW_COMMAND_OPTIONS } from './follow-command.js';
+import { DEV_CERTS_OPTIONS } from './dev-certs-options.js';
+import { EXPLAIN_OPTIONS } from './explain-options.js';
+import { HALT_OPTIONS, RESUME_OPTIONS } from './fanout-control-options.js';
+import { FOLLOW_COMMAND_OPTIONS } from './follow-command-options.js';
 import { helpFor, type OptionSpec } from './options.js';
-import { PLAN_OPTIONS } from './plan.js';
-import { ALL_SERVE_OPTIONS } from './serve.js';
+import { PLAN_OPTIONS } from './plan-options.js';
+import { ALL_SERVE_OPTIONS } from './serve-options.js';
 
-export { COMMANDS, usage } from './commands.js';
-export { parseDevCertsConfig } from './dev-certs.js';
-export { parseExplainConfig } from './explain.js';
-export { parseFanoutControlConfig } from './fanout-control.js';
-export type { FollowConfig } from './follow.js';
+export { parseDevCertsConfig } from './dev-certs-options.js';
+export { parseExplainConfig } from './explain-options.js';
+export { parseFanoutControlConfig } from './fanout-control-options.js';
 export {
   type FollowCommandConfig,
   parseFollowCommandConfig,
-} from './follow-command.js';
-export type { ClusterSelection, OutputFormat } from './kubectl.js';
+} from './follow-command-options.js';
+export type { FollowConfig } from './follow-mode-options.js';
+export type { ClusterSelection, OutputFormat } from './kubectl-options.js';
 export type { ParseResult } from './options.js';
-export { type ManifestInput, parsePlanConfig } from './plan.js';
-export { parseServeConfig, type ServeConfig } from './serve.js';
+export { type ManifestInput, parsePlanConfig } from './plan-options.js';
+export type { SelfManagedOptions } from './self-managed-options.js';
+export { parseServeConfig, type ServeConfig } from './serve-options.js';
+export { COMMANDS, usage } from './synopses.js';
 
 /**
  * Every environment variable an option is read from. A variable the kubelet sets for a

@@ -1,16 +1,16 @@
 // `confighash plan`: which manifests (-f FILE|-, -k DIR), the default namespace,
-// which cluster (kubectl.ts), the output format and how the manifests will be
+// which cluster (kubectl-options.ts), the output format and how the manifests will be
 // applied. Flags only: a
 // preview takes no environment variables.
 
 import type { WorkloadKind } from '../workload/index.js';
-import { CLI_KIND_OPTION, parseCliKinds } from './kinds.js';
+import { CLI_KIND_OPTION, parseCliKinds } from './kind-options.js';
 import {
   type ClusterSelection,
   KUBECTL_OPTIONS,
   type OutputFormat,
   parseKubectlChoices,
-} from './kubectl.js';
+} from './kubectl-options.js';
 import { fail, type OptionSpec, type ParseResult, parseInteger, parseOptions } from './options.js';
 
 export type ManifestInput =
