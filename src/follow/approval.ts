@@ -7,6 +7,7 @@
 // on the source, and a new leader checks each large source before its readers are touched.
 
 import type { SourceDigest, SourceDigester } from '../evaluate/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import {
   awaitingApprovalNote,
   FANOUT_AWAITS_APPROVAL,
@@ -14,7 +15,6 @@ import {
   isLargeFanout,
 } from '../workload/index.js';
 import { EVENT_ACTION } from './events.js';
-import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi } from './ports.js';
 import type { ReferenceIndex } from './reference-index.js';
@@ -31,7 +31,7 @@ interface ApprovalDependencies {
   readonly index: Pick<ReferenceIndex, 'readerCount' | 'readersOf' | 'sourcesOf' | 'versionOf'>;
   readonly api: Pick<FollowApi, 'recordEvent'>;
   readonly metrics: Pick<FollowMetrics, 'fanoutsAwaitingApproval'>;
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   readonly signal: AbortSignal;
 }
 

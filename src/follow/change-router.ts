@@ -2,16 +2,16 @@
 // it, to the canary-first fan-out (fanout.ts) when it must go that way, else straight to the
 // touch queue. The resync routes what moved without an event the same way.
 
+import type { LeveledLog } from '../runtime/logger.js';
 import { parseSourceList } from '../sources/index.js';
 import type { Approvals, ApprovalVerdict } from './approval.js';
 import type { Fanouts } from './fanout.js';
-import type { FollowLogger } from './logger.js';
 import type { Reader, ReferenceIndex } from './reference-index.js';
 import type { SourceEvent } from './resources.js';
 import type { TouchQueue } from './touch-queue.js';
 
 export interface ChangeRouterDependencies {
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   readonly index: Pick<
     ReferenceIndex,
     'recordedSources' | 'stale' | 'movedSources' | 'readerCount' | 'versionOf' | 'counts'

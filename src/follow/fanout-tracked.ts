@@ -4,6 +4,7 @@
 
 import type { SourceDigester } from '../evaluate/index.js';
 import type { Clock } from '../runtime/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import { type NamedSource, parseSourceList } from '../sources/index.js';
 import {
   type FanoutRecord,
@@ -16,7 +17,6 @@ import {
 } from '../workload/index.js';
 import type { Approvals } from './approval.js';
 import { canaryCount, canaryWindowOf, type FanoutOptions } from './fanout-options.js';
-import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { FollowApi } from './ports.js';
 import type { ReferenceIndex } from './reference-index.js';
@@ -54,7 +54,7 @@ export interface FanoutDependencies {
     FollowMetrics,
     'fanoutHalted' | 'workloadsHeld' | 'workloadsBehindCanary' | 'fanoutsHaltedNow'
   >;
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   readonly options: FanoutOptions & { readonly retryMs: number };
   readonly clock: Clock;
   readonly signal: AbortSignal;

@@ -20,6 +20,7 @@ import {
   listAndWatch,
   systemClock,
 } from '../runtime/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import { formatSource } from '../sources/index.js';
 import {
   excludedNamespaceSet,
@@ -31,7 +32,6 @@ import { Approvals } from './approval.js';
 import { ChangeRouter } from './change-router.js';
 import { Fanouts, heldTouch } from './fanout.js';
 import { DEFAULT_FANOUT_OPTIONS, type FanoutOptions } from './fanout-options.js';
-import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import { NamespaceTracker, type WatchScope } from './namespace-tracker.js';
 import type { FollowApi, NamespaceInfo } from './ports.js';
@@ -86,7 +86,7 @@ export interface FollowerDependencies {
    */
   readonly hashKeyId: string;
   readonly metrics: FollowMetrics;
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   readonly options: FollowOptions;
   /** The kinds listed and touched (default: the apps/v1 ones; `--kind` adds more). */
   readonly kinds?: readonly WorkloadKind[];

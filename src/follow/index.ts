@@ -7,7 +7,6 @@ import type { LeaseStore } from './ports.js';
 
 export { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from './follower.js';
 export { DEFAULT_TIMING, type ElectionTiming } from './lease.js';
-export type { FollowLogger } from './logger.js';
 export { createFollowMetrics, type FollowMetrics } from './metrics.js';
 export type { FollowApi, LeaseStore } from './ports.js';
 

@@ -4,8 +4,8 @@
 // then); no longer following one stops them and drops what is kept of it.
 
 import type { ListWatchHandler } from '../runtime/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import { decideHandled, standingOf, workloadsModeOf } from '../workload/index.js';
-import type { FollowLogger } from './logger.js';
 import type { NamespaceInfo, WatchNamespace } from './ports.js';
 
 /** `cluster`: one watch per resource; `namespace`: one per resource and followed namespace. */
@@ -17,7 +17,7 @@ interface Followed {
 }
 
 export interface NamespaceTrackerDependencies {
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   /** Never followed, whatever their label. */
   readonly excluded: ReadonlySet<string>;
   readonly watchScope: WatchScope;

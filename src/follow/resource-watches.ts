@@ -4,8 +4,8 @@
 // shown is counted: the resync waits for a whole index.
 
 import { type Clock, listAndWatch, Slots, type WatchRestart } from '../runtime/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
-import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { WatchNamespace } from './ports.js';
 import { configResource, type ResourceContext, workloadResource } from './resources.js';
@@ -17,7 +17,7 @@ export interface ResourceWatchDependencies {
   readonly resources: ResourceContext;
   readonly kinds: readonly WorkloadKind[];
   readonly metrics: FollowMetrics;
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   /** A list that failed, or a kind not served yet, is tried again after this. */
   readonly retryMs: number;
   readonly clock?: Clock;
@@ -76,7 +76,7 @@ export class ResourceWatches {
 
 /** Counts each watch restart; says why one failed. */
 export function restartReporter(
-  { metrics, logger }: { readonly metrics: FollowMetrics; readonly logger: FollowLogger },
+  { metrics, logger }: { readonly metrics: FollowMetrics; readonly logger: LeveledLog },
   what: Readonly<Record<string, string>>,
   message: string,
 ): (reason: WatchRestart, error?: Error) => void {

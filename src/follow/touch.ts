@@ -7,6 +7,7 @@
 
 import { type Evaluation, type Evaluator, formatMissingRequired } from '../evaluate/index.js';
 import { type Clock, withDeadline } from '../runtime/index.js';
+import type { LeveledLog } from '../runtime/logger.js';
 import {
   isObject,
   ROLLOUT_WINDOW,
@@ -20,7 +21,6 @@ import {
 import { EVENT_ACTION, EVENT_REASON } from './events.js';
 import { type Hold, heldTouch } from './fanout.js';
 import type { CanaryFitness } from './fanout-tracked.js';
-import type { FollowLogger } from './logger.js';
 import type { FollowMetrics } from './metrics.js';
 import type { Pacing } from './pacing.js';
 import type { FollowApi, WorkloadEvent } from './ports.js';
@@ -53,7 +53,7 @@ interface TouchDependencies {
   readonly api: FollowApi;
   readonly evaluate: Evaluator;
   readonly metrics: FollowMetrics;
-  readonly logger: FollowLogger;
+  readonly logger: LeveledLog;
   readonly pacing: Pick<Pacing, 'waitToken' | 'earliestTouch' | 'touched'>;
   readonly index: IndexUpdates;
   /** Why `ref` may not be touched now (fanout.ts holdOf); undefined: it may. */

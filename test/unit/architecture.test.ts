@@ -117,8 +117,7 @@ it('main.ts alone stands at the root of src; everything else sits in a room', ()
 });
 
 it('a file name means one thing: index.ts and ports.ts aside, no name repeats across rooms', () => {
-  // follow/logger.ts re-exports runtime/logger.ts's LeveledLog under follow mode's name.
-  const shared = new Set(['index.ts', 'ports.ts', 'logger.ts']);
+  const shared = new Set(['index.ts', 'ports.ts']);
   const rooms = new Map<string, string[]>();
   for (const path of sourceFiles(SRC).map((file) => relative(SRC, file))) {
     const name = path.split('/').pop()!;
