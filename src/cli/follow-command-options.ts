@@ -7,7 +7,7 @@
 import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow-mode-options.js';
-import { parseKinds, SERVE_KIND_OPTION } from './kind-options.js';
+import { SERVE_KIND_OPTION } from './kind-options.js';
 import {
   type Environment,
   fail,
@@ -20,9 +20,9 @@ import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed-option
 import {
   EXCLUDED_NAMESPACE_OPTION,
   isLogLevel,
-  parseExcludedNamespaces,
   parseLogLevel,
   parsePort,
+  parseWorkloadScope,
   SERVE_OPTIONS,
 } from './serve-options.js';
 
@@ -90,13 +90,9 @@ export function parseFollowCommandConfig(
   if (!isLogLevel(logLevel)) return fail(logLevel);
   const follow = parseFollowConfig(get);
   if (typeof follow === 'string') return fail(follow);
-  const kinds = parseKinds(values.all('kind'));
-  if (typeof kinds === 'string') return fail(kinds);
-  const excludedNamespaces = parseExcludedNamespaces(
-    get('namespace')!,
-    values.all('excluded-namespace'),
-  );
-  if (typeof excludedNamespaces === 'string') return fail(excludedNamespaces);
+  const scope = parseWorkloadScope(get('namespace')!, values.all);
+  if (typeof scope === 'string') return fail(scope);
+  const { kinds, excludedNamespaces } = scope;
   return {
     ok: true,
     config: Object.freeze({

@@ -174,13 +174,9 @@ export function parseServeConfig(
   if (typeof times === 'string') return fail(times);
   const clientAuth = parseClientAuth(get, port);
   if (typeof clientAuth === 'string') return fail(clientAuth);
-  const kinds = parseKinds(values.all('kind'));
-  if (typeof kinds === 'string') return fail(kinds);
-  const excludedNamespaces = parseExcludedNamespaces(
-    get('namespace')!,
-    values.all('excluded-namespace'),
-  );
-  if (typeof excludedNamespaces === 'string') return fail(excludedNamespaces);
+  const scope = parseWorkloadScope(get('namespace')!, values.all);
+  if (typeof scope === 'string') return fail(scope);
+  const { kinds, excludedNamespaces } = scope;
   return {
     ok: true,
     config: Object.freeze({
@@ -255,6 +251,22 @@ export function parseLogLevel(value: string | undefined): LogLevel | string {
 
 export function isLogLevel(value: string | undefined): value is LogLevel {
   return LOG_LEVELS.includes(value as LogLevel);
+}
+
+/**
+ * What serve and follow both handle: the kinds (the apps/v1 ones and every --kind) and the
+ * namespaces never handled (this process's own and every --excluded-namespace); or the
+ * one-line error of the first option that is wrong.
+ */
+export function parseWorkloadScope(
+  ownNamespace: string,
+  all: (flag: string) => readonly string[],
+): { kinds: readonly WorkloadKind[]; excludedNamespaces: readonly string[] } | string {
+  const kinds = parseKinds(all('kind'));
+  if (typeof kinds === 'string') return kinds;
+  const excludedNamespaces = parseExcludedNamespaces(ownNamespace, all('excluded-namespace'));
+  if (typeof excludedNamespaces === 'string') return excludedNamespaces;
+  return { kinds, excludedNamespaces };
 }
 
 /**

@@ -774,36 +774,6 @@ describe.each(VARIANTS)('$name', (variant) => {
           expectAnswer(answers[i]!, allowed, FOLLOW_FENCE);
         }
       });
-
-      it('may still create its Events and its Lease', async () => {
-        const event = {
-          apiVersion: 'events.k8s.io/v1',
-          kind: 'Event',
-          metadata: { name: 'web.touch', namespace: FOLLOW_NS },
-          eventTime: new Date().toISOString().replace('Z', '000Z'),
-          reportingController: 'confighash.dev/follow',
-          reportingInstance: 'fence-test',
-          action: 'Touch',
-          reason: 'ConfigChanged',
-          type: 'Normal',
-          regarding: {
-            apiVersion: 'apps/v1',
-            kind: 'Deployment',
-            namespace: FOLLOW_NS,
-            name: 'web',
-          },
-        };
-        const lease = {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: 'confighash-follow', namespace: NAMESPACE },
-          spec: { holderIdentity: 'fence-test' },
-        };
-        for (const object of [event, lease]) {
-          const created = await dryRun(FOLLOWER, ['create', '-f', '-'], JSON.stringify(object));
-          expectAnswer(created, true, FOLLOW_FENCE);
-        }
-      });
     });
 
   // The hash key is only ever created (docs/design.md §7): a taken follower, whose `patch` on
