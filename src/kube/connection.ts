@@ -10,6 +10,7 @@
 
 import type { Agent } from 'node:http';
 import https from 'node:https';
+import { type Clock, systemClock } from '../runtime/index.js';
 import { type ClusterAccess, childProcessResolver, type ResolveAccess } from './credentials.js';
 import { type Http2Route, http2Route } from './http2.js';
 import { http } from './node-http.js';
@@ -107,17 +108,19 @@ function fingerprint(access: ClusterAccess): string {
 export interface ConnectionOptions {
   /** Upper bound on parallel sockets; idle ones stay open for reuse. */
   readonly maxSockets?: number;
+  /** The timers of its connections: a retired pool's linger, an HTTP/2 session's PING. */
+  readonly clock?: Clock;
 }
 
 export function connectToCluster(
   credentials: ClusterCredentials,
-  { maxSockets = 64 }: ConnectionOptions = {},
+  { maxSockets = 64, clock = systemClock }: ConnectionOptions = {},
 ): ApiConnection {
   let access = credentials.current();
   const server = access.server;
   let generation = credentials.generation;
   let agent = createAgent(access, maxSockets);
-  let route = createHttp2Route(access);
+  let route = createHttp2Route(access, clock);
   let headers = requestHeaders(access);
   // Switches to the latest access once it changes: new headers, new connections if the TLS material did.
   const adoptLatest = () => {
@@ -125,12 +128,13 @@ export function connectToCluster(
     if (latest === access) return;
     if (tlsDiffers(latest.tls, access.tls)) {
       const retired = { agent, route };
-      setTimeout(() => {
+      const retire = () => {
         retired.agent.destroy();
         retired.route?.close();
-      }, RETIRED_POOL_LINGER_MS).unref();
+      };
+      clock.setTimer(RETIRED_POOL_LINGER_MS, retire, { keepAlive: false });
       agent = createAgent(latest, maxSockets);
-      route = createHttp2Route(latest);
+      route = createHttp2Route(latest, clock);
     }
     headers = requestHeaders(latest);
     generation = credentials.generation;
@@ -170,8 +174,10 @@ export function connectToCluster(
   };
 }
 
-function createHttp2Route(access: ClusterAccess): Http2Route | undefined {
-  return access.server.protocol === 'https:' ? http2Route(access.server, access.tls) : undefined;
+function createHttp2Route(access: ClusterAccess, clock: Clock): Http2Route | undefined {
+  return access.server.protocol === 'https:'
+    ? http2Route(access.server, access.tls, { clock })
+    : undefined;
 }
 
 function createAgent(access: ClusterAccess, maxSockets: number): Agent {

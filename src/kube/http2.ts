@@ -16,6 +16,7 @@ import http2, {
 } from 'node:http2';
 import { isIP } from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
+import { type Clock, systemClock } from '../runtime/index.js';
 import type { ClientTls as TlsMaterial } from './credentials.js';
 import { clientTlsOptions } from './tls-options.js';
 
@@ -52,6 +53,7 @@ export class TrackedSession {
     readonly session: ClientHttp2Session,
     private readonly streamsPerSession: number,
     private readonly pingTimeoutMs: number,
+    private readonly clock: Clock = systemClock,
   ) {
     session.unref();
     session.once('goaway', (_code: number, lastStreamId: number) => {
@@ -103,10 +105,12 @@ export class TrackedSession {
   readonly checkAlive = (): void => {
     if (this.#pinging || !this.usable) return;
     this.#pinging = true;
-    const timer = setTimeout(() => this.session.destroy(), this.pingTimeoutMs).unref();
+    const cancel = this.clock.setTimer(this.pingTimeoutMs, () => this.session.destroy(), {
+      keepAlive: false,
+    });
     this.session.ping((error) => {
       this.#pinging = false;
-      clearTimeout(timer);
+      cancel();
       if (error) this.session.destroy();
     });
   };
@@ -116,6 +120,7 @@ export interface Http2RouteOptions {
   readonly connectTimeoutMs?: number;
   readonly streamsPerSession?: number;
   readonly pingTimeoutMs?: number;
+  readonly clock?: Clock;
 }
 
 /** HTTP/2 to an https `server` with `material`, opened on first use and again after a loss. */
@@ -126,6 +131,7 @@ export function http2Route(
     connectTimeoutMs = CONNECT_TIMEOUT_MS,
     streamsPerSession = STREAMS_PER_SESSION,
     pingTimeoutMs = PING_TIMEOUT_MS,
+    clock = systemClock,
   }: Http2RouteOptions = {},
 ): Http2Route {
   let current: TrackedSession | undefined;
@@ -146,7 +152,7 @@ export function http2Route(
         const session = http2.connect(server.origin, { createConnection: () => socket });
         // A lost session is forgotten; its streams fail with it, and the next request opens another.
         session.on('error', () => {});
-        const opened = new TrackedSession(session, streamsPerSession, pingTimeoutMs);
+        const opened = new TrackedSession(session, streamsPerSession, pingTimeoutMs, clock);
         current = opened;
         return opened;
       })

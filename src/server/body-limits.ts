@@ -5,6 +5,7 @@
 // its method or path, cannot make the reviews the apiserver sends wait, nor grow the process.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../runtime/index.js';
 import { BodyBudgets, type Ticket } from './body-budget.js';
 import {
   ARRIVAL_LIMIT_MS,
@@ -27,6 +28,7 @@ export function limitBodies(
   app: FastifyInstance,
   bodyRoutes: readonly string[],
   countRefusal: CountRefusal,
+  clock: Clock,
 ): void {
   const budgets = new BodyBudgets({
     smallBodyBytes: SMALL_BODY_BYTES,
@@ -51,7 +53,7 @@ export function limitBodies(
     }
     let stopWaiting = () => {};
     const place = budgets.admit(declared, request.socket.remoteAddress ?? '', () => {
-      const wait = waitForBudget(request);
+      const wait = waitForBudget(request, clock);
       stopWaiting = wait.stop;
       return wait.signal;
     });
@@ -93,15 +95,18 @@ function declaredLength(request: FastifyRequest): number | undefined {
  * request off anyway; `stop` lets go of both once the wait is over. Made only for a body that
  * must wait: nearly every review is let in at once and makes none.
  */
-function waitForBudget(request: FastifyRequest): { signal: AbortSignal; stop(): void } {
+function waitForBudget(
+  request: FastifyRequest,
+  clock: Clock,
+): { signal: AbortSignal; stop(): void } {
   const gaveUp = new AbortController();
   const giveUp = () => gaveUp.abort();
-  const timer = setTimeout(giveUp, ARRIVAL_LIMIT_MS);
+  const cancel = clock.setTimer(ARRIVAL_LIMIT_MS, giveUp, { keepAlive: false });
   request.raw.once('close', giveUp);
   return {
     signal: gaveUp.signal,
     stop() {
-      clearTimeout(timer);
+      cancel();
       request.raw.off('close', giveUp);
     },
   };

@@ -8,6 +8,7 @@
 import type { Server } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { type Clock, systemClock } from '../runtime/index.js';
 import { limitBodies } from './body-limits.js';
 import { createFastify } from './fastify.js';
 import {
@@ -40,6 +41,8 @@ export interface DoorOptions {
   readonly bodyRoutes?: readonly string[];
   /** Where the refusals are counted (confighash_requests_refused_total). */
   readonly registry: Registry;
+  /** The timer that ends a wait for body budget (default the system clock). */
+  readonly clock?: Clock;
 }
 
 /** A Fastify instance held to the door's limits; its routes are the caller's. */
@@ -59,7 +62,7 @@ export function openDoor(options: DoorOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   const countRefusal = refusalCounter(options.registry);
   limitConnections(app.server, countRefusal);
-  limitBodies(app, options.bodyRoutes ?? [], countRefusal);
+  limitBodies(app, options.bodyRoutes ?? [], countRefusal, options.clock ?? systemClock);
   return app;
 }
 
