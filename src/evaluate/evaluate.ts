@@ -24,12 +24,12 @@ import type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 
 // --- the answer -------------------------------------------------------------------
 
-export interface SourceLookup {
+interface SourceLookup {
   readonly ref: SourceRef;
   readonly result: LookupResult;
 }
 
-export interface FailedLookup {
+interface FailedLookup {
   readonly ref: SourceRef;
   readonly failure: LookupFailure;
   readonly detail: string;

@@ -5,7 +5,6 @@ export {
   type Evaluation,
   type Evaluator,
   type EvaluatorDependencies,
-  type FailedLookup,
   findMissingRequired,
   formatMissingRequired,
   isCurrentHash,
@@ -14,7 +13,6 @@ export {
   MAX_LOOKUPS_PER_EVALUATION,
   MAX_SOURCES,
   type MissingRequired,
-  type SourceLookup,
 } from './evaluate.js';
 export type { ConfigSource, LookupFailure, LookupResult } from './ports.js';
 export { createSourceDigester, type SourceDigest, type SourceDigester } from './source-digest.js';

@@ -21,7 +21,7 @@ import type { ClientTls as TlsMaterial } from './credentials.js';
 import { clientTlsOptions } from './tls-options.js';
 
 /** The session to send on now; undefined: the server speaks HTTP/1.1 only. */
-export type Http2Choice = TrackedSession | undefined;
+type Http2Choice = TrackedSession | undefined;
 
 /** The HTTP/2 side of one ApiConnection, for one TLS material. */
 export interface Http2Route {

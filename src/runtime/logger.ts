@@ -34,7 +34,7 @@ export interface LeveledLog {
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-export function loggerOptions(level: LogLevel): LoggerOptions {
+function loggerOptions(level: LogLevel): LoggerOptions {
   return {
     level,
     base: { service: 'confighash' },

@@ -5,7 +5,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 import type { LookupRecord, Outcome, SkipCode } from '../admission/result.js';
 import { countPreviousKeyHashes } from '../runtime/index.js';
 
-export type RequestOutcome = Outcome | 'invalid' | 'error';
+type RequestOutcome = Outcome | 'invalid' | 'error';
 
 export interface AdmissionMetrics {
   readonly registry: Registry;

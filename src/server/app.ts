@@ -14,7 +14,7 @@ export type { Readiness } from './probes.js';
 /** The one route that reads a body: every other body, on any port, is refused unread. */
 const REVIEW_ROUTE = 'POST /mutate';
 
-export interface AppOptions {
+interface AppOptions {
   readonly mutator: Mutator;
   readonly metrics: AdmissionMetrics;
   readonly logger: Logger;

@@ -14,7 +14,7 @@
 
 import { Slots } from '../runtime/index.js';
 
-export interface BodyBudgetSizes {
+interface BodyBudgetSizes {
   /** A body of at most this many bytes is small: it takes only from the small share. */
   readonly smallBodyBytes: number;
   readonly smallShare: number;

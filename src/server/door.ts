@@ -34,7 +34,7 @@ export interface TlsOptions {
   readonly clientCa?: Buffer | string;
 }
 
-export interface DoorOptions {
+interface DoorOptions {
   /** Without it the port serves plain HTTP (the follower's probes, inject tests). */
   readonly tls?: TlsOptions;
   /** `METHOD url` of the routes that read a body; a body anywhere else is refused unread (413). */

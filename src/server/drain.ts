@@ -12,7 +12,7 @@ import { type Clock, sleep, systemClock } from '../runtime/index.js';
 /** The drain waits until it is over; nothing aborts its polls. */
 const UNTIL_DONE = new AbortController().signal;
 
-export interface DrainResult {
+interface DrainResult {
   /** Connections still open when the time was up (0: drained). */
   readonly remaining: number;
   readonly durationMs: number;

@@ -6,7 +6,7 @@
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 
-export type ServerOptions = Omit<FastifyServerOptions, 'schemaController'> & {
+type ServerOptions = Omit<FastifyServerOptions, 'schemaController'> & {
   readonly https?: HttpsServerOptions | null;
 };
 

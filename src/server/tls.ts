@@ -72,7 +72,7 @@ function readTlsFiles(files: TlsFiles): Promise<[Buffer, Buffer, Buffer | undefi
 const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) =>
   a === undefined || b === undefined ? a === b : a.equals(b);
 
-export interface TlsReloaderEvents {
+interface TlsReloaderEvents {
   onReload(material: ServingTls): void;
   onError(error: Error): void;
 }
