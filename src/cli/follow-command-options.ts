@@ -8,20 +8,14 @@ import type { LogLevel } from '../runtime/logger.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { FOLLOW_OPTIONS, type FollowConfig, parseFollowConfig } from './follow-mode-options.js';
 import { SERVE_KIND_OPTION } from './kind-options.js';
-import {
-  type Environment,
-  fail,
-  type OptionSpec,
-  type ParseResult,
-  parseOptions,
-} from './options.js';
+import { type Environment, fail, type OptionSpec, type ParseResult } from './options.js';
 import type { SelfManagedOptions } from './self-managed-options.js';
-import { HASH_KEY_SECRET_OPTIONS, parseSelfManaged } from './self-managed-options.js';
+import { HASH_KEY_SECRET_OPTIONS } from './self-managed-options.js';
 import {
   EXCLUDED_NAMESPACE_OPTION,
   isLogLevel,
+  parseListening,
   parseLogLevel,
-  parsePort,
   parseWorkloadScope,
   SERVE_OPTIONS,
 } from './serve-options.js';
@@ -73,13 +67,9 @@ export function parseFollowCommandConfig(
   argv: readonly string[],
   env: Environment,
 ): ParseResult<FollowCommandConfig> {
-  const values = parseOptions('follow', FOLLOW_COMMAND_OPTIONS, argv, env);
-  if (!values.ok) return values;
-  const selfManaged = parseSelfManaged(values);
-  if (typeof selfManaged === 'string') return fail(selfManaged);
-  const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
-  const port = parsePort(get('port'));
-  if (typeof port === 'string') return fail(port);
+  const listening = parseListening('follow', FOLLOW_COMMAND_OPTIONS, argv, env);
+  if (!listening.ok) return listening;
+  const { values, selfManaged, get, port } = listening.config;
   const hashKeyFile = get('hash-key-file');
   if (!hashKeyFile) {
     return fail(

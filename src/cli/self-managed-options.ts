@@ -89,7 +89,7 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
 ];
 
 /** The self-managed options, and the paths they give the file flags they replace. */
-interface SelfManagedConfig {
+export interface SelfManagedConfig {
   readonly options: SelfManagedOptions | undefined;
   readonly files: Readonly<Record<string, string>>;
 }

@@ -11,12 +11,13 @@ import {
   envOf,
   fail,
   type OptionSpec,
+  type OptionValues,
   type ParseResult,
   parseInteger,
   parseOptions,
   parseSeconds,
 } from './options.js';
-import type { SelfManagedOptions } from './self-managed-options.js';
+import type { SelfManagedConfig, SelfManagedOptions } from './self-managed-options.js';
 import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
 
 /** What --log-level accepts, in help order. */
@@ -158,13 +159,9 @@ export function parseServeConfig(
   argv: readonly string[],
   env: Environment,
 ): ParseResult<ServeConfig> {
-  const values = parseOptions('serve', ALL_SERVE_OPTIONS, argv, env);
-  if (!values.ok) return values;
-  const selfManaged = parseSelfManaged(values);
-  if (typeof selfManaged === 'string') return fail(selfManaged);
-  const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
-  const port = parsePort(get('port'));
-  if (typeof port === 'string') return fail(port);
+  const listening = parseListening('serve', ALL_SERVE_OPTIONS, argv, env);
+  if (!listening.ok) return listening;
+  const { values, selfManaged, get, port } = listening.config;
   for (const flag of ['tls-cert-file', 'tls-key-file', 'hash-key-file']) {
     if (!get(flag)) return fail(`--${flag} is required (or set ${envOf(SERVE_OPTIONS, flag)})`);
   }
@@ -251,6 +248,31 @@ export function parseLogLevel(value: string | undefined): LogLevel | string {
 
 export function isLogLevel(value: string | undefined): value is LogLevel {
   return LOG_LEVELS.includes(value as LogLevel);
+}
+
+/**
+ * What serve and follow parse first, alike: their options, the files self-managed mode
+ * writes taking the place of the flags that name them (`get`), and the port to listen on.
+ */
+export function parseListening(
+  command: string,
+  specs: readonly OptionSpec[],
+  argv: readonly string[],
+  env: Environment,
+): ParseResult<{
+  values: OptionValues;
+  selfManaged: SelfManagedConfig;
+  get: (flag: string) => string | undefined;
+  port: number;
+}> {
+  const values = parseOptions(command, specs, argv, env);
+  if (!values.ok) return values;
+  const selfManaged = parseSelfManaged(values);
+  if (typeof selfManaged === 'string') return fail(selfManaged);
+  const get = (flag: string) => selfManaged.files[flag] ?? values.get(flag);
+  const port = parsePort(get('port'));
+  if (typeof port === 'string') return fail(port);
+  return { ok: true, config: { values, selfManaged, get, port } };
 }
 
 /**

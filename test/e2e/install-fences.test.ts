@@ -15,10 +15,7 @@
 // The last rows remove each binding and see the same writes go through: RBAC alone allows
 // them, so it is the policies that refuse. Nothing here runs the webhook or a workload's pods.
 
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCertificateAuthority } from '../../src/certs/generate.js';
@@ -49,6 +46,7 @@ import {
   yamlDocuments,
 } from '../support/e2e.js';
 import { CHART, helmOrSkip, runHelm } from '../support/helm.js';
+import { renderKustomization } from '../support/kustomize.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered YAML.
 type Obj = Record<string, any>;
@@ -79,31 +77,10 @@ interface Variant {
   render(): Promise<string>;
 }
 
-const MANIFESTS = join(REPO_ROOT, 'manifests');
 /** The overlay with both opt-in kinds' components, as a user adds them after it. */
-const kustomize = (overlay: string) => async () => {
-  // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
-  const dir = await mkdtemp(join(MANIFESTS, '.install-fences-'));
-  const up = (path: string) => relative(dir, join(MANIFESTS, path));
-  await writeFile(
-    join(dir, 'kustomization.yaml'),
-    [
-      'apiVersion: kustomize.config.k8s.io/v1beta1',
-      'kind: Kustomization',
-      'resources:',
-      `  - ${up(`overlays/${overlay}`)}`,
-      'components:',
-      `  - ${up('components/argo-rollouts')}`,
-      `  - ${up('components/openkruise')}`,
-      '',
-    ].join('\n'),
-  );
-  try {
-    return (await promisify(execFile)('kubectl', ['kustomize', dir])).stdout;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-};
+const KIND_COMPONENTS = ['components/argo-rollouts', 'components/openkruise'];
+const kustomize = (overlay: string) => () =>
+  renderKustomization(`overlays/${overlay}`, KIND_COMPONENTS);
 /** The chart with both opt-in kinds on. */
 const chart = (values: string[]) => () =>
   runHelm(helm![3], [

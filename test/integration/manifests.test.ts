@@ -6,8 +6,7 @@
 // rest of it, and the default overlay, to a real apiserver).
 
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +27,7 @@ import {
 import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
+import { renderKustomization } from '../support/kustomize.js';
 
 const MANIFESTS = join(REPO_ROOT, 'manifests');
 const OVERLAYS = ['default', 'cert-manager'] as const;
@@ -345,28 +345,10 @@ describe('the cert-manager overlay', () => {
 describe('the opt-in kinds components (argo-rollouts, openkruise), together on the follow overlay', () => {
   let objects: Obj[];
   beforeAll(async () => {
-    // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
-    const dir = await mkdtemp(join(MANIFESTS, '.kinds-test-'));
-    const up = (path: string) => relative(dir, join(MANIFESTS, path));
-    await writeFile(
-      join(dir, 'kustomization.yaml'),
-      [
-        'apiVersion: kustomize.config.k8s.io/v1beta1',
-        'kind: Kustomization',
-        'resources:',
-        `  - ${up('overlays/follow')}`,
-        'components:',
-        `  - ${up('components/argo-rollouts')}`,
-        `  - ${up('components/openkruise')}`,
-        '',
-      ].join('\n'),
-    );
-    try {
-      const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
-      objects = loadAll(stdout) as Obj[];
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    objects = await renderWith('overlays/follow', [
+      'components/argo-rollouts',
+      'components/openkruise',
+    ]);
   });
 
   it('add webhook rules for their kinds after the apps/v1 one', () => {
@@ -434,27 +416,7 @@ describe('the opt-in kinds components (argo-rollouts, openkruise), together on t
 
 /** `kubectl kustomize` of a kustomization naming one base and these components (paths under manifests/). */
 async function renderWith(base: string, components: readonly string[]): Promise<Obj[]> {
-  // kustomize accepts only relative paths to bases and components: a kustomization inside manifests/.
-  const dir = await mkdtemp(join(MANIFESTS, '.render-test-'));
-  const up = (path: string) => relative(dir, join(MANIFESTS, path));
-  await writeFile(
-    join(dir, 'kustomization.yaml'),
-    [
-      'apiVersion: kustomize.config.k8s.io/v1beta1',
-      'kind: Kustomization',
-      'resources:',
-      `  - ${up(base)}`,
-      'components:',
-      ...components.map((component) => `  - ${up(component)}`),
-      '',
-    ].join('\n'),
-  );
-  try {
-    const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir]);
-    return loadAll(stdout) as Obj[];
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  return loadAll(await renderKustomization(base, components)) as Obj[];
 }
 
 const SERVING_SUBJECT = {
