@@ -58,8 +58,8 @@ export class NamespaceTracker {
    * Whether the index keeps a workload: the decision table (workload/handled.ts) under the
    * namespace's labels as last seen. A namespace followed is a follow namespace (the port
    * lists only those) and not excluded (`follow` leaves them out). An opted-out workload is
-   * kept: a touch of it decides nothing to do (reconcile.ts), and it counts among its
-   * sources' readers.
+   * not kept: it is no reader of its sources, so it neither counts toward a large fan-out
+   * ("more than N handled workloads", docs/design.md §6) nor is held, as plan counts it.
    */
   handles(namespace: string, annotations: Readonly<Record<string, string>>): boolean {
     const info = this.#namespaces.get(namespace)?.info;
@@ -68,7 +68,7 @@ export class NamespaceTracker {
         ? 'not-opted-in'
         : standingOf('follow', 'follow', workloadsModeOf(info.labels));
     const handled = decideHandled(annotations, standing);
-    return handled.handled || handled.reason === 'opted-out';
+    return handled.handled;
   }
 
   /** The listed namespaces are exactly the followed ones. */

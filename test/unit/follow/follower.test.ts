@@ -1510,6 +1510,25 @@ describe('approval above a size', () => {
     await h.stop();
   });
 
+  // "More than N handled workloads" (docs/design.md §6), as plan counts them: an opted-out
+  // reader is no reader, so four workloads with one opted out fan out at once under 3.
+  it('an opted-out workload does not count toward --follow-max-fanout', async () => {
+    const h = await start(APPROVAL_OPTIONS, { count: 4 });
+    const web3 = h.api.workload('Deployment', NAMESPACE, 'web-3')!;
+    const annotations = (web3.metadata.annotations ?? {}) as Record<string, string>;
+    const optedOut = { ...annotations, 'confighash.dev/enabled': 'false' };
+    h.api.putWorkload(NAMESPACE, {
+      ...web3,
+      metadata: { ...web3.metadata, annotations: optedOut },
+    });
+    await vi.advanceTimersByTimeAsync(1050);
+    changeApp(h, '2');
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(asked(h)).toEqual([]);
+    expect(touched(h)).toEqual(['web-0', 'web-1', 'web-2']);
+    await h.stop();
+  });
+
   it('a change no leader saw waits too: a new leader checks a large source before its resync touches a reader', async () => {
     const h = await start(APPROVAL_OPTIONS, {
       count: 5,
