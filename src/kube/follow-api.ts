@@ -24,12 +24,7 @@ import { FANOUT_STATE, FOLLOW_NAMESPACE_SELECTOR, type WorkloadKind } from '../w
 import { FIELD_MANAGER_QUERY, isStatus, REPORTING_CONTROLLER, workloadPath } from './client.js';
 import type { ApiConnection } from './connection.js';
 import { listerWatcher } from './lister-watcher.js';
-import {
-  type ApiRequests,
-  boundedRequests,
-  LIST_PAGE_SIZE,
-  type RequestOptions,
-} from './requests.js';
+import { type ApiRequests, boundedRequests, type RequestOptions } from './requests.js';
 import { writeSourceAnnotation } from './source-annotation.js';
 
 const FOLLOW_SELECTOR = encodeURIComponent(FOLLOW_NAMESPACE_SELECTOR);
@@ -129,20 +124,23 @@ class ApiFollowApi implements FollowApi {
   }
 
   async listPods(namespace: string, selector: string, signal: AbortSignal): Promise<unknown[]> {
-    const query = `labelSelector=${encodeURIComponent(selector)}&limit=${LIST_PAGE_SIZE}`;
-    const list = await this.requests.json<{ items: PodView[] | null }>({
-      method: 'GET',
-      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?${query}`,
-      signal,
-    });
-    // Only what a canary's verdict reads: no spec, no environment, no volumes.
-    return (list.items ?? []).map(({ metadata, status }) => ({
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+    const pods: unknown[] = [];
+    // Only what a canary's verdict reads, page by page: no spec, no environment, no volumes.
+    const keep = ({ metadata, status }: PodView) => ({
       metadata: { name: metadata?.name, creationTimestamp: metadata?.creationTimestamp },
       status: {
         containerStatuses: status?.containerStatuses,
         initContainerStatuses: status?.initContainerStatuses,
       },
-    }));
+    });
+    await this.requests.list<PodView>(
+      path,
+      undefined,
+      (items) => pods.push(...items.map(keep)),
+      signal,
+    );
+    return pods;
   }
 
   async recordEvent(event: WorkloadEvent, signal: AbortSignal) {

@@ -16,7 +16,7 @@ import { type ApiAnswer, type ApiRequest, exchange, requestJson } from './client
 import type { ApiConnection } from './connection.js';
 
 /** Lists come in pages of this many (docs/design.md §6), each page one bounded request. */
-export const LIST_PAGE_SIZE = 500;
+const LIST_PAGE_SIZE = 500;
 
 /** A request with its caller's signal, always. */
 export type BoundedRequest = ApiRequest & { readonly signal: AbortSignal };

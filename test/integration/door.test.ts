@@ -85,7 +85,10 @@ afterAll(async () => {
   await Promise.all([tlsProbes?.close(), followProbes?.close(), webhook?.close()]);
 });
 
-/** A connection to `port` from the loopback address `from`, once ready for HTTP. */
+/**
+ * Connects to `port` from the loopback address `from`: each address is a client of its own to
+ * the per-address bound. Resolves when a request can be written (after the TLS handshake).
+ */
 function connect(port: Port, from = '127.0.0.1'): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const raw = net.connect({ host: '127.0.0.1', port: port.port(), localAddress: from });
