@@ -251,6 +251,8 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       );
     }
     expect(webhook(all).timeoutSeconds).toBe(8);
+    // Its deadline is the registration's: no review runs longer, whatever its ?timeout= (§4).
+    expect(container(all).env).toContainEqual({ name: 'CONFIGHASH_WEBHOOK_TIMEOUT', value: '8' });
     expect(webhook(all).namespaceSelector.matchExpressions).toEqual([
       { key: 'confighash.dev/enabled', operator: 'In', values: ['true', 'follow'] },
       {

@@ -112,6 +112,11 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     ]);
   });
 
+  it("holds each review to the registration's timeoutSeconds (docs/design.md §4, Deadline)", () => {
+    const { timeoutSeconds } = find(rendered[overlay], 'MutatingWebhookConfiguration').webhooks[0];
+    expect(env(rendered[overlay]).CONFIGHASH_WEBHOOK_TIMEOUT).toBe(String(timeoutSeconds));
+  });
+
   it('runs two hardened replicas whose grace period covers preStop plus the shutdown timeout', () => {
     const objects = rendered[overlay];
     const deployment = find(objects, 'Deployment', 'confighash');
