@@ -8,7 +8,7 @@ import {
   MAX_SOURCES,
   type MissingRequired,
 } from '../evaluate/index.js';
-import { buildAnnotationPatch } from '../patch/index.js';
+import { buildAnnotationPatch, type JsonPatchOperation } from '../patch/index.js';
 import { describeSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
@@ -41,7 +41,7 @@ interface Annotations {
 
 type Hashed = Extract<Evaluation, { readonly status: 'hashed' }>;
 
-interface Decision {
+export interface Decision {
   readonly outcome: Exclude<Outcome, 'unchanged' | 'skipped'>;
   readonly desired: Annotations;
   readonly warnings: readonly string[];
@@ -51,21 +51,51 @@ interface Decision {
 
 /** The annotations a review writes, as a patch, given the hash now. */
 export function decideAnnotations(target: Target, evaluation: Evaluation): MutationResult {
+  return annotationResult(target, evaluation, decideWrite(target, evaluation));
+}
+
+/** What a write does besides the annotations: a snapshot workload's (snapshot/, docs/design.md §13). */
+export interface TemplateExtension {
+  /** More pod template annotations, undefined: absent. */
+  readonly annotations: Readonly<Record<string, string | undefined>>;
+  readonly patch: readonly JsonPatchOperation[];
+  readonly warnings: readonly string[];
+}
+
+/** The outcome and the annotations a review decides on, before any patch is built. */
+export function decideWrite(target: Target, evaluation: Evaluation): Decision {
   const previous = target.old ? currentAnnotations(target.old) : undefined;
-  const decision = decide(target, previous, evaluation);
-  const patch = buildAnnotationPatch(target.workload.object, [
-    {
-      metadataPath: [...target.workload.kind.templatePath, 'metadata'],
-      desired: { [HASH]: decision.desired.hash, [SOURCES]: decision.desired.sources },
-    },
-    {
-      metadataPath: ['metadata'],
-      desired: {
-        [ADOPTED_HASH]: decision.desired.adoptedHash,
-        [HASHED_VERSIONS]: decision.desired.hashedVersions,
+  return decide(target, previous, evaluation);
+}
+
+/** The decision as the review's answer: its patch, warnings and records. */
+export function annotationResult(
+  target: Target,
+  evaluation: Evaluation,
+  decision: Decision,
+  extension?: TemplateExtension,
+): MutationResult {
+  const previous = target.old ? currentAnnotations(target.old) : undefined;
+  const patch = [
+    ...buildAnnotationPatch(target.workload.object, [
+      {
+        metadataPath: [...target.workload.kind.templatePath, 'metadata'],
+        desired: {
+          [HASH]: decision.desired.hash,
+          [SOURCES]: decision.desired.sources,
+          ...extension?.annotations,
+        },
       },
-    },
-  ]);
+      {
+        metadataPath: ['metadata'],
+        desired: {
+          [ADOPTED_HASH]: decision.desired.adoptedHash,
+          [HASHED_VERSIONS]: decision.desired.hashedVersions,
+        },
+      },
+    ]),
+    ...(extension?.patch ?? []),
+  ];
   const hashChanged = previous !== undefined && decision.desired.hash !== previous.hash;
   const warnings = [
     // First: plan and explain look for it, and limitWarnings keeps the first ones.
@@ -73,6 +103,7 @@ export function decideAnnotations(target: Target, evaluation: Evaluation): Mutat
     ...evaluation.problems.map(warning),
     ...windowWarnings(target.workload),
     ...decision.warnings,
+    ...(extension?.warnings ?? []),
     ...(hashChanged ? rolloutWarnings(target.workload) : []),
   ];
   return {
@@ -242,12 +273,12 @@ function currentAnnotations(workload: Workload): Annotations {
   };
 }
 
-function toLookupRecord({ ref, result }: Evaluation['lookups'][number]): LookupRecord {
+export function toLookupRecord({ ref, result }: Evaluation['lookups'][number]): LookupRecord {
   return { kind: ref.kind, result: result.status === 'failed' ? result.failure : result.status };
 }
 
 /** Warnings are short and name objects; a long name is cut rather than dropped. */
-function limitWarnings(warnings: readonly string[]): string[] {
+export function limitWarnings(warnings: readonly string[]): string[] {
   const shortened = warnings.map((text) =>
     text.length <= MAX_WARNING_LENGTH ? text : `${text.slice(0, MAX_WARNING_LENGTH - 1)}…`,
   );

@@ -5,6 +5,7 @@
 // imports it.
 
 import { createEvaluator, type Evaluation, type EvaluatorDependencies } from '../evaluate/index.js';
+import type { SnapshotStore } from '../snapshot/index.js';
 import {
   decideHandled,
   ENABLED,
@@ -16,6 +17,7 @@ import {
 import { decideAnnotations } from './decide.js';
 import type { NamespaceCheck, NamespaceVerdict } from './namespace-check.js';
 import type { MutationResult, Mutator, SkipCode } from './result.js';
+import { involvesSnapshots, reviewSnapshotWorkload } from './snapshot-review.js';
 import { selectTarget, type Target } from './target.js';
 
 interface MutatorDependencies extends EvaluatorDependencies {
@@ -23,11 +25,14 @@ interface MutatorDependencies extends EvaluatorDependencies {
   readonly kinds?: readonly WorkloadKind[];
   /** Whether the request's namespace is opted in, as confighash itself sees it (docs/design.md §4, §10). */
   readonly namespaces: NamespaceCheck;
+  /** Where snapshots are made (docs/design.md §13); undefined: snapshots are off in this install. */
+  readonly snapshots?: SnapshotStore;
 }
 
 export function createMutator({
   kinds,
   namespaces,
+  snapshots,
   ...dependencies
 }: MutatorDependencies): Mutator {
   const evaluate = createEvaluator(dependencies);
@@ -42,6 +47,14 @@ export function createMutator({
       }
       const handled = decideHandled(target.workload.annotations, standingOf(verdict));
       if (!handled.handled) return notHandled(handled.reason, target.namespace, verdict);
+      if (involvesSnapshots(target.workload)) {
+        return reviewSnapshotWorkload(target, {
+          evaluate,
+          store: snapshots,
+          dryRun: request.dryRun,
+          signal,
+        });
+      }
       const evaluation = await evaluate(target.workload, target.namespace, signal);
       return decideAnnotations(target, evaluation);
     },

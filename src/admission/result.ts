@@ -37,7 +37,12 @@ export interface MutationResult {
   readonly skipReason?: string;
   /** The same, as one of a few words: a metric label. */
   readonly skipCode?: SkipCode;
+  /** What became of each snapshot the review made sure of (docs/design.md §13). */
+  readonly snapshots?: readonly SnapshotResult[];
 }
+
+/** A snapshot made, found made, to be made (a dry run), or not made. */
+export type SnapshotResult = 'created' | 'reused' | 'would-create' | 'failed';
 
 /** Why a review was skipped, in few enough words for a metric label. */
 export type SkipCode =

@@ -81,6 +81,11 @@ export interface Digests {
    * Their digests are computed when first asked: only a value other than `hash` needs them.
    */
   madeWithPreviousKey(value: string): boolean;
+  /**
+   * The digest of one source as selected, with the current key: what names its snapshot
+   * (docs/design.md §13), for the content read now or an object found under that name.
+   */
+  digestOne(input: HashInput): string;
 }
 
 /** Which key made a hash that is current: the one writes use, or a previous one. */
@@ -351,6 +356,7 @@ function digestLookups(
     hash: digest(keyring.current),
     keyId: keyring.current.id,
     madeWithPreviousKey: (value) => keyring.previous.some((keys) => previousDigest(keys) === value),
+    digestOne: (input) => computeHash(keyring.current.get(namespace), [input]),
   };
 }
 

@@ -21,6 +21,17 @@ export const CANARY_WINDOW = 'confighash.dev/canary-window';
  * (`--follow-max-fanout`, docs/design.md §6). Metadata: writing it changes no digest.
  */
 export const APPROVED_CHANGE = 'confighash.dev/approved-change';
+/**
+ * On a workload: `"true"` points its pod template at snapshots of the ConfigMaps it reads
+ * (docs/design.md §13). On a snapshot ConfigMap, the label `"true"` that marks it one.
+ */
+export const SNAPSHOT = 'confighash.dev/snapshot';
+/** On a workload, beside SNAPSHOT: reserved for copying Secrets too; nothing reads it yet. */
+export const SNAPSHOT_SECRETS = 'confighash.dev/snapshot-secrets';
+/** On a pod template: each source and the snapshot its references name (`configmap/app=app-snap-…`). */
+export const SNAPSHOTS = 'confighash.dev/snapshots';
+/** On a snapshot: the source it copies, `configmap/NAME`. */
+export const SNAPSHOT_OF = 'confighash.dev/snapshot-of';
 /** `"true"`: the app reloads its mounted files; only config a running pod cannot see change counts. */
 export const LIVE_RELOAD = 'confighash.dev/live-reload';
 

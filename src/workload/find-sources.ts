@@ -32,6 +32,7 @@ interface Reference {
   name: unknown;
   keys: readonly unknown[] | 'all';
   optional: unknown;
+  at: readonly (string | number)[];
 }
 
 export function findSources(
@@ -39,8 +40,7 @@ export function findSources(
   workloadAnnotations: Readonly<Record<string, string>> = {},
 ): SourceDiscovery {
   const found = new Map<string, Accumulated>();
-  const add = (ref: Reference): void => {
-    if (typeof ref.name !== 'string' || ref.name === '') return;
+  const add = (ref: FoundReference): void => {
     const id = `${ref.kind}/${ref.name}`;
     let entry = found.get(id);
     if (!entry) {
@@ -68,27 +68,61 @@ export function findSources(
   };
 
   const problems: string[] = [];
-  const liveReload = parseLiveReload(workloadAnnotations[LIVE_RELOAD], problems);
-  if (isObject(podSpec)) {
-    const containers = CONTAINER_FIELDS.flatMap((field) => arrayAt(podSpec, field));
-    const counted = liveReload ? subPathVolumes(containers) : undefined;
-    for (const volume of arrayAt(podSpec, 'volumes')) {
-      if (!counted || (typeof volume.name === 'string' && counted.has(volume.name))) {
-        collectVolume(volume, add);
-      }
-    }
-    for (const container of containers) collectContainer(container, add);
-  }
+  for (const reference of findReferences(podSpec, workloadAnnotations, problems)) add(reference);
 
   const include = parseSourceList(workloadAnnotations[INCLUDE]);
   const exclude = parseSourceList(workloadAnnotations[EXCLUDE]);
   problems.push(...include.invalid.map((entry) => invalidEntry(INCLUDE, entry)));
   problems.push(...exclude.invalid.map((entry) => invalidEntry(EXCLUDE, entry)));
-  for (const { kind, name } of include.refs) add({ kind, name, keys: 'all', optional: false });
+  for (const { kind, name } of include.refs) {
+    add({ kind, name, keys: 'all', optional: false, at: [] });
+  }
   for (const { kind, name } of exclude.refs) found.delete(`${kind}/${name}`);
 
   const sources = [...found.values()].map(toSourceRef);
   return { sources, problems };
+}
+
+/**
+ * Every reference the pod spec makes that counts (docs/design.md §3; with live reload, only
+ * volumes some container mounts with a subPath), in spec order, each with the path of its
+ * name field: what findSources reads, and what snapshots rename (docs/design.md §13).
+ * `problems` gets the live-reload annotation's, if it is not understood.
+ */
+export function findReferences(
+  podSpec: unknown,
+  workloadAnnotations: Readonly<Record<string, string>>,
+  problems: string[] = [],
+): FoundReference[] {
+  const references: FoundReference[] = [];
+  const add = (ref: Reference): void => {
+    if (typeof ref.name === 'string' && ref.name !== '') {
+      references.push(ref as FoundReference);
+    }
+  };
+  const liveReload = parseLiveReload(workloadAnnotations[LIVE_RELOAD], problems);
+  if (!isObject(podSpec)) return references;
+  const containers = CONTAINER_FIELDS.flatMap((field) =>
+    arrayAt(podSpec, field).map(({ item, index }) => ({ item, at: [field, index] })),
+  );
+  const counted = liveReload ? subPathVolumes(containers.map(({ item }) => item)) : undefined;
+  for (const { item: volume, index } of arrayAt(podSpec, 'volumes')) {
+    if (!counted || (typeof volume.name === 'string' && counted.has(volume.name))) {
+      collectVolume(volume, ['volumes', index], add);
+    }
+  }
+  for (const { item, at } of containers) collectContainer(item, at, add);
+  return references;
+}
+
+/** A counted reference: its source, what of it the reference reads, and where its name is. */
+export interface FoundReference {
+  readonly kind: SourceKind;
+  readonly name: string;
+  readonly keys: readonly unknown[] | 'all';
+  readonly optional: unknown;
+  /** From the pod spec to the reference's name field; empty for an `include` entry. */
+  readonly at: readonly (string | number)[];
 }
 
 const CONTAINER_FIELDS = ['initContainers', 'containers'] as const;
@@ -110,7 +144,7 @@ function parseLiveReload(value: string | undefined, problems: string[]): boolean
 function subPathVolumes(containers: readonly JsonObject[]): Set<string> {
   const names = new Set<string>();
   for (const container of containers) {
-    for (const mount of arrayAt(container, 'volumeMounts')) {
+    for (const { item: mount } of arrayAt(container, 'volumeMounts')) {
       const fixed = isNonEmptyString(mount.subPath) || isNonEmptyString(mount.subPathExpr);
       if (fixed && typeof mount.name === 'string') names.add(mount.name);
     }
@@ -128,66 +162,77 @@ function toSourceRef(entry: Accumulated): SourceRef {
   return { kind, name, selection, optional, requiredKeys };
 }
 
-function collectVolume(volume: JsonObject, add: (ref: Reference) => void): void {
+type Path = readonly (string | number)[];
+
+function collectVolume(volume: JsonObject, at: Path, add: (ref: Reference) => void): void {
   const configMap = objectField(volume, 'configMap');
-  if (configMap) add(itemsReference('ConfigMap', configMap.name, configMap));
+  if (configMap) add(itemsReference('ConfigMap', configMap, [...at, 'configMap', 'name']));
   const secret = objectField(volume, 'secret');
-  if (secret) add(itemsReference('Secret', secret.secretName, secret));
+  if (secret) add(itemsReference('Secret', secret, [...at, 'secret', 'secretName']));
   const projected = objectField(volume, 'projected');
-  for (const projection of projected ? arrayAt(projected, 'sources') : []) {
+  for (const { item: projection, index } of projected ? arrayAt(projected, 'sources') : []) {
+    const from: Path = [...at, 'projected', 'sources', index];
     const projectedConfigMap = objectField(projection, 'configMap');
     if (projectedConfigMap) {
-      add(itemsReference('ConfigMap', projectedConfigMap.name, projectedConfigMap));
+      add(itemsReference('ConfigMap', projectedConfigMap, [...from, 'configMap', 'name']));
     }
     const projectedSecret = objectField(projection, 'secret');
-    if (projectedSecret) add(itemsReference('Secret', projectedSecret.name, projectedSecret));
+    if (projectedSecret)
+      add(itemsReference('Secret', projectedSecret, [...from, 'secret', 'name']));
   }
 }
 
-/** A volume source: whole object without `items`, else the keys it names. */
-function itemsReference(kind: SourceKind, name: unknown, source: JsonObject): Reference {
+/** A volume source: whole object without `items`, else the keys it names; `at` is its name's path. */
+function itemsReference(kind: SourceKind, source: JsonObject, at: Path): Reference {
   const items = Array.isArray(source.items) ? source.items : undefined;
   const keys = items ? items.map((item) => (isObject(item) ? item.key : undefined)) : 'all';
-  return { kind, name, keys, optional: source.optional };
+  return { kind, name: source[at.at(-1) as string], keys, optional: source.optional, at };
 }
 
-function collectContainer(container: JsonObject, add: (ref: Reference) => void): void {
-  for (const envFrom of arrayAt(container, 'envFrom')) {
+function collectContainer(container: JsonObject, at: Path, add: (ref: Reference) => void): void {
+  for (const { item: envFrom, index } of arrayAt(container, 'envFrom')) {
+    const from: Path = [...at, 'envFrom', index];
     const configMapRef = objectField(envFrom, 'configMapRef');
     if (configMapRef) {
+      const { name, optional } = configMapRef;
       add({
         kind: 'ConfigMap',
-        name: configMapRef.name,
+        name,
         keys: 'all',
-        optional: configMapRef.optional,
+        optional,
+        at: [...from, 'configMapRef', 'name'],
       });
     }
     const secretRef = objectField(envFrom, 'secretRef');
     if (secretRef) {
-      add({ kind: 'Secret', name: secretRef.name, keys: 'all', optional: secretRef.optional });
+      const { name, optional } = secretRef;
+      add({ kind: 'Secret', name, keys: 'all', optional, at: [...from, 'secretRef', 'name'] });
     }
   }
-  for (const env of arrayAt(container, 'env')) {
+  for (const { item: env, index } of arrayAt(container, 'env')) {
     const valueFrom = objectField(env, 'valueFrom');
     if (!valueFrom) continue;
+    const from: Path = [...at, 'env', index, 'valueFrom'];
     const configMapKey = objectField(valueFrom, 'configMapKeyRef');
-    if (configMapKey) add(keyReference('ConfigMap', configMapKey));
+    if (configMapKey) add(keyReference('ConfigMap', configMapKey, [...from, 'configMapKeyRef']));
     const secretKey = objectField(valueFrom, 'secretKeyRef');
-    if (secretKey) add(keyReference('Secret', secretKey));
+    if (secretKey) add(keyReference('Secret', secretKey, [...from, 'secretKeyRef']));
   }
 }
 
-function keyReference(kind: SourceKind, ref: JsonObject): Reference {
-  return { kind, name: ref.name, keys: [ref.key], optional: ref.optional };
+function keyReference(kind: SourceKind, ref: JsonObject, at: Path): Reference {
+  return { kind, name: ref.name, keys: [ref.key], optional: ref.optional, at: [...at, 'name'] };
 }
 
 function invalidEntry(annotation: string, entry: string): string {
   return `${annotation}: ignored '${entry}' (expected configmap/NAME or secret/NAME)`;
 }
 
-function arrayAt(object: JsonObject, field: string): JsonObject[] {
+/** The objects of an array field, each with its index in the array as written. */
+function arrayAt(object: JsonObject, field: string): { item: JsonObject; index: number }[] {
   const value = object[field];
-  return Array.isArray(value) ? value.filter(isObject) : [];
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item, index) => (isObject(item) ? [{ item, index }] : []));
 }
 
 function objectField(object: JsonObject, field: string): JsonObject | undefined {

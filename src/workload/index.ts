@@ -24,7 +24,7 @@ export {
   sameWorkload,
 } from './fanout-record.js';
 export { isFanoutLimitOff, isLargeFanout } from './fanout-size.js';
-export { findSources } from './find-sources.js';
+export { type FoundReference, findReferences, findSources } from './find-sources.js';
 export {
   type Asker,
   decideHandled,

@@ -2,7 +2,7 @@
 // confighash's own annotations are set aside. Iterative, so that a template
 // nested thousands of levels deep is compared, not a stack overflow.
 
-import { HASH, SOURCES } from './annotations.js';
+import { HASH, SNAPSHOTS, SOURCES } from './annotations.js';
 import { isObject } from './object.js';
 
 export function templatesEqualIgnoringOurs(a: unknown, b: unknown): boolean {
@@ -13,7 +13,7 @@ function withoutOurAnnotations(template: unknown): unknown {
   if (!isObject(template) || !isObject(template.metadata)) return template;
   const annotations = template.metadata.annotations;
   if (!isObject(annotations)) return template;
-  const { [HASH]: _hash, [SOURCES]: _sources, ...others } = annotations;
+  const { [HASH]: _hash, [SOURCES]: _sources, [SNAPSHOTS]: _snapshots, ...others } = annotations;
   const metadata = { ...template.metadata, annotations: others };
   if (Object.keys(others).length === 0) delete (metadata as { annotations?: unknown }).annotations;
   return { ...template, metadata };

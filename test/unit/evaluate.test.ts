@@ -376,6 +376,7 @@ describe('isCurrentHash', () => {
   const digests: Digests = {
     hash: 'a'.repeat(64),
     keyId: 'current-key-id',
+    digestOne: () => 'c'.repeat(64),
     madeWithPreviousKey: (value) => {
       asked++;
       return value === previous;

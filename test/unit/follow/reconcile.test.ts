@@ -30,6 +30,7 @@ function hashed(hash: string, missingRequired: readonly MissingRequired[] = []):
     hash,
     keyId: 'current-key-id',
     madeWithPreviousKey: (value) => hash === HASH_A && value === OLD_KEY_OF_A,
+    digestOne: () => 'c'.repeat(64),
     sources: 'configmap/app',
     missingRequired,
     lookups: [],

@@ -1,0 +1,36 @@
+// The port snapshots are made through (adapter: src/kube/snapshot-store.ts; in memory:
+// test/support/memory-snapshots.ts). Outcomes are values, never exceptions.
+
+import type { SourceContent } from '../hash/index.js';
+import type { JsonObject } from '../workload/index.js';
+import type { OwnerReference } from './snapshot.js';
+
+export type FoundSnapshot =
+  | {
+      readonly status: 'found';
+      readonly object: JsonObject;
+      readonly content: SourceContent;
+      readonly resourceVersion: string;
+      /** The uids of its owners. */
+      readonly owners: readonly string[];
+    }
+  | { readonly status: 'absent' }
+  | { readonly status: 'failed'; readonly detail: string };
+
+export type Written =
+  | { readonly status: 'done' }
+  | { readonly status: 'failed'; readonly detail: string };
+
+export interface SnapshotStore {
+  read(namespace: string, name: string, signal: AbortSignal): Promise<FoundSnapshot>;
+  /** `exists`: the name is taken (409), by whatever object. */
+  create(body: JsonObject, signal: AbortSignal): Promise<Written | { readonly status: 'exists' }>;
+  /** Adds `owner`, if the object is still at `resourceVersion`. */
+  addOwner(
+    namespace: string,
+    name: string,
+    resourceVersion: string,
+    owner: OwnerReference,
+    signal: AbortSignal,
+  ): Promise<Written>;
+}
