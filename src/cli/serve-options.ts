@@ -52,6 +52,15 @@ export interface ServeConfig {
   readonly excludedNamespaces: readonly string[];
   /** --client-ca-file: callers of /mutate must present a certificate of that CA; probes move to probePort. */
   readonly clientAuth: { readonly caFile: string; readonly probePort: number } | undefined;
+  /** --snapshots: snapshot workloads' ConfigMaps are copied, and their copies kept (docs/design.md §13). */
+  readonly snapshots: SnapshotsConfig | undefined;
+}
+
+export interface SnapshotsConfig {
+  /** --snapshot-resync: how often owners are set and unnamed snapshots collected. */
+  readonly resyncMs: number;
+  /** --snapshot-grace: a snapshot nothing names is deleted only once older than this. */
+  readonly graceMs: number;
 }
 
 /** Shared by serve and follow: the follower leaves alone what the webhook never hashes. */
@@ -143,6 +152,27 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
     help: `the registration's timeoutSeconds (1 to ${MAX_TIMEOUT_MS / 1000}): a review's deadline is the lesser of this and the caller's ?timeout=`,
   },
   EXCLUDED_NAMESPACE_OPTION,
+  {
+    flag: 'snapshots',
+    env: 'CONFIGHASH_SNAPSHOTS',
+    value: '',
+    boolean: true,
+    help: 'copy the ConfigMaps of workloads annotated confighash.dev/snapshot: "true" into immutable snapshots their templates name, so rollout undo brings the config back (needs the snapshots RBAC and fence: docs/install.md)',
+  },
+  {
+    flag: 'snapshot-resync',
+    env: 'CONFIGHASH_SNAPSHOT_RESYNC',
+    value: 'SECONDS',
+    defaultValue: '60',
+    help: 'with --snapshots: how often snapshots get the owners that name them, and unnamed ones are collected',
+  },
+  {
+    flag: 'snapshot-grace',
+    env: 'CONFIGHASH_SNAPSHOT_GRACE',
+    value: 'SECONDS',
+    defaultValue: '600',
+    help: 'with --snapshots: a snapshot nothing names is deleted once older than this',
+  },
 ];
 
 /** A namespace name: an RFC 1123 label. */
@@ -173,6 +203,8 @@ export function parseServeConfig(
   if (typeof clientAuth === 'string') return fail(clientAuth);
   const scope = parseWorkloadScope(get('namespace')!, values.all);
   if (typeof scope === 'string') return fail(scope);
+  const snapshots = parseSnapshots(get);
+  if (typeof snapshots === 'string') return fail(snapshots);
   const { kinds, excludedNamespaces } = scope;
   return {
     ok: true,
@@ -189,6 +221,7 @@ export function parseServeConfig(
       kinds,
       excludedNamespaces,
       clientAuth,
+      snapshots,
     }),
   };
 }
@@ -214,6 +247,25 @@ function parseServeTimes(
     shutdownTimeoutMs: shutdown * 1000,
     webhookTimeoutMs: webhookTimeout * 1000,
   };
+}
+
+function parseSnapshots(
+  get: (flag: string) => string | undefined,
+): ServeConfig['snapshots'] | string {
+  const on = get('snapshots') ?? 'false';
+  if (on !== 'true' && on !== 'false') {
+    return `CONFIGHASH_SNAPSHOTS must be true or false, got '${on}'`;
+  }
+  if (on === 'false') return undefined;
+  const resync = parseSeconds(get('snapshot-resync'));
+  if (resync === undefined || resync <= 0) {
+    return `--snapshot-resync must be a positive number of seconds, got '${get('snapshot-resync')}'`;
+  }
+  const grace = parseSeconds(get('snapshot-grace'));
+  if (grace === undefined) {
+    return `--snapshot-grace must be a number of seconds, got '${get('snapshot-grace')}'`;
+  }
+  return { resyncMs: resync * 1000, graceMs: grace * 1000 };
 }
 
 function parseClientAuth(

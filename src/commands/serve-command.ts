@@ -14,6 +14,7 @@ import {
   connectToCluster,
   createApiConfigSource,
   createNamespaceApi,
+  createSnapshotStore,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
 import { createLogger } from '../runtime/logger.js';
@@ -41,6 +42,7 @@ export async function serve(config: ServeConfig): Promise<void> {
       ...keys,
       kinds: config.kinds,
       namespaces,
+      ...(config.snapshots ? { snapshots: createSnapshotStore(connection) } : {}),
     }),
     metrics,
     logger,

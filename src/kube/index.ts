@@ -17,5 +17,6 @@ export { createLeaseStore } from './lease-store.js';
 export { createNamespaceApi } from './namespace-api.js';
 export { checkReachable, createExplainCluster } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
+export { createSnapshotStore } from './snapshot-store.js';
 export { writeFanoutControl } from './source-annotation.js';
 export { createCaBundleTarget } from './webhook-configuration.js';

@@ -50,13 +50,7 @@ async function reuse(
   if (!isSnapshotOf(found, snapshot, digestOne)) return { status: 'failed', detail: NAME_TAKEN };
   // An owner added changes its resourceVersion, so a collection that saw nothing name it fails.
   if (owner && !dryRun && !found.owners.includes(owner.uid)) {
-    const added = await store.addOwner(
-      snapshot.namespace,
-      snapshot.name,
-      found.resourceVersion,
-      owner,
-      signal,
-    );
+    const added = await store.addOwner(snapshot, found, owner, signal);
     if (added.status === 'failed')
       return { status: 'failed', detail: `owner not added (${added.detail})` };
   }

@@ -25,11 +25,10 @@ export interface SnapshotStore {
   read(namespace: string, name: string, signal: AbortSignal): Promise<FoundSnapshot>;
   /** `exists`: the name is taken (409), by whatever object. */
   create(body: JsonObject, signal: AbortSignal): Promise<Written | { readonly status: 'exists' }>;
-  /** Adds `owner`, if the object is still at `resourceVersion`. */
+  /** Adds `owner` to the snapshot as it was read, if it is still at that resourceVersion. */
   addOwner(
-    namespace: string,
-    name: string,
-    resourceVersion: string,
+    snapshot: { readonly namespace: string; readonly name: string },
+    read: Extract<FoundSnapshot, { status: 'found' }>,
     owner: OwnerReference,
     signal: AbortSignal,
   ): Promise<Written>;
