@@ -3,7 +3,7 @@
 // 409 on a create is a name taken; anything else is a failure with a short reason for the warning.
 
 import { contentOfConfigMap } from '../hash/index.js';
-import type { FoundSnapshot, SnapshotStore, Written } from '../snapshot/index.js';
+import type { FoundSnapshot, SnapshotStore, Written } from '../snapshot/ports.js';
 import { isObject, type JsonObject } from '../workload/index.js';
 import { type ApiAnswer, exchange, FIELD_MANAGER_QUERY, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';

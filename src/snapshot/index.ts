@@ -1,12 +1,11 @@
 export { type Ensured, ensureSnapshot, NAME_TAKEN } from './ensure.js';
 export { formatListed, readListed } from './listed.js';
 export { type LiveView, liveView, renameReferences } from './live-view.js';
-export type { FoundSnapshot, SnapshotStore, Written } from './ports.js';
+export type { FoundSnapshot, OwnerReference, SnapshotStore, Written } from './ports.js';
 export {
   type DigestOne,
   holdsContentOf,
   isSnapshotOf,
-  type OwnerReference,
   planSnapshot,
   type Snapshot,
   snapshotBody,

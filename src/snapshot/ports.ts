@@ -3,7 +3,6 @@
 
 import type { SourceContent } from '../hash/index.js';
 import type { JsonObject } from '../workload/index.js';
-import type { OwnerReference } from './snapshot.js';
 
 export type FoundSnapshot =
   | {
@@ -32,4 +31,12 @@ export interface SnapshotStore {
     owner: OwnerReference,
     signal: AbortSignal,
   ): Promise<Written>;
+}
+
+/** Who keeps a snapshot alive (docs/design.md §13): a workload or one of its revisions. */
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
 }

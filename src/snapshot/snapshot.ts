@@ -5,6 +5,7 @@
 import type { EncodedValue, HashInput, SourceContent } from '../hash/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
 import { isObject, type JsonObject, SNAPSHOT, SNAPSHOT_OF } from '../workload/index.js';
+import type { OwnerReference } from './ports.js';
 
 const INFIX = '-snap-';
 const DIGEST_LENGTH = 16;
@@ -20,14 +21,6 @@ export interface Snapshot {
   readonly source: SourceRef;
   /** Only the keys the template selects. */
   readonly content: SourceContent;
-}
-
-/** Who keeps a snapshot alive (docs/design.md §13): a workload or one of its revisions. */
-export interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
 }
 
 /** Digests one source as selected, with the namespace's current key (Digests.digestOne). */

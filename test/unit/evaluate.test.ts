@@ -48,7 +48,7 @@ class CountingMemo extends HashMemo {
 /** The parts of an answer that are data (madeWithPreviousKey is a function). */
 function dataOf(evaluation: Evaluation) {
   if (evaluation.status !== 'hashed') return evaluation;
-  const { madeWithPreviousKey: _, ...data } = evaluation;
+  const { madeWithPreviousKey: _, digestOne: __, ...data } = evaluation;
   return data;
 }
 
