@@ -3,6 +3,7 @@
 // kept of it — its ref, the sources it reads, the hash it carries and the versions
 // the webhook read for that hash.
 
+import { liveView } from '../snapshot/index.js';
 import { formatSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
@@ -52,7 +53,9 @@ export function readReferences(
   const ref = namespace === '' ? undefined : refOf(object, kind, namespace);
   if (!ref) return undefined;
   const workload = readWorkload(object, kind);
-  const sources = findSources(workload.template?.spec, workload.annotations).sources;
+  // A snapshot workload reads its sources through its copies: the index holds the sources (§13).
+  const view = liveView(workload.template, workload.annotations).template;
+  const sources = findSources(view?.spec, workload.annotations).sources;
   const hash =
     annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
   return {

@@ -8,6 +8,7 @@
 import { type Evaluation, type Evaluator, formatMissingRequired } from '../evaluate/index.js';
 import { type Clock, withDeadline } from '../runtime/index.js';
 import type { LeveledLog } from '../runtime/logger.js';
+import { liveView } from '../snapshot/index.js';
 import {
   isObject,
   ROLLOUT_WINDOW,
@@ -135,13 +136,16 @@ async function decideNow(
   workload: Workload,
   namespace: string,
 ): Promise<{ evaluation: Evaluation; decision: ReconcileDecision }> {
+  // A snapshot workload is judged by its sources, never by its copies (docs/design.md §13).
+  const view = liveView(workload.template, workload.annotations);
+  const live = { template: view.template, annotations: workload.annotations };
   const evaluation = await withDeadline(
     deps.signal,
     LOOKUP_TIMEOUT_MS,
-    (lookupSignal) => deps.evaluate(workload, namespace, lookupSignal),
+    (lookupSignal) => deps.evaluate(live, namespace, lookupSignal),
     deps.clock,
   );
-  return { evaluation, decision: decideReconcile(workload, evaluation) };
+  return { evaluation, decision: decideReconcile(workload, evaluation, view) };
 }
 
 type EvaluateOnlyDependencies = Pick<

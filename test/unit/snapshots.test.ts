@@ -5,10 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { createMutator } from '../../src/admission/mutate.js';
 import { PINNED_WARNING } from '../../src/admission/snapshot-review.js';
-import { readListed, snapshotName } from '../../src/snapshot/index.js';
+import { createEvaluator } from '../../src/evaluate/index.js';
+import { decideReconcile } from '../../src/follow/reconcile.js';
+import { readReferences } from '../../src/follow/references.js';
+import { liveView, readListed, snapshotName } from '../../src/snapshot/index.js';
 import {
+  HANDLED_KINDS,
   HASH,
   HASHED_VERSIONS,
+  readWorkload,
   SNAPSHOT,
   SNAPSHOT_OF,
   SNAPSHOTS,
@@ -226,6 +231,34 @@ describe('a rollback pins (docs/design.md §13)', () => {
     const rotated = { ...cluster, hashKey: OTHER_KEY, previousHashKeys: [KEY] };
     const { result } = await write(rotated, structuredClone(v2), v2);
     expect(result.patch).toEqual([]);
+  });
+});
+
+describe('follow mode decides as the webhook writes (docs/design.md §13)', () => {
+  async function decide(cluster: Cluster, object: Json) {
+    const workload = readWorkload(object, HANDLED_KINDS[0]!);
+    const view = liveView(workload.template, workload.annotations);
+    const evaluate = createEvaluator({ configSource: cluster.source, hashKey: KEY });
+    const live = { template: view.template, annotations: workload.annotations };
+    return decideReconcile(workload, await evaluate(live, NAMESPACE, NO_DEADLINE), view);
+  }
+
+  it('indexes a snapshot workload by its sources, not by its copies', async () => {
+    const { stored } = await firstRevision({ source: sources(), store: new MemorySnapshots() });
+    const references = readReferences(stored, HANDLED_KINDS[0]!, 'key-id');
+    expect(references?.sources).toEqual(['configmap/app-config', 'secret/db', 'configmap/flags']);
+  });
+
+  it('leaves an undo undone, and rolls it forward when the content moves on', async () => {
+    const cluster = { source: sources(), store: new MemorySnapshots() };
+    const v1 = (await firstRevision(cluster)).stored;
+    cluster.source.configMap('app-config', { 'app.yaml': 'port: 9090' });
+    const v2 = (await write(cluster, applied(v1), v1)).after;
+    expect(await decide(cluster, v2)).toEqual({ touch: false, why: 'up-to-date' });
+    const pinned = withTemplate(v2, templateOf(v1));
+    expect(await decide(cluster, pinned)).toEqual({ touch: false, why: 'pinned' });
+    cluster.source.configMap('app-config', { 'app.yaml': 'port: 7070' });
+    expect(await decide(cluster, pinned)).toEqual({ touch: true, why: 'config-changed' });
   });
 });
 
