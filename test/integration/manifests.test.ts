@@ -90,7 +90,7 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
         ],
       },
       failurePolicy: 'Ignore',
-      sideEffects: 'None',
+      sideEffects: 'NoneOnDryRun',
       timeoutSeconds: 5,
       reinvocationPolicy: 'IfNeeded',
       matchPolicy: 'Equivalent',
