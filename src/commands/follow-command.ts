@@ -18,7 +18,7 @@ import {
   createLeaseStore,
 } from '../kube/index.js';
 import { systemClock } from '../runtime/index.js';
-import { createLogger } from '../runtime/logger.js';
+import { createLogger, SERVICE } from '../runtime/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './cluster.js';
@@ -27,7 +27,12 @@ import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './c
 const SHUTDOWN_DELAY_MS = 10_000;
 
 export async function follow(config: FollowCommandConfig): Promise<void> {
-  const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  const logger = createLogger(
+    config.logLevel,
+    undefined,
+    process.stdout.isTTY === true,
+    SERVICE.follow,
+  );
   const cluster = lazyCluster(logger);
   // Only the hash keys: startCertificates writes them to their files and checks nothing more.
   const selfManaged =
