@@ -655,7 +655,6 @@ const CONVENTIONS_2: Obj = {
   deployment: { labels: { tier: 'control' }, annotations: { 'example.com/owner': 'ops' } },
   service: { labels: { exposed: 'no' }, annotations: { 'example.com/lb': 'none' } },
   'serviceAccount.labels': { sa: 'webhook' },
-  'follow.serviceAccount.labels': { sa: 'follower' },
   'webhook.labels': { registration: 'confighash' },
   'webhook.annotations': { 'example.com/reviewed': 'yes' },
   containerSecurityContext: {
@@ -668,6 +667,7 @@ const CONVENTIONS_2: Obj = {
   },
   follow: {
     enabled: true,
+    serviceAccount: { create: true, name: '', labels: { sa: 'follower' } },
     nodeSelector: { pool: 'background' },
     tolerations: [{ key: 'background', operator: 'Exists', effect: 'NoSchedule' }],
     affinity: { nodeAffinity: {} },
@@ -700,7 +700,8 @@ describe.skipIf(!helm).each(MAJORS)(
     const pod = (objects: Obj[], name: string) => find(objects, 'Deployment', name).spec.template;
 
     it('global.commonLabels on every object, never in a selector', () => {
-      for (const o of set) {
+      // extraObjects are yours as you wrote them.
+      for (const o of set.filter((o) => !o.metadata.name.startsWith('extra-'))) {
         expect(o.metadata.labels?.['example.com/team'], identity(o)).toBe('platform');
       }
       for (const name of DEPLOYMENTS) {
@@ -769,9 +770,11 @@ describe.skipIf(!helm).each(MAJORS)(
 
     it('containerSecurityContext on both containers; the deprecated securityContext merges over it', async () => {
       for (const name of DEPLOYMENTS) {
-        expect(pod(set, name).spec.containers[0].securityContext, name).toEqual(
-          CONVENTIONS_2.containerSecurityContext,
-        );
+        // Merged over the chart's (runAsGroup 65532 stays), as Helm merges any map.
+        expect(pod(set, name).spec.containers[0].securityContext, name).toEqual({
+          ...pod(defaults, name).spec.containers[0].securityContext,
+          ...CONVENTIONS_2.containerSecurityContext,
+        });
       }
       const old = await template(major, ['follow.enabled=true', 'securityContext.runAsUser=2000']);
       for (const name of DEPLOYMENTS) {
