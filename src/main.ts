@@ -4,9 +4,9 @@
 // This file picks the command and turns its failure into one line and an exit code. Each
 // command's modules load when it runs: a plan need not load the server, nor a server the CLI's.
 
-import { readFileSync } from 'node:fs';
 import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './cli/index.js';
 import { asUsageError, UsageError, unwrap } from './commands/errors.js';
+import { packageVersion } from './commands/package-version.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -51,12 +51,6 @@ async function main(argv: readonly string[]): Promise<number> {
         `unknown command '${command}' (commands: ${COMMANDS.map((known) => known.name).join(', ')}; see --help)`,
       );
   }
-}
-
-/** package.json's version: beside src/ when run from source, beside dist/ once installed. */
-function packageVersion(): string {
-  const file = new URL('../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 main(process.argv.slice(2)).then(

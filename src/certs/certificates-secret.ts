@@ -101,6 +101,7 @@ export async function startCertificateChecks(
   let stopped = false;
   const schedule = (ok: boolean) => {
     if (stopped) return;
+    if (!ok) ports.checkFailed?.();
     const delay = ok
       ? certificates.checkIntervalMs
       : Math.min(RETRY_MS, certificates.checkIntervalMs);

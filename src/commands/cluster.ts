@@ -52,6 +52,7 @@ export async function startCertificates(
   options: SelfManagedOptions,
   cluster: LazyCluster,
   logger: Logger,
+  checkFailed?: () => void,
 ): Promise<SelfManaged> {
   const api = await cluster.connection();
   // selfsigned and the renewal loop load only here: most installs bring their own certificates.
@@ -61,6 +62,7 @@ export async function startCertificates(
     webhooks: createCaBundleTarget(api),
     log: logger,
     timers: systemClock,
+    ...(checkFailed ? { checkFailed } : {}),
   }).catch((error: Error) => {
     throw new UsageError(`self-managed certificates: ${error.message}`);
   });

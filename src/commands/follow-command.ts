@@ -17,17 +17,23 @@ import {
   createFollowApi,
   createLeaseStore,
 } from '../kube/index.js';
-import { systemClock } from '../runtime/index.js';
-import { createLogger } from '../runtime/logger.js';
+import { registerBuildInfo, systemClock } from '../runtime/index.js';
+import { createLogger, SERVICE } from '../runtime/logger.js';
 import { buildProbeApp } from '../server/probes.js';
 import type { WorkloadKind } from '../workload/index.js';
 import { type HashKeys, lazyCluster, readHashKeys, startCertificates } from './cluster.js';
+import { packageVersion } from './package-version.js';
 
 /** On SIGTERM the lease is released within a retry period (2 s); this leaves room for the rest. */
 const SHUTDOWN_DELAY_MS = 10_000;
 
 export async function follow(config: FollowCommandConfig): Promise<void> {
-  const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
+  const logger = createLogger(
+    config.logLevel,
+    undefined,
+    process.stdout.isTTY === true,
+    SERVICE.follow,
+  );
   const cluster = lazyCluster(logger);
   // Only the hash keys: startCertificates writes them to their files and checks nothing more.
   const selfManaged =
@@ -36,6 +42,7 @@ export async function follow(config: FollowCommandConfig): Promise<void> {
   const keys = await readHashKeys(config, selfManaged);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry, packageVersion());
   const readiness = { ready: false, isReady: () => readiness.ready };
   const app = buildProbeApp(readiness, registry);
   await app.listen({ port: config.port, host: config.host });

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createMutator } from '../admission/mutate.js';
 import { type NamespaceWatch, startNamespaceCheck } from '../admission/namespace-check.js';
+import { type CertificateMetrics, createCertificateMetrics } from '../certs/metrics.js';
 import type { ServeConfig } from '../cli/index.js';
 import {
   type ApiConnection,
@@ -16,7 +17,7 @@ import {
   createNamespaceApi,
   createSnapshotStore,
 } from '../kube/index.js';
-import { systemClock } from '../runtime/index.js';
+import { registerBuildInfo, systemClock } from '../runtime/index.js';
 import { createLogger } from '../runtime/logger.js';
 import { createAdmissionMetrics } from '../server/admission-metrics.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
@@ -24,16 +25,21 @@ import { waitForConnectionsToClose } from '../server/drain.js';
 import { readServingTls, type ServingTls, type TlsFiles, watchTlsFiles } from '../server/tls.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
+import { packageVersion } from './package-version.js';
 
 export async function serve(config: ServeConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, process.stdout.isTTY === true);
   const cluster = lazyCluster(logger);
+  const metrics = createAdmissionMetrics();
+  registerBuildInfo(metrics.registry, packageVersion());
+  const certificates = createCertificateMetrics(metrics.registry);
   const selfManaged =
-    config.selfManaged && (await startCertificates(config.selfManaged, cluster, logger));
+    config.selfManaged &&
+    (await startCertificates(config.selfManaged, cluster, logger, certificates.renewalFailed));
   const keys = await readHashKeys(config, selfManaged);
   const { tlsFiles, tls } = await readServingFiles(config);
+  certificates.serving(tls.cert);
   const connection = await cluster.connection();
-  const metrics = createAdmissionMetrics();
   const namespaces = watchNamespaces(config, await cluster.credentials(), connection, logger);
   const readiness = { ready: false, isReady: () => readiness.ready };
   const app = buildApp({
@@ -60,6 +66,7 @@ export async function serve(config: ServeConfig): Promise<void> {
     tls,
     config.tlsReloadIntervalMs,
     logger,
+    certificates,
   );
   readiness.ready = true;
   logReady(config, connection.server, logger);
@@ -147,10 +154,14 @@ function watchServingCertificate(
   tls: ServingTls,
   intervalMs: number,
   logger: Logger,
+  certificates: CertificateMetrics,
 ): () => void {
   const servers = apps.map((app) => app.server as unknown as Server);
   const events = {
-    onReload: () => logger.info({ certFile: files.certFile }, 'serving certificate reloaded'),
+    onReload: (material: ServingTls) => {
+      certificates.serving(material.cert);
+      logger.info({ certFile: files.certFile }, 'serving certificate reloaded');
+    },
     onError: (error: Error) =>
       logger.warn({ reason: error.message }, 'serving certificate not reloaded'),
   };

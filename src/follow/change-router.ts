@@ -51,8 +51,9 @@ export class ChangeRouter {
    * evaluated; a moved source that more than one of them reads is read first, as if its
    * watch event came now (a change no leader saw goes canary-first too).
    */
-  resync(): void {
-    if (!this.deps.ready()) return;
+  /** False when it could not run (the index is not whole yet, or following stopped). */
+  resync(): boolean {
+    if (!this.deps.ready()) return false;
     const { approvals, fanouts, index } = this.deps;
     fanouts.observeRecorded(index.recordedSources());
     const stale = index.stale();
@@ -71,6 +72,7 @@ export class ChangeRouter {
       }
     }
     this.deps.logger.debug({ stale: stale.length, ...index.counts() }, 'follow: resync');
+    return true;
   }
 
   /** A large source's content is checked (approval.ts) before any of its readers is touched. */

@@ -185,7 +185,9 @@ class Follower {
 
   /** Evaluates what moved since it was last evaluated (change-router.ts). */
   resync(): void {
-    this.#router.resync();
+    if (!this.#router.resync()) return;
+    const clock = this.deps.clock ?? systemClock;
+    this.deps.metrics.resynced(this.#index.counts(), clock.now());
   }
 
   stop(): void {

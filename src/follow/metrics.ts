@@ -3,13 +3,21 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { countPreviousKeyHashes } from '../runtime/index.js';
 
+/**
+ * Why a reconcile failed: a request (a read of the workload, a lookup, the patch) failed or
+ * timed out, or the workload's sources could not be read (forbidden, timed out); both retried.
+ */
+export type ReconcileErrorReason = 'request-failed' | 'sources-unreadable';
+
 export interface FollowMetrics {
   touched(kind: string): void;
   touchDenied(kind: string): void;
   deferred(
     reason: 'window' | 'min-interval' | 'rate-limit' | 'error' | 'denied' | 'source-read',
   ): void;
-  reconcileError(): void;
+  reconcileError(reason: ReconcileErrorReason): void;
+  /** A resync ran over a whole index: what the index holds now, and when (ms since the epoch). */
+  resynced(index: { readonly workloads: number; readonly sources: number }, atMs: number): void;
   leader(isLeader: boolean): void;
   watchRestart(reason: 'expired' | 'ended' | 'silent' | 'error'): void;
   pending(count: number): void;
@@ -38,6 +46,11 @@ export function createFollowMetrics(registry: Registry): FollowMetrics {
     previousKeyHash: countPreviousKeyHashes(registry, 'follow'),
   };
 }
+
+const RECONCILE_ERROR_REASONS: readonly ReconcileErrorReason[] = [
+  'request-failed',
+  'sources-unreadable',
+];
 
 type TouchMetrics = Pick<
   FollowMetrics,
@@ -72,14 +85,16 @@ function touchMetrics(registry: Registry): TouchMetrics {
   });
   const errors = new Counter({
     name: 'confighash_follow_reconcile_errors_total',
-    help: 'Reconciles that failed (lookups, API errors); they are retried.',
+    help: 'Reconciles that failed, by reason: request-failed (a read, lookup or patch failed or timed out) or sources-unreadable (the sources could not be read); they are retried.',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
+  for (const reason of RECONCILE_ERROR_REASONS) errors.inc({ reason }, 0);
   return {
     touched: (kind) => touches.inc({ kind }),
     touchDenied: (kind) => denied.inc({ kind }),
     deferred: (reason) => deferred.inc({ reason }),
-    reconcileError: () => errors.inc(),
+    reconcileError: (reason) => errors.inc({ reason }),
     heldMissing: (kind) => missing.inc({ kind }),
   };
 }
@@ -87,7 +102,7 @@ function touchMetrics(registry: Registry): TouchMetrics {
 /** The follower itself: whether it leads, its watches' restarts, the touches it has queued. */
 function watchMetrics(
   registry: Registry,
-): Pick<FollowMetrics, 'leader' | 'watchRestart' | 'pending'> {
+): Pick<FollowMetrics, 'leader' | 'watchRestart' | 'pending' | 'resynced'> {
   const leader = new Gauge({
     name: 'confighash_follow_leader',
     help: '1 while this replica holds the follow-mode lease.',
@@ -104,8 +119,29 @@ function watchMetrics(
     help: 'Touches waiting for debounce, minimum interval, rate limit or rollout window.',
     registers: [registry],
   });
+  const workloads = new Gauge({
+    name: 'confighash_follow_index_workloads',
+    help: 'Workloads in the leader’s reference index (those that read a ConfigMap or Secret in a followed namespace), at its last resync: what its memory grows with.',
+    registers: [registry],
+  });
+  const sources = new Gauge({
+    name: 'confighash_follow_index_sources',
+    help: 'ConfigMaps and Secrets in the leader’s reference index, at its last resync.',
+    registers: [registry],
+  });
+  const lastResync = new Gauge({
+    name: 'confighash_follow_last_resync_timestamp_seconds',
+    help: 'When the leader last ran a resync over a whole index, in seconds since the epoch (every --follow-resync; 0 before the first).',
+    registers: [registry],
+  });
   leader.set(0);
+  lastResync.set(0);
   return {
+    resynced(index, atMs) {
+      workloads.set(index.workloads);
+      sources.set(index.sources);
+      lastResync.set(atMs / 1000);
+    },
     leader: (isLeader) => leader.set(isLeader ? 1 : 0),
     watchRestart: (reason) => restarts.inc({ reason }),
     pending: (count) => pending.set(count),

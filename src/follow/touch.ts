@@ -220,7 +220,7 @@ function windowOf(
 /** A read, a lookup or the patch failed (a request timed out, say): tried again later. */
 function failed(deps: TouchDependencies, touch: QueuedTouch, error: Error): TouchResult {
   if (deps.signal.aborted) return DONE;
-  deps.metrics.reconcileError();
+  deps.metrics.reconcileError('request-failed');
   deps.logger.warn(
     { ...fields(touch), err: error.message },
     'follow: reconcile failed; will retry',
@@ -255,7 +255,7 @@ async function leave(
     deps.logger.debug({ ...fields(touch), why: decision.why }, 'follow: nothing to roll');
     return DONE;
   }
-  deps.metrics.reconcileError();
+  deps.metrics.reconcileError('sources-unreadable');
   deps.logger.warn(
     { ...fields(touch), why: decision.why },
     'follow: cannot read the sources; will retry',

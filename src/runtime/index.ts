@@ -1,5 +1,6 @@
 export { API_TIMEOUTS, type ApiTimeouts } from './api-timeouts.js';
 export { BACKOFF, Backoff, type BackoffOptions, type Random } from './backoff.js';
+export { registerBuildInfo } from './build-info-metric.js';
 export { type Clock, every, sleep, systemClock } from './clock.js';
 export { withDeadline } from './deadline.js';
 export { parseGoDuration } from './duration.js';

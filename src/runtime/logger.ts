@@ -1,4 +1,7 @@
 // The logger both processes write to: JSON lines for machines, pretty only on a terminal.
+// Each line names its level as a word and its time in ISO 8601 (what log pipelines parse
+// without a pino-specific mapping), and the process that wrote it (`service`), so that the
+// webhook's and the follower's lines can be told apart once they share a pipeline.
 // Redaction is a second line of defence; the first is that no code logs object content.
 // What a use case needs of it is LeveledLog: pino's shape, so commands pass a child logger.
 
@@ -34,10 +37,20 @@ export interface LeveledLog {
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-function loggerOptions(level: LogLevel): LoggerOptions {
+/** The `service` field of each line: which of the two long-running processes wrote it. */
+export const SERVICE = {
+  serve: 'confighash-webhook',
+  follow: 'confighash-follow',
+} as const;
+
+export type Service = (typeof SERVICE)[keyof typeof SERVICE];
+
+function loggerOptions(level: LogLevel, service: Service): LoggerOptions {
   return {
     level,
-    base: { service: 'confighash' },
+    base: { service },
+    formatters: { level: (label) => ({ level: label }) },
+    timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
 }
@@ -46,8 +59,9 @@ export function createLogger(
   level: LogLevel,
   destination: pino.DestinationStream | undefined = undefined,
   pretty = false,
+  service: Service = SERVICE.serve,
 ): Logger {
-  const options = loggerOptions(level);
+  const options = loggerOptions(level, service);
   if (destination) return pino(options, destination);
   if (pretty) return pino({ ...options, transport: { target: 'pino-pretty' } });
   return pino(options);

@@ -15,6 +15,7 @@ import {
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
+import { followLogEntries } from '../support/follow-log.js';
 import { runConfighash } from '../support/process.js';
 
 const followers: LocalFollower[] = [];
@@ -81,22 +82,14 @@ async function waitForNoRollVerdict(
 ): Promise<void> {
   await waitUntil(
     async () => {
-      // JSON lines only: the runtime's own warnings may share the file.
-      const lines = (await leaderLog()).split('\n').filter((line) => line.startsWith('{'));
-      return lines.some((line) => {
-        const entry = JSON.parse(line) as {
-          time: number;
-          namespace?: string;
-          name?: string;
-          msg: string;
-        };
-        return (
+      // JSON lines only (followLogEntries): the runtime's own warnings may share the file.
+      return followLogEntries(await leaderLog()).some(
+        (entry) =>
           entry.time >= after &&
           entry.namespace === ns &&
           entry.name === name &&
-          entry.msg === 'follow: nothing to roll'
-        );
-      });
+          entry.msg === 'follow: nothing to roll',
+      );
     },
     `the follower's verdict on ${ns}/${name}`,
     timeoutMs,
@@ -107,13 +100,9 @@ async function waitForNoRollVerdict(
 async function waitForResync(after: number, timeoutMs: number): Promise<void> {
   await waitUntil(
     async () =>
-      (await leaderLog())
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .some((line) => {
-          const entry = JSON.parse(line) as { time: number; msg: string };
-          return entry.time >= after && entry.msg === 'follow: resync';
-        }),
+      followLogEntries(await leaderLog()).some(
+        (entry) => entry.time >= after && entry.msg === 'follow: resync',
+      ),
     'a resync of the leader',
     timeoutMs,
   );

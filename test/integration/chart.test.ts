@@ -12,9 +12,11 @@ import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { Histogram } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createCertificateMetrics } from '../../src/certs/metrics.js';
 import { optionEnvironmentVariables } from '../../src/cli/index.js';
 import { ALL_SERVE_OPTIONS, LOG_LEVELS } from '../../src/cli/serve-options.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
+import { registerBuildInfo } from '../../src/runtime/index.js';
 import { createAdmissionMetrics } from '../../src/server/admission-metrics.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { ALLOCATOR_VARIABLES } from '../support/allocator.js';
@@ -68,6 +70,25 @@ const PAIRS = [
       'webhook.clientAuth.caConfigMap=apiserver-client-ca',
     ],
   },
+  {
+    overlay: 'default + component monitoring',
+    dir: `${TEST_OVERLAYS}/monitoring`,
+    values: ['metrics.serviceMonitor.enabled=true', 'metrics.prometheusRule.enabled=true'],
+  },
+  {
+    overlay: 'follow + components monitoring, monitoring-follow',
+    dir: `${TEST_OVERLAYS}/monitoring-follow`,
+    values: [
+      'follow.enabled=true',
+      'metrics.serviceMonitor.enabled=true',
+      'metrics.prometheusRule.enabled=true',
+    ],
+  },
+  {
+    overlay: 'follow + component network-policy',
+    dir: `${TEST_OVERLAYS}/network-policy`,
+    values: ['follow.enabled=true', 'networkPolicy.enabled=true'],
+  },
 ] as const;
 
 const MAJORS: readonly HelmMajor[] = [3, 4];
@@ -114,6 +135,12 @@ const followContainer = (objects: Obj[]) =>
   find(objects, 'Deployment', 'confighash-follow').spec.template.spec.containers[0];
 const webhook = (objects: Obj[]) =>
   find(objects, 'MutatingWebhookConfiguration', 'confighash').webhooks[0];
+const objectsOf = (objects: Obj[], kind: string) => objects.filter((o) => o.kind === kind);
+/** Every alert of every PrometheusRule (the webhook's, then the follower's). */
+const alertsOf = (objects: Obj[]): Obj[] =>
+  objectsOf(objects, 'PrometheusRule').flatMap((rule) =>
+    rule.spec.groups.flatMap((g: Obj) => g.rules as Obj[]),
+  );
 
 describe.skipIf(!helm).each(MAJORS)('Helm %i', (major) => {
   describe.each(PAIRS)('chart with $values ≡ overlay $overlay', ({ dir, values }) => {
@@ -284,6 +311,8 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
   it('alerts and charts only metrics the server exports, with the four alerts the issue names', () => {
     const registry = createAdmissionMetrics({ collectProcessMetrics: false }).registry;
     createFollowMetrics(registry);
+    createCertificateMetrics(registry);
+    registerBuildInfo(registry, '0.0.0');
     const exported = registry
       .getMetricsAsArray()
       .flatMap((m) =>
@@ -291,16 +320,19 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
           ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`]
           : [m.name],
       );
-    const rule = find(all, 'PrometheusRule', 'confighash');
-    const alerts = rule.spec.groups.flatMap((g: Obj) => g.rules);
+    const alerts = alertsOf(all);
     expect(alerts.map((a: Obj) => a.alert)).toEqual([
       'ConfighashWebhookDown',
       'ConfighashWritesAdmittedUnhashed',
       'ConfighashWebhookRejections',
       'ConfighashReviewsSlow',
       'ConfighashLookupFailures',
+      'ConfighashCertificateExpiresSoon',
+      'ConfighashCertificateRenewalFailing',
       'ConfighashFollowTouchesDeferred',
       'ConfighashFollowLeaderLost',
+      'ConfighashFollowReconcileErrors',
+      'ConfighashFollowResyncStale',
       'ConfighashFanoutHalted',
       'ConfighashFanoutAwaitsApproval',
     ]);
@@ -319,12 +351,40 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
     const apiserverMetrics = expressions.flatMap(
       (e) => e.match(/\bapiserver_[a-z_]+\{[^}]*\}/g) ?? [],
     );
-    expect(apiserverMetrics).toEqual([
-      `apiserver_admission_webhook_fail_open_count{name="${webhookName}"}`,
-      `apiserver_admission_webhook_rejection_count{name="${webhookName}"}`,
+    expect(new Set(apiserverMetrics)).toEqual(
+      new Set([
+        `apiserver_admission_webhook_fail_open_count{name="${webhookName}"}`,
+        `apiserver_admission_webhook_rejection_count{name="${webhookName}"}`,
+        `apiserver_admission_webhook_fail_open_count{cluster=~"$cluster",name="${webhookName}"}`,
+      ]),
+    );
+    // The panels the issue names, every query scoped to the `cluster` variable.
+    const dashboardJson = JSON.parse(dashboard.data['confighash.json']);
+    expect(dashboardJson.templating.list.map((v: Obj) => v.name)).toEqual([
+      'datasource',
+      'cluster',
+      'namespace',
     ]);
+    const titles = panels.map((p) => p.title as string).join('\n');
+    for (const topic of [
+      /fan-out/,
+      /held/,
+      /approval/,
+      /Skipped/,
+      /fail-open/,
+      /denied/,
+      /Memory/,
+      /Restarts/,
+    ]) {
+      expect(titles).toMatch(topic);
+    }
+    for (const panel of panels) {
+      for (const target of panel.targets) {
+        expect(target.expr, panel.title).toContain('cluster=~"$cluster"');
+      }
+    }
     // Prometheus's own `up` of the ServiceMonitor's job, which is named after the Service.
-    expect(alerts[0].expr).toContain('up{job="confighash",namespace="confighash-system"}');
+    expect(alerts[0]!.expr).toContain('up{job="confighash",namespace="confighash-system"}');
     // With clientAuth on (everythingOn), Prometheus scrapes the port that asks no certificate.
     expect(find(all, 'ServiceMonitor', 'confighash').spec.endpoints[0].port).toBe('probes');
     expect(find(all, 'Service', 'confighash').spec.ports.map((p: Obj) => p.name)).toEqual([
@@ -338,32 +398,95 @@ describe.skipIf(!helm)('chart values the overlays have no counterpart for (Helm 
       'metrics.prometheusRule.enabled=true',
       'follow.enabled=true',
     ]);
-    const rules = find(unscraped, 'PrometheusRule', 'confighash').spec.groups.flatMap(
-      (g: Obj) => g.rules,
-    );
+    const rules = alertsOf(unscraped);
     expect(rules.length).toBeGreaterThanOrEqual(7);
     for (const rule of rules) expect(rule.expr, rule.alert).not.toContain('absent(');
     expect(find(all, 'PrometheusRule', 'confighash').spec.groups[0].rules[0].expr).toContain(
       'absent(',
     );
+    // The follower's alerts follow the PodMonitor: on by itself, off by itself.
+    const podMonitorOnly = await template(4, [
+      'metrics.prometheusRule.enabled=true',
+      'follow.enabled=true',
+      'metrics.podMonitor.enabled=true',
+    ]);
+    const leaderLost = (objects: Obj[]) =>
+      alertsOf(objects).find((a) => a.alert === 'ConfighashFollowLeaderLost')!.expr as string;
+    expect(leaderLost(podMonitorOnly)).toContain('absent(');
+    expect(alertsOf(podMonitorOnly)[0]!.expr).not.toContain('absent(');
+    expect(objectsOf(podMonitorOnly, 'PodMonitor')).toHaveLength(1);
+    expect(objectsOf(podMonitorOnly, 'ServiceMonitor')).toHaveLength(0);
+    const serviceMonitorOnly = await template(4, [
+      'follow.enabled=true',
+      'metrics.serviceMonitor.enabled=true',
+      'metrics.podMonitor.enabled=false',
+    ]);
+    expect(objectsOf(serviceMonitorOnly, 'PodMonitor')).toHaveLength(0);
   });
 
-  it('lets through only the webhook port when the NetworkPolicy is on', () => {
-    const policy = find(all, 'NetworkPolicy', 'confighash');
-    expect(policy.spec.podSelector).toEqual(deployment(all).spec.selector);
-    expect(policy.spec.ingress).toEqual([
+  it('gives every alert a `for` and a runbook_url naming a section of docs/usage.md that exists', async () => {
+    const usage = await readFile(join(REPO_ROOT, 'docs/usage.md'), 'utf8');
+    const anchors = new Set(
+      [...usage.matchAll(/^#+ (.+)$/gm)].map((m) =>
+        m[1]!
+          .toLowerCase()
+          .replace(/[^a-z0-9 _-]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    const alerts = alertsOf(all);
+    expect(alerts.length).toBe(13);
+    for (const alert of alerts) {
+      expect(alert.for, alert.alert).toMatch(/^[0-9]+[smhd]$/);
+      const url = alert.annotations.runbook_url as string;
+      expect(url, alert.alert).toBe(
+        `https://github.com/confighash/confighash/blob/main/docs/usage.md#${alert.alert.toLowerCase()}`,
+      );
+      expect(anchors, url).toContain(url.split('#')[1]);
+    }
+    const mirrored = await template(4, [
+      'metrics.prometheusRule.enabled=true',
+      'metrics.prometheusRule.runbookBaseUrl=https://git.example/docs/usage.md',
+    ]);
+    expect(alertsOf(mirrored)[0]!.annotations.runbook_url).toBe(
+      'https://git.example/docs/usage.md#confighashwebhookdown',
+    );
+  });
+
+  it('NetworkPolicy: the webhook port from anywhere, the metrics ports from the monitoring namespace, egress to the apiserver and DNS', () => {
+    const monitoring = [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ];
+    const egress = [
       {
         ports: [
-          { port: 'https', protocol: 'TCP' },
-          { port: 'probes', protocol: 'TCP' },
+          { port: 443, protocol: 'TCP' },
+          { port: 6443, protocol: 'TCP' },
         ],
       },
+      {
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      },
+    ];
+    const policy = find(all, 'NetworkPolicy', 'confighash');
+    expect(policy.spec.podSelector).toEqual(deployment(all).spec.selector);
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec.ingress).toEqual([
+      { ports: [{ port: 'https', protocol: 'TCP' }] },
+      { ports: [{ port: 'probes', protocol: 'TCP' }], from: monitoring },
     ]);
+    expect(policy.spec.egress).toEqual(egress);
     const follow = find(all, 'NetworkPolicy', 'confighash-follow');
     expect(follow.spec.podSelector).toEqual(
       find(all, 'Deployment', 'confighash-follow').spec.selector,
     );
-    expect(follow.spec.ingress).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    expect(follow.spec.ingress).toEqual([
+      { ports: [{ port: 'http', protocol: 'TCP' }], from: monitoring },
+    ]);
+    expect(follow.spec.egress).toEqual(egress);
     expect(find(all, 'PodMonitor', 'confighash-follow').spec.podMetricsEndpoints[0].port).toBe(
       followContainer(all).ports[0].name,
     );
@@ -434,6 +557,13 @@ const CONVENTIONS: Obj = {
     interval: '15s',
     relabelings: [{ action: 'replace', targetLabel: 'cluster', replacement: 'prod' }],
     metricRelabelings: [{ action: 'drop', sourceLabels: ['__name__'], regex: 'nodejs_.*' }],
+    // In a namespace of its own it cannot read the CA's Secret: the chart asks for a CA there.
+    tlsConfig: { ca: { configMap: { name: 'confighash-ca', key: 'ca.crt' } } },
+  },
+  'metrics.podMonitor': {
+    interval: '15s',
+    relabelings: [{ action: 'replace', targetLabel: 'cluster', replacement: 'prod' }],
+    metricRelabelings: [{ action: 'drop', sourceLabels: ['__name__'], regex: 'nodejs_.*' }],
   },
 };
 const DEPLOYMENTS = ['confighash', 'confighash-follow'] as const;
@@ -461,6 +591,7 @@ describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => 
       expect(spec.template.metadata.annotations).toEqual(CONVENTIONS.podAnnotations);
       expect(spec.template.metadata.labels).toEqual({
         ...spec.selector.matchLabels,
+        'app.kubernetes.io/component': name === 'confighash' ? 'webhook' : 'follow',
         team: 'platform',
       });
       expect(find(set, 'ServiceAccount', name).metadata.annotations).toEqual(
@@ -499,7 +630,10 @@ describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => 
       const { spec } = find(unset, 'Deployment', name);
       expect(spec.template.spec.imagePullSecrets, name).toBeUndefined();
       expect(spec.template.metadata.annotations, name).toBeUndefined();
-      expect(spec.template.metadata.labels, name).toEqual(spec.selector.matchLabels);
+      expect(spec.template.metadata.labels, name).toEqual({
+        ...spec.selector.matchLabels,
+        'app.kubernetes.io/component': name === 'confighash' ? 'webhook' : 'follow',
+      });
       expect(find(unset, 'ServiceAccount', name).metadata.annotations, name).toBeUndefined();
     }
     for (const kind of ['ServiceMonitor', 'PodMonitor']) {
@@ -510,6 +644,251 @@ describe.skipIf(!helm)('chart conventions, on both Deployments (Helm 4)', () => 
       expect(endpoint).not.toHaveProperty('relabelings');
       expect(endpoint).not.toHaveProperty('metricRelabelings');
     }
+  });
+});
+
+/** The conventions of Reloader's and cert-manager's charts, each set, with follow mode on. */
+const CONVENTIONS_2: Obj = {
+  'global.commonLabels': { 'example.com/team': 'platform' },
+  replicaCount: 3,
+  strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+  deployment: { labels: { tier: 'control' }, annotations: { 'example.com/owner': 'ops' } },
+  service: { labels: { exposed: 'no' }, annotations: { 'example.com/lb': 'none' } },
+  'serviceAccount.labels': { sa: 'webhook' },
+  'webhook.labels': { registration: 'confighash' },
+  'webhook.annotations': { 'example.com/reviewed': 'yes' },
+  containerSecurityContext: {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    runAsUser: 1001,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
+  follow: {
+    enabled: true,
+    serviceAccount: { create: true, name: '', labels: { sa: 'follower' } },
+    nodeSelector: { pool: 'background' },
+    tolerations: [{ key: 'background', operator: 'Exists', effect: 'NoSchedule' }],
+    affinity: { nodeAffinity: {} },
+    priorityClassName: 'low',
+    strategy: { type: 'Recreate' },
+    deployment: { labels: { tier: 'background' }, annotations: { 'example.com/owner': 'bg' } },
+  },
+  priorityClassName: 'system-cluster-critical',
+  metrics: {
+    serviceMonitor: { enabled: true, scrapeTimeout: '5s', honorLabels: true },
+    podMonitor: { enabled: true, scrapeTimeout: '4s', honorLabels: true },
+  },
+  extraObjects: [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'extra-{{ .Release.Name }}' } },
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: extra-secret\n  namespace: {{ .Release.Namespace }}\n',
+  ],
+};
+
+describe.skipIf(!helm).each(MAJORS)(
+  'chart conventions of Reloader and cert-manager (Helm %i)',
+  (major) => {
+    let set: Obj[];
+    let defaults: Obj[];
+    beforeAll(async () => {
+      [set, defaults] = await Promise.all([
+        template(major, [], NAMESPACE, CONVENTIONS_2),
+        template(major, ['follow.enabled=true', 'metrics.serviceMonitor.enabled=true']),
+      ]);
+    });
+    const pod = (objects: Obj[], name: string) => find(objects, 'Deployment', name).spec.template;
+
+    it('global.commonLabels on every object, never in a selector', () => {
+      // extraObjects are yours as you wrote them.
+      for (const o of set.filter((o) => !o.metadata.name.startsWith('extra-'))) {
+        expect(o.metadata.labels?.['example.com/team'], identity(o)).toBe('platform');
+      }
+      for (const name of DEPLOYMENTS) {
+        const { spec } = find(set, 'Deployment', name);
+        expect(spec.selector.matchLabels).not.toHaveProperty('example.com/team');
+      }
+    });
+
+    it('app.kubernetes.io/component: webhook or follow, on objects and pod templates, never in a selector', () => {
+      for (const o of defaults) {
+        const follower = JSON.stringify(o.metadata.labels).includes('confighash-follow');
+        expect(o.metadata.labels['app.kubernetes.io/component'], identity(o)).toBe(
+          follower ? 'follow' : 'webhook',
+        );
+      }
+      expect(pod(defaults, 'confighash').metadata.labels['app.kubernetes.io/component']).toBe(
+        'webhook',
+      );
+      expect(find(defaults, 'Service', 'confighash').spec.selector).toEqual({
+        'app.kubernetes.io/name': 'confighash',
+      });
+    });
+
+    it('replicaCount and strategy; the deprecated replicas still wins when set', async () => {
+      const webhookDeployment = find(set, 'Deployment', 'confighash');
+      expect(webhookDeployment.spec.replicas).toBe(3);
+      expect(webhookDeployment.spec.strategy).toEqual(CONVENTIONS_2.strategy);
+      expect(find(defaults, 'Deployment', 'confighash').spec.replicas).toBe(2);
+      expect(find(defaults, 'Deployment', 'confighash').spec.strategy).toEqual({
+        type: 'RollingUpdate',
+        rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+      });
+      const old = await template(major, ['replicas=4', 'replicaCount=3']);
+      expect(deployment(old).spec.replicas).toBe(4);
+    });
+
+    it('labels and annotations of the Deployments, the Service, the ServiceAccounts and the webhook configuration', async () => {
+      const webhookDeployment = find(set, 'Deployment', 'confighash');
+      expect(webhookDeployment.metadata.labels.tier).toBe('control');
+      expect(webhookDeployment.metadata.annotations).toEqual({ 'example.com/owner': 'ops' });
+      expect(pod(set, 'confighash').metadata.labels).not.toHaveProperty('tier');
+      const follower = find(set, 'Deployment', 'confighash-follow');
+      expect(follower.metadata.labels.tier).toBe('background');
+      expect(follower.metadata.annotations).toEqual({ 'example.com/owner': 'bg' });
+      const service = find(set, 'Service', 'confighash');
+      expect(service.metadata.labels.exposed).toBe('no');
+      expect(service.metadata.annotations).toEqual({ 'example.com/lb': 'none' });
+      expect(find(set, 'ServiceAccount', 'confighash').metadata.labels.sa).toBe('webhook');
+      expect(find(set, 'ServiceAccount', 'confighash-follow').metadata.labels.sa).toBe('follower');
+      const registration = find(set, 'MutatingWebhookConfiguration', 'confighash');
+      expect(registration.metadata.labels.registration).toBe('confighash');
+      expect(registration.metadata.annotations).toEqual({ 'example.com/reviewed': 'yes' });
+      // cert-manager's injection annotation stays beside yours.
+      const certManager = await template(major, ['certificates.mode=certManager'], NAMESPACE, {
+        'webhook.annotations': { 'example.com/reviewed': 'yes' },
+      });
+      expect(find(certManager, 'MutatingWebhookConfiguration').metadata.annotations).toEqual({
+        'example.com/reviewed': 'yes',
+        'cert-manager.io/inject-ca-from': `${NAMESPACE}/confighash-serving`,
+      });
+      for (const name of DEPLOYMENTS) {
+        expect(find(defaults, 'Deployment', name).metadata.annotations, name).toBeUndefined();
+      }
+      expect(find(defaults, 'MutatingWebhookConfiguration').metadata.annotations).toBeUndefined();
+    });
+
+    it('containerSecurityContext on both containers; the deprecated securityContext merges over it', async () => {
+      for (const name of DEPLOYMENTS) {
+        // Merged over the chart's (runAsGroup 65532 stays), as Helm merges any map.
+        expect(pod(set, name).spec.containers[0].securityContext, name).toEqual({
+          ...pod(defaults, name).spec.containers[0].securityContext,
+          ...CONVENTIONS_2.containerSecurityContext,
+        });
+      }
+      const old = await template(major, ['follow.enabled=true', 'securityContext.runAsUser=2000']);
+      for (const name of DEPLOYMENTS) {
+        expect(pod(old, name).spec.containers[0].securityContext, name).toEqual({
+          ...pod(defaults, name).spec.containers[0].securityContext,
+          runAsUser: 2000,
+        });
+      }
+      await expect(template(major, ['containerSecurityContext.runAsUser=0'])).rejects.toThrow(
+        /runAsUser/,
+      );
+    });
+
+    it('kubernetes.io/os: linux by default; the follower’s own scheduling, or the webhook’s', () => {
+      for (const name of DEPLOYMENTS) {
+        expect(pod(defaults, name).spec.nodeSelector, name).toEqual({
+          'kubernetes.io/os': 'linux',
+        });
+      }
+      const follower = find(set, 'Deployment', 'confighash-follow');
+      expect(follower.spec.template.spec).toMatchObject({
+        nodeSelector: { pool: 'background' },
+        tolerations: CONVENTIONS_2.follow.tolerations,
+        affinity: { nodeAffinity: {} },
+        priorityClassName: 'low',
+      });
+      expect(follower.spec.strategy).toEqual({ type: 'Recreate' });
+      expect(pod(set, 'confighash').spec).toMatchObject({
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        priorityClassName: 'system-cluster-critical',
+      });
+      expect(pod(set, 'confighash').spec).not.toHaveProperty('tolerations');
+    });
+
+    it('ServiceMonitor and PodMonitor each with scrapeTimeout and honorLabels; verified TLS by default', () => {
+      expect(find(set, 'ServiceMonitor', 'confighash').spec.endpoints[0]).toMatchObject({
+        scrapeTimeout: '5s',
+        honorLabels: true,
+      });
+      expect(
+        find(set, 'PodMonitor', 'confighash-follow').spec.podMetricsEndpoints[0],
+      ).toMatchObject({
+        scrapeTimeout: '4s',
+        honorLabels: true,
+      });
+      const endpoint = find(defaults, 'ServiceMonitor', 'confighash').spec.endpoints[0];
+      expect(endpoint).not.toHaveProperty('scrapeTimeout');
+      expect(endpoint).not.toHaveProperty('honorLabels');
+      expect(endpoint.tlsConfig).toEqual({
+        serverName: `confighash.${NAMESPACE}.svc`,
+        ca: { secret: { name: 'confighash-certs', key: 'ca-bundle.crt' } },
+      });
+    });
+
+    it('extraObjects, maps and strings, through tpl', () => {
+      expect(find(set, 'ConfigMap', 'extra-confighash').metadata.name).toBe('extra-confighash');
+      expect(find(set, 'Secret', 'extra-secret').metadata.namespace).toBe(NAMESPACE);
+    });
+
+    it('refuses nameOverride, saying why', async () => {
+      await expect(template(major, ['nameOverride=webhook'])).rejects.toThrow(/nameOverride/);
+    });
+  },
+);
+
+describe.skipIf(!helm)('the ServiceMonitor verifies the webhook’s certificate (Helm 4)', () => {
+  const on = ['metrics.serviceMonitor.enabled=true'];
+  const tls = async (values: string[]) =>
+    find(await template(4, [...on, ...values]), 'ServiceMonitor').spec.endpoints[0].tlsConfig;
+
+  it.each([
+    ['selfManaged', [], { secret: { name: 'confighash-certs', key: 'ca-bundle.crt' } }],
+    [
+      'certManager',
+      ['certificates.mode=certManager'],
+      { secret: { name: 'confighash-serving-cert', key: 'ca.crt' } },
+    ],
+    [
+      'existingSecret',
+      [
+        'certificates.mode=existingSecret',
+        'certificates.existingSecret.name=my-tls',
+        `certificates.existingSecret.caBundle=${Buffer.from('PEM').toString('base64')}`,
+      ],
+      { configMap: { name: 'confighash-metrics-ca', key: 'ca.crt' } },
+    ],
+  ])('%s: the CA that signed it, never insecureSkipVerify', async (_mode, values, ca) => {
+    expect(await tls(values)).toEqual({ serverName: `confighash.${NAMESPACE}.svc`, ca });
+  });
+
+  it('existingSecret: the ConfigMap holds the caBundle, decoded', async () => {
+    const objects = await template(4, [
+      ...on,
+      'certificates.mode=existingSecret',
+      'certificates.existingSecret.name=my-tls',
+      `certificates.existingSecret.caBundle=${Buffer.from('-----PEM-----').toString('base64')}`,
+    ]);
+    expect(find(objects, 'ConfigMap', 'confighash-metrics-ca').data['ca.crt']).toBe(
+      '-----PEM-----',
+    );
+  });
+
+  it('your tlsConfig merges over it (insecureSkipVerify only when you ask)', async () => {
+    expect(await tls(['metrics.serviceMonitor.tlsConfig.insecureSkipVerify=true'])).toEqual({
+      serverName: `confighash.${NAMESPACE}.svc`,
+      ca: { secret: { name: 'confighash-certs', key: 'ca-bundle.crt' } },
+      insecureSkipVerify: true,
+    });
+  });
+
+  it('in a namespace of its own without a tlsConfig, fails saying what to set', async () => {
+    await expect(
+      template(4, [...on, 'metrics.serviceMonitor.namespace=monitoring']),
+    ).rejects.toThrow(/metrics\.serviceMonitor\.tlsConfig/);
   });
 });
 

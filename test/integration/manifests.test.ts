@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CERT_KEYS } from '../../src/certs/renewal.js';
 import {
   commandHelp,
   optionEnvironmentVariables,
@@ -592,3 +593,113 @@ function isNamespacesOnly(rule: { apiGroups?: string[]; resources?: string[] }):
     JSON.stringify(rule.resources) === JSON.stringify(['namespaces'])
   );
 }
+
+describe('every overlay: the part of each object, and Linux nodes', () => {
+  it.each(ALL_OVERLAYS)(
+    '%s: app.kubernetes.io/component on every object and pod template, never in a selector',
+    (overlay) => {
+      for (const o of rendered[overlay]) {
+        const follower = o.metadata.labels['app.kubernetes.io/name'] === 'confighash-follow';
+        expect(
+          o.metadata.labels['app.kubernetes.io/component'],
+          `${o.kind}/${o.metadata.name}`,
+        ).toBe(follower ? 'follow' : 'webhook');
+      }
+      for (const d of rendered[overlay].filter((o) => o.kind === 'Deployment')) {
+        expect(d.spec.template.metadata.labels['app.kubernetes.io/component']).toBeDefined();
+        expect(d.spec.selector.matchLabels).not.toHaveProperty('app.kubernetes.io/component');
+        expect(d.spec.template.spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
+      }
+      expect(find(rendered[overlay], 'Service').spec.selector).toEqual({
+        'app.kubernetes.io/name': 'confighash',
+      });
+    },
+  );
+});
+
+describe('the monitoring components (monitoring, monitoring-follow), on the follow overlay', () => {
+  let objects: Obj[];
+  beforeAll(async () => {
+    objects = await renderWith('overlays/follow', [
+      'components/monitoring',
+      'components/monitoring-follow',
+    ]);
+  });
+
+  it('scrape the webhook’s Service over verified TLS: its name, and the CA of the certificates Secret', () => {
+    const monitor = find(objects, 'ServiceMonitor', 'confighash');
+    const service = find(objects, 'Service', 'confighash');
+    expect(monitor.spec.selector.matchLabels).toEqual(service.spec.selector);
+    expect(monitor.spec.namespaceSelector).toEqual({ matchNames: [service.metadata.namespace] });
+    const [endpoint] = monitor.spec.endpoints;
+    expect(endpoint).toMatchObject({ port: service.spec.ports[0].name, scheme: 'https' });
+    expect(endpoint.tlsConfig).toEqual({
+      serverName: `confighash.${service.metadata.namespace}.svc`,
+      ca: { secret: { name: 'confighash-certs', key: CERT_KEYS.caBundle } },
+    });
+    expect(commandHelp('serve')).toMatch(/--certs-secret NAME .*\(default confighash-certs\)/);
+  });
+
+  it('scrape the follower’s pods on the port its container names', () => {
+    const monitor = find(objects, 'PodMonitor', 'confighash-follow');
+    const follow = find(objects, 'Deployment', 'confighash-follow');
+    expect(monitor.spec.selector.matchLabels).toEqual(follow.spec.selector.matchLabels);
+    expect(monitor.spec.podMetricsEndpoints[0].port).toBe(
+      container(objects, 'confighash-follow').ports[0].name,
+    );
+  });
+
+  it('alert with a `for` and a runbook in docs/usage.md, the follower’s in a rule of its own', () => {
+    const rules = objects.filter((o) => o.kind === 'PrometheusRule');
+    expect(rules.map((r) => r.metadata.name)).toEqual(['confighash', 'confighash-follow']);
+    const alerts = rules.flatMap((r) => r.spec.groups.flatMap((g: Obj) => g.rules as Obj[]));
+    expect(alerts.length).toBe(13);
+    for (const alert of alerts) {
+      expect(alert.for, alert.alert).toBeDefined();
+      expect(alert.annotations.runbook_url).toMatch(/\/docs\/usage\.md#confighash[a-z]+$/);
+    }
+  });
+});
+
+describe('the network-policy component, on the follow overlay', () => {
+  let objects: Obj[];
+  beforeAll(async () => {
+    objects = await renderWith('overlays/follow', ['components/network-policy']);
+  });
+
+  it('lets anyone reach the webhook’s port (the apiserver’s address is no selector), Prometheus the follower’s', () => {
+    const webhookPolicy = find(objects, 'NetworkPolicy', 'confighash');
+    expect(webhookPolicy.spec.podSelector).toEqual(
+      find(objects, 'Deployment', 'confighash').spec.selector,
+    );
+    expect(webhookPolicy.spec.ingress).toEqual([
+      { ports: [{ port: container(objects).ports[0].name, protocol: 'TCP' }] },
+    ]);
+    const followPolicy = find(objects, 'NetworkPolicy', 'confighash-follow');
+    expect(followPolicy.spec.podSelector).toEqual(
+      find(objects, 'Deployment', 'confighash-follow').spec.selector,
+    );
+    expect(followPolicy.spec.ingress).toEqual([
+      {
+        ports: [{ port: container(objects, 'confighash-follow').ports[0].name, protocol: 'TCP' }],
+        from: [
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+        ],
+      },
+    ]);
+  });
+
+  it('lets both out to the apiserver’s ports and DNS only', () => {
+    for (const name of ['confighash', 'confighash-follow']) {
+      const { spec } = find(objects, 'NetworkPolicy', name);
+      expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(spec.egress.flatMap((rule: Obj) => rule.ports)).toEqual([
+        { port: 443, protocol: 'TCP' },
+        { port: 6443, protocol: 'TCP' },
+        { port: 53, protocol: 'UDP' },
+        { port: 53, protocol: 'TCP' },
+      ]);
+      for (const rule of spec.egress) expect(rule).not.toHaveProperty('to');
+    }
+  });
+});

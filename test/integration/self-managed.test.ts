@@ -411,20 +411,27 @@ describe('startSelfManaged', () => {
     let missing = true;
     const { target, calls } = recordingTarget(() => missing);
     const warnings: string[] = [];
+    let failures = 0;
     const running = await startSelfManaged(opts, {
       timers: systemClock,
       secrets: store,
       webhooks: target,
       log: { info() {}, warn: (fields, message) => warnings.push(`${message}: ${fields.reason}`) },
+      checkFailed: () => failures++,
     });
     try {
       expect(await readFile(opts.certificates!.certFile, 'utf8')).toContain('BEGIN CERTIFICATE');
       expect(warnings[0]).toBe(
         'caBundle not patched; retrying: cannot read MutatingWebhookConfiguration confighash: HTTP 404',
       );
+      // Each failed check counts (confighash_certificate_renewal_failures_total); a good one does not.
+      expect(failures).toBeGreaterThanOrEqual(1);
       const failed = calls.length;
       missing = false;
       await until(() => calls.length > failed, 'a successful patch');
+      const counted = failures;
+      await until(() => calls.length > failed + 2, 'two more checks');
+      expect(failures).toBe(counted);
     } finally {
       running.stop();
     }

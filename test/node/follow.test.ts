@@ -212,7 +212,7 @@ async function expectReleasedOnSigterm(
   );
   if (handover > LEASE_DURATION_MS) {
     const lines = (await oldLeaderLog).stdout.split('\n');
-    console.info(lines.filter((line) => !line.includes('"level":20')).join('\n'));
+    console.info(lines.filter((line) => !line.includes('"level":"debug"')).join('\n'));
   }
   // An expired lease cannot pass sooner than a lease duration after its last renewal,
   // so a shorter handover proves the old leader released it on SIGTERM — even when a

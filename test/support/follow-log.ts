@@ -3,6 +3,7 @@
 // debounce). A test that must know nothing is left to roll waits for these, not for a fixed time.
 
 export interface FollowLogEntry {
+  /** Milliseconds since the epoch, from the line's ISO 8601 `time`. */
   readonly time: number;
   readonly msg: string;
   readonly namespace?: string;
@@ -18,7 +19,10 @@ export function followLogEntries(text: string): FollowLogEntry[] {
   return text
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as FollowLogEntry);
+    .map((line) => {
+      const entry = JSON.parse(line) as Omit<FollowLogEntry, 'time'> & { time: string };
+      return { ...entry, time: Date.parse(entry.time) };
+    });
 }
 
 export interface JudgedChanges {

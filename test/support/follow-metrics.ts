@@ -10,6 +10,7 @@ export function silentFollowMetrics(watched: Partial<FollowMetrics> = {}): Follo
     touchDenied: nothing,
     deferred: nothing,
     reconcileError: nothing,
+    resynced: nothing,
     heldMissing: nothing,
     leader: nothing,
     watchRestart: nothing,

@@ -98,6 +98,8 @@ export class MemoryFollowApi implements FollowApi {
   readonly deniedTouches = new Map<string, string>();
   /** Resources (`secrets`, `Deployment`) whose every list fails, as a 403 would. */
   readonly failingLists = new Set<string>();
+  /** `Kind/namespace/name` whose GET fails, as a timed-out request would. */
+  readonly failingGets = new Set<string>();
   /** `namespace/selector` → the pods a list with that label selector shows. */
   readonly pods = new Map<string, unknown[]>();
   #namespaceWatch: ((event: NamespaceEvent) => void) | undefined;
@@ -346,6 +348,9 @@ export class MemoryFollowApi implements FollowApi {
     _signal?: AbortSignal,
   ): Promise<Record<string, unknown> | undefined> {
     this.requests.push(`GET ${kind.kind} ${namespace}/${name}`);
+    if (this.failingGets.has(`${kind.kind}/${namespace}/${name}`)) {
+      throw new Error(`get ${kind.kind} ${namespace}/${name}: request timed out`);
+    }
     const object = this.workload(kind.kind, namespace, name);
     return object === undefined ? undefined : structuredClone(object);
   }

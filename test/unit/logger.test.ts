@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { expect, it } from 'vitest';
-import { createLogger, REDACTED_PATHS } from '../../src/runtime/logger.js';
+import { createLogger, REDACTED_PATHS, SERVICE, type Service } from '../../src/runtime/logger.js';
 import { reviewLogLevel } from '../../src/server/review-route.js';
 
-function capture() {
+function capture(service?: Service) {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -11,7 +11,7 @@ function capture() {
       callback();
     },
   });
-  return { lines, logger: createLogger('info', sink) };
+  return { lines, logger: createLogger('info', sink, false, service) };
 }
 
 it.each(REDACTED_PATHS)('redacts %s should any code log it', (path) => {
@@ -58,3 +58,24 @@ it.each([
 ] as const)('the review line of %s is at %s', (_name, result, level) => {
   expect(reviewLogLevel({ ...result, patch: [], warnings: [], lookups: [] })).toBe(level);
 });
+
+// What a log pipeline (Loki, Elasticsearch, Cloud Logging) reads without a pino mapping.
+it.each([
+  ['the webhook', undefined, 'confighash-webhook'],
+  ['the webhook, named', SERVICE.serve, 'confighash-webhook'],
+  ['the follower', SERVICE.follow, 'confighash-follow'],
+] as const)(
+  'a line of %s: level as a word, ISO 8601 time, service %s',
+  (_name, service, expected) => {
+    const { lines, logger } = capture(service);
+    logger.warn({ uid: 'u-1' }, 'hello');
+    logger.error({}, 'boom');
+    const [warn, error] = lines.map((line) => JSON.parse(line));
+    expect(warn).toMatchObject({ level: 'warn', service: expected, uid: 'u-1', msg: 'hello' });
+    expect(error.level).toBe('error');
+    expect(warn.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(warn.time) - Date.now())).toBeLessThan(60_000);
+    expect(Object.keys(warn)).not.toContain('pid');
+    expect(Object.keys(warn)).not.toContain('hostname');
+  },
+);

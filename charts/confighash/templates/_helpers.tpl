@@ -9,14 +9,30 @@ Object names are fixed: they are what the webhook's defaults (--certs-secret,
 app.kubernetes.io/name: {{ include "confighash.name" . }}
 {{- end -}}
 
-{{/* Object labels: the selector label plus what Helm charts conventionally add. */}}
+{{/* The webhook's part (app.kubernetes.io/component), as the kustomize manifests label it:
+on its objects and its pod template, never in a selector. */}}
+{{- define "confighash.componentLabels" -}}
+app.kubernetes.io/component: webhook
+{{- end -}}
+
+{{/* Object labels: the selector label, the component, what Helm charts conventionally add,
+then global.commonLabels. */}}
 {{- define "confighash.labels" -}}
 {{ include "confighash.selectorLabels" . }}
+{{ include "confighash.componentLabels" . }}
+{{ include "confighash.helmLabels" . }}
+{{- end -}}
+
+{{- define "confighash.helmLabels" -}}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- with (.Values.global).commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
+
 
 {{/*
 Follow mode's Deployment and ServiceAccount (follow.enabled): their own name, and their own
@@ -31,12 +47,14 @@ selector label, so that the webhook's Service and selectors never match the foll
 app.kubernetes.io/name: {{ include "confighash.follow.name" . }}
 {{- end -}}
 
+{{- define "confighash.follow.componentLabels" -}}
+app.kubernetes.io/component: follow
+{{- end -}}
+
 {{- define "confighash.follow.labels" -}}
 {{ include "confighash.follow.selectorLabels" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "confighash.follow.componentLabels" . }}
+{{ include "confighash.helmLabels" . }}
 {{- end -}}
 
 {{/*
@@ -246,4 +264,71 @@ minAvailable: {{ $budget.minAvailable }}
 {{- else -}}
 {{- fail "podDisruptionBudget: set minAvailable or maxUnavailable" -}}
 {{- end -}}
+{{- end }}
+
+{{/* replicaCount, or the deprecated `replicas` when it is set (it wins, as it did). */}}
+{{- define "confighash.replicaCount" -}}
+{{- if kindIs "invalid" .Values.replicas }}{{ .Values.replicaCount }}{{ else }}{{ .Values.replicas }}{{ end -}}
+{{- end }}
+
+{{/* Both containers' securityContext: containerSecurityContext, with the deprecated
+`securityContext` merged over it (what you set there wins, field by field). */}}
+{{- define "confighash.containerSecurityContext" -}}
+{{- $context := deepCopy .Values.containerSecurityContext -}}
+{{- with .Values.securityContext }}{{ $context = mergeOverwrite $context (deepCopy .) }}{{ end -}}
+{{- toYaml $context -}}
+{{- end }}
+
+{{/* nameOverride: refused. Every object name is a contract: serve's defaults
+(--certs-secret, --webhook-configuration, the Lease), the fences' CEL and the kustomize
+manifests name them, one installation per cluster. */}}
+{{- define "confighash.checkNameOverride" -}}
+{{- if .Values.nameOverride -}}
+{{- fail "nameOverride is not supported: confighash's object names are fixed (the webhook's defaults, its fences and the kustomize manifests name them; one installation per cluster)" -}}
+{{- end -}}
+{{- end }}
+
+{{/* A follower scheduling value (nodeSelector, tolerations, ...): follow.<name>, or the
+webhook's <name> when that is null. */}}
+{{- define "confighash.follow.scheduling" -}}
+{{- $own := index .root.Values.follow .name -}}
+{{- if kindIs "invalid" $own }}{{ $own = index .root.Values .name }}{{ end -}}
+{{- if $own }}{{ toYaml $own }}{{ end -}}
+{{- end }}
+
+{{/* The CA Prometheus verifies the webhook's /metrics with (a ServiceMonitor tlsConfig.ca):
+the certificates Secret's bundle (self-managed, where it keeps the CA it rotates from as well),
+cert-manager's ca.crt, or a ConfigMap made from certificates.existingSecret.caBundle. */}}
+{{- define "confighash.metricsCa" -}}
+{{- if eq .Values.certificates.mode "selfManaged" -}}
+secret:
+  name: confighash-certs
+  key: ca-bundle.crt
+{{- else if eq .Values.certificates.mode "certManager" -}}
+secret:
+  name: {{ include "confighash.servingSecretName" . }}
+  key: ca.crt
+{{- else -}}
+configMap:
+  name: confighash-metrics-ca
+  key: ca.crt
+{{- end -}}
+{{- end }}
+
+{{/* networkPolicy.egress: the apiserver's ports and DNS (networkpolicy.yaml). */}}
+{{- define "confighash.networkPolicyEgress" -}}
+egress:
+  # The apiserver: its address (behind the `kubernetes` Service, which policies see after
+  # the address is translated) differs by cluster; its ports do not.
+  - ports:
+      {{- range .apiServerPorts }}
+      - port: {{ . }}
+        protocol: TCP
+      {{- end }}
+  # DNS: cloud credential plugins (IRSA, Workload Identity) resolve their endpoints.
+  - ports:
+      - port: 53
+        protocol: UDP
+      - port: 53
+        protocol: TCP
 {{- end }}

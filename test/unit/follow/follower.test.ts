@@ -45,7 +45,9 @@ function recordingMetrics() {
     touched: (kind) => calls.push(`touched ${kind}`),
     touchDenied: (kind) => calls.push(`denied ${kind}`),
     deferred: (reason) => calls.push(`deferred ${reason}`),
-    reconcileError: () => calls.push('reconcile-error'),
+    reconcileError: (reason) => calls.push(`reconcile-error ${reason}`),
+    resynced: ({ workloads, sources }, atMs) =>
+      calls.push(`resynced ${workloads} workloads ${sources} sources at ${atMs}`),
     heldMissing: (kind) => calls.push(`missing ${kind}`),
     leader: () => {},
     watchRestart: (reason) => calls.push(`watch-restart ${reason}`),
@@ -881,6 +883,38 @@ describe('telling people', () => {
     changeApp(h, '4');
     await vi.advanceTimersByTimeAsync(1050);
     expect(h.api.touches.map((touch) => touch.name)).toEqual(['web-0']);
+    await h.stop();
+  });
+
+  it.each([
+    ['request-failed', (h: Harness) => h.api.failingGets.add(`Deployment/${NAMESPACE}/web-0`)],
+    ['sources-unreadable', (h: Harness) => h.source.fail('ConfigMap', 'app', 'forbidden')],
+  ] as const)('a failed reconcile counts with its reason, %s', async (reason, breakIt) => {
+    const h = await start({ debounceMs: 1000 });
+    changeApp(h, '2');
+    breakIt(h);
+    await vi.advanceTimersByTimeAsync(1050);
+    expect(h.api.touches).toEqual([]);
+    expect(h.calls.filter((call) => call.startsWith('reconcile-error'))).toEqual([
+      `reconcile-error ${reason}`,
+    ]);
+    await h.stop();
+  });
+
+  it('a resync reports the index it ran over, and when', async () => {
+    const h = await start({ resyncMs: 60_000 }, { count: 3 });
+    const resyncs = () => h.calls.filter((call) => call.startsWith('resynced'));
+    expect(resyncs()).toHaveLength(1); // the one the end of the first lists runs
+    const before = Date.now();
+    await vi.advanceTimersByTimeAsync(60_000);
+    // web-0..2 read configmap/app (and configmap/new, which does not exist).
+    expect(resyncs()).toHaveLength(2);
+    const [, workloads, sources, at] = /^resynced (\d+) workloads (\d+) sources at (\d+)$/.exec(
+      resyncs().at(-1)!,
+    )!;
+    expect([workloads, sources]).toEqual(['3', '1']);
+    expect(Number(at)).toBeGreaterThan(before);
+    expect(Number(at)).toBeLessThanOrEqual(Date.now());
     await h.stop();
   });
 
