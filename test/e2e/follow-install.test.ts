@@ -3,10 +3,15 @@
 // ServiceAccount (confighash-follow) rolls an out-of-band change — so the RBAC of
 // components/follow is enough — while `kubectl auth can-i` shows it can do nothing
 // more than follow mode needs, and that the webhook's ServiceAccount (confighash)
-// can neither list, watch nor patch workloads (docs/design.md §10).
+// can neither list, watch nor patch workloads (docs/design.md §10). On the same install, the
+// README's quick start runs as written (test/support/readme.ts says which blocks it runs).
 
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { confighashNodeArgs } from '../../tools/cluster/confighash-command.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import {
   type LocalFollower,
@@ -23,6 +28,7 @@ import {
   workload,
   yamlDocuments,
 } from '../support/e2e.js';
+import { quickStartBlocks } from '../support/readme.js';
 
 const OVERLAY = join(REPO_ROOT, 'manifests/overlays/follow');
 const FOLLOW_AS = '--as=system:serviceaccount:confighash-system:confighash-follow';
@@ -106,6 +112,55 @@ it('`confighash follow` with its ServiceAccount’s token takes the Lease and ro
     fs.readFile(join(file.e2e.dir, 'sa-follower.log'), 'utf8'),
   );
   expect(log).not.toMatch(/forbidden/i);
+});
+
+/**
+ * A directory holding `kubectl-confighash`: this checkout's CLI, as `npm install -g` of its
+ * packed tarball would put it on PATH for kubectl's plugin lookup.
+ */
+async function cliOnPath(dir: string): Promise<string> {
+  const bin = join(dir, 'readme-bin');
+  await mkdir(bin, { recursive: true });
+  const command = [process.execPath, ...confighashNodeArgs([])]
+    .map((word) => `'${word.replaceAll("'", "'\\''")}'`)
+    .join(' ');
+  await writeFile(join(bin, 'kubectl-confighash'), `#!/bin/sh\nexec ${command} "$@"\n`);
+  await chmod(join(bin, 'kubectl-confighash'), 0o755);
+  return bin;
+}
+
+it('the README quick start, its blocks as written, rolls its Deployment on a ConfigMap change, on the follow overlay installed from this checkout', async () => {
+  const blocks = quickStartBlocks(await readFile(join(REPO_ROOT, 'README.md'), 'utf8'));
+  const runs = blocks.filter((block) => block.notRun === undefined);
+  expect(runs.length).toBeGreaterThanOrEqual(3);
+  await waitUntil(
+    async () =>
+      (await file.api.leaseHolder('confighash-system', 'confighash-follow')) === 'sa-follower',
+    'the follower to hold the Lease',
+  );
+  const env = {
+    ...process.env,
+    KUBECONFIG: file.e2e.controlPlane.kubeconfig,
+    PATH: `${await cliOnPath(file.e2e.dir)}:${process.env.PATH}`,
+  };
+  let stdout = '';
+  for (const block of runs) {
+    const ran = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', block.script], {
+      cwd: REPO_ROOT,
+      env,
+      timeout: 90_000,
+    }).catch((error: Error & { stderr?: string }) => {
+      throw new Error(`README.md:${block.line}: ${error.message}\n${error.stderr ?? ''}`);
+    });
+    stdout += ran.stdout;
+  }
+  // `kubectl get rs`: two ReplicaSets, the second made by follow mode's touch.
+  expect(stdout.split('\n').filter((line) => line.startsWith('web-'))).toHaveLength(2);
+  const replicaSets = await file.api.replicaSets('demo', 'web');
+  expect(replicaSets).toHaveLength(2);
+  expect(replicaSets[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+  expect(replicaSets[1]!.hash).not.toBe(replicaSets[0]!.hash);
+  expect(stdout).toContain('deployment/web in namespace demo');
 });
 
 /**

@@ -28,6 +28,7 @@ const KEY = Buffer.alloc(32, 7);
 const OTHER_KEY = Buffer.alloc(32, 9);
 const NO_DEADLINE = new AbortController().signal;
 const UID = 'uid-of-web';
+// biome-ignore lint/suspicious/noExplicitAny: workload objects, walked by the paths the rows name.
 type Json = Record<string, any>;
 
 function sources(appYaml = 'port: 8080'): MemorySource {
