@@ -57,6 +57,6 @@ export interface SelfManagedPorts {
   /** The renewal checks' timers. */
   readonly timers: CheckTimers;
   readonly now?: () => Date;
-  /** A check failed (confighash_certificate_renewal_failures_total, src/certs/metrics.ts). */
+  /** A check failed (confighash_certificate_renewal_failures_total, src/certs/certificate-metrics.ts). */
   readonly checkFailed?: () => void;
 }

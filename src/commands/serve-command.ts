@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createMutator } from '../admission/mutate.js';
 import { type NamespaceWatch, startNamespaceCheck } from '../admission/namespace-check.js';
-import { type CertificateMetrics, createCertificateMetrics } from '../certs/metrics.js';
+import { type CertificateMetrics, createCertificateMetrics } from '../certs/certificate-metrics.js';
 import type { ServeConfig } from '../cli/index.js';
 import {
   type ApiConnection,

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { Histogram } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createCertificateMetrics } from '../../src/certs/metrics.js';
+import { createCertificateMetrics } from '../../src/certs/certificate-metrics.js';
 import { optionEnvironmentVariables } from '../../src/cli/index.js';
 import { ALL_SERVE_OPTIONS, LOG_LEVELS } from '../../src/cli/serve-options.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';

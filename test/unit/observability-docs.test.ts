@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { createCertificateMetrics } from '../../src/certs/metrics.js';
+import { createCertificateMetrics } from '../../src/certs/certificate-metrics.js';
 import { EVENT_REASON } from '../../src/follow/events.js';
 import { createFollowMetrics } from '../../src/follow/metrics.js';
 import { registerBuildInfo } from '../../src/runtime/index.js';
