@@ -13,9 +13,9 @@ import {
   type OptionSpec,
   type OptionValues,
   type ParseResult,
+  parseDuration,
   parseInteger,
   parseOptions,
-  parseSeconds,
 } from './options.js';
 import type { SelfManagedConfig, SelfManagedOptions } from './self-managed-options.js';
 import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
@@ -111,8 +111,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'tls-reload-interval',
     env: 'CONFIGHASH_TLS_RELOAD_INTERVAL',
-    value: 'SECONDS',
-    defaultValue: '10',
+    value: 'DURATION',
+    defaultValue: '10s',
     help: 'how often the certificate files are checked',
   },
   {
@@ -131,16 +131,16 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'shutdown-timeout',
     env: 'CONFIGHASH_SHUTDOWN_TIMEOUT',
-    value: 'SECONDS',
-    defaultValue: '95',
+    value: 'DURATION',
+    defaultValue: '95s',
     help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
   {
     flag: 'webhook-timeout',
     env: 'CONFIGHASH_WEBHOOK_TIMEOUT',
-    value: 'SECONDS',
-    defaultValue: String(WEBHOOK_TIMEOUT_MS / 1000),
-    help: `the registration's timeoutSeconds (1 to ${MAX_TIMEOUT_MS / 1000}): a review's deadline is the lesser of this and the caller's ?timeout=`,
+    value: 'DURATION',
+    defaultValue: `${WEBHOOK_TIMEOUT_MS / 1000}s`,
+    help: `the registration's timeoutSeconds (whole seconds, 1s to ${MAX_TIMEOUT_MS / 1000}s): a review's deadline is the lesser of this and the caller's ?timeout=`,
   },
   EXCLUDED_NAMESPACE_OPTION,
 ];
@@ -197,22 +197,27 @@ export function parseServeConfig(
 function parseServeTimes(
   get: (flag: string) => string | undefined,
 ): { tlsReloadIntervalMs: number; shutdownTimeoutMs: number; webhookTimeoutMs: number } | string {
-  const reload = parseSeconds(get('tls-reload-interval'));
+  const reload = parseDuration(get('tls-reload-interval'));
   if (reload === undefined || reload <= 0) {
-    return `--tls-reload-interval must be a positive number of seconds, got '${get('tls-reload-interval')}'`;
+    return `--tls-reload-interval must be a positive duration such as 10s (a bare number is seconds), got '${get('tls-reload-interval')}'`;
   }
-  const shutdown = parseSeconds(get('shutdown-timeout'));
+  const shutdown = parseDuration(get('shutdown-timeout'));
   if (shutdown === undefined) {
-    return `--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`;
+    return `--shutdown-timeout must be a duration such as 95s (a bare number is seconds), got '${get('shutdown-timeout')}'`;
   }
-  const webhookTimeout = parseInteger(get('webhook-timeout'), 1, MAX_TIMEOUT_MS / 1000);
-  if (webhookTimeout === undefined) {
-    return `--webhook-timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_MS / 1000} (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`;
+  const webhookTimeout = parseDuration(get('webhook-timeout'));
+  if (
+    webhookTimeout === undefined ||
+    webhookTimeout % 1000 !== 0 ||
+    webhookTimeout < 1000 ||
+    webhookTimeout > MAX_TIMEOUT_MS
+  ) {
+    return `--webhook-timeout must be whole seconds from 1s to ${MAX_TIMEOUT_MS / 1000}s (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`;
   }
   return {
-    tlsReloadIntervalMs: reload * 1000,
-    shutdownTimeoutMs: shutdown * 1000,
-    webhookTimeoutMs: webhookTimeout * 1000,
+    tlsReloadIntervalMs: reload,
+    shutdownTimeoutMs: shutdown,
+    webhookTimeoutMs: webhookTimeout,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   renderExplanationData,
   renderPlan,
   renderPlanData,
+  renderPlanNames,
 } from '../../src/plan/index.js';
 import { HANDLED_KINDS, type JsonObject } from '../../src/workload/index.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
@@ -28,6 +29,7 @@ const PLAN: Plan = {
   workloads: [
     {
       kind: 'Deployment',
+      group: 'apps',
       namespace: 'shop',
       name: 'web',
       verdict: 'roll',
@@ -43,6 +45,7 @@ const PLAN: Plan = {
     },
     {
       kind: 'StatefulSet',
+      group: 'apps',
       namespace: 'shop',
       name: 'db',
       verdict: 'no-roll',
@@ -52,6 +55,7 @@ const PLAN: Plan = {
     },
     {
       kind: 'DaemonSet',
+      group: 'apps',
       namespace: 'monitoring',
       name: 'agent',
       verdict: 'unknown',
@@ -81,12 +85,20 @@ describe('plan output', () => {
     );
   });
 
-  it('JSON: one object per workload with exactly the §9 fields', () => {
-    const parsed = JSON.parse(renderPlanData(PLAN, 'json')) as Record<string, unknown>[];
+  it('JSON: a List of one object per workload with exactly the §9 fields', () => {
+    const list = JSON.parse(renderPlanData(PLAN, 'json')) as {
+      apiVersion: string;
+      kind: string;
+      items: Record<string, unknown>[];
+    };
+    expect(Object.keys(list)).toEqual(['apiVersion', 'kind', 'items']);
+    expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+    const parsed = list.items;
     expect(parsed).toHaveLength(3);
     for (const workload of parsed) {
       expect(Object.keys(workload)).toEqual([
         'kind',
+        'group',
         'namespace',
         'name',
         'verdict',
@@ -96,6 +108,10 @@ describe('plan output', () => {
       ]);
     }
     expect(parsed[0]!.changedSources).toEqual(PLAN.workloads[0]!.changedSources);
+  });
+
+  it('-o name: the workloads that will roll, as kubectl names them', () => {
+    expect(renderPlanNames(PLAN)).toBe('deployment.apps/web\n');
   });
 });
 
@@ -255,7 +271,9 @@ describe('explain output', () => {
       expect(explanation.explanation.some((l) => l.startsWith('the next write'))).toBe(!notHandled);
       const rendered = renderExplanation(explanation, { color: false });
       expect(rendered.includes('not handled  ')).toBe(notHandled);
-      expect(JSON.parse(renderExplanationData(explanation, 'json'))).toMatchObject({ notHandled });
+      expect(JSON.parse(renderExplanationData([explanation], 'json', true))).toMatchObject({
+        notHandled,
+      });
     },
   );
 
@@ -269,7 +287,7 @@ describe('explain output', () => {
     const explanation = await explained((cluster) => {
       cluster.dryRun = answersWith(NEW);
     });
-    const parsed = JSON.parse(renderExplanationData(explanation, 'json')) as Record<
+    const parsed = JSON.parse(renderExplanationData([explanation], 'json', true)) as Record<
       string,
       unknown
     >;
