@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import {
   parseDoctorConfig,
   parseExplainConfig,
+  parseFollowCommandConfig,
   parsePlanConfig,
+  parseServeConfig,
   splitCommand,
 } from '../../src/cli/index.js';
 import { parseDuration } from '../../src/cli/options.js';
@@ -154,5 +156,43 @@ describe('kubectl options may stand before the command', () => {
     const argv = line.replace(/ \(.*\)$|:.*$/, '').split(' ');
     const { command, rest } = splitCommand(argv);
     expect([command, ...rest]).toEqual(expected);
+  });
+});
+
+describe("serve's and follow's duration flags read the same syntax", () => {
+  const serve = (argv: string[]) =>
+    parseServeConfig(
+      ['--tls-cert-file', 'a', '--tls-key-file', 'b', '--hash-key-file', 'c', ...argv],
+      {},
+    );
+
+  it('Go durations and bare seconds alike', () => {
+    expect(
+      serve(['--shutdown-timeout', '2m', '--tls-reload-interval', '10', '--webhook-timeout', '5s']),
+    ).toMatchObject({
+      ok: true,
+      config: { shutdownTimeoutMs: 120_000, tlsReloadIntervalMs: 10_000, webhookTimeoutMs: 5_000 },
+    });
+    expect(
+      parseFollowCommandConfig(['--hash-key-file', 'c', '--follow-debounce', '10'], {}),
+    ).toMatchObject({
+      ok: true,
+      config: { follow: { options: { debounceMs: 10_000 } } },
+    });
+  });
+
+  it.each([
+    [
+      '--webhook-timeout 1.5s',
+      ['--webhook-timeout', '1.5s'],
+      /--webhook-timeout must be whole seconds from 1s to 30s/,
+    ],
+    [
+      '--shutdown-timeout soon',
+      ['--shutdown-timeout', 'soon'],
+      /--shutdown-timeout must be a duration such as 95s/,
+    ],
+  ])('%s is refused, naming the flag', (_name, argv, error) => {
+    expect(serve([...argv])).toMatchObject({ ok: false, error: expect.stringMatching(error) });
   });
 });
