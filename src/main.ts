@@ -4,12 +4,21 @@
 // This file picks the command and turns its failure into one line and an exit code. Each
 // command's modules load when it runs: a plan need not load the server, nor a server the CLI's.
 
-import { COMMANDS, parseFollowCommandConfig, parseServeConfig, usage } from './cli/index.js';
+import {
+  BARE_COMMANDS,
+  COMMANDS,
+  commandHelp,
+  completion,
+  parseFollowCommandConfig,
+  parseServeConfig,
+  splitCommand,
+  usage,
+} from './cli/index.js';
 import { asUsageError, UsageError, unwrap } from './commands/errors.js';
 import { packageVersion } from './commands/package-version.js';
 
 async function main(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const { command, rest } = splitCommand(argv);
   switch (command) {
     case 'serve': {
       const config = unwrap(parseServeConfig(rest, process.env));
@@ -28,15 +37,26 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('./commands/plan-command.js')).plan(rest).catch(asUsageError);
     case 'explain':
       return (await import('./commands/explain-command.js')).explain(rest).catch(asUsageError);
+    case 'doctor':
+      return (await import('./commands/doctor-command.js')).doctor(rest).catch(asUsageError);
+    case 'completion': {
+      if (rest[0] === '--help' || rest[0] === '-h') return main(['help', 'completion']);
+      const answer = completion(rest[0]);
+      if ('error' in answer) throw new UsageError(answer.error);
+      process.stdout.write(answer.script);
+      return 0;
+    }
     case 'halt':
     case 'resume':
       return (await import('./commands/fanout-control-command.js'))
         .fanoutControl(command, rest)
         .catch(asUsageError);
-    case 'help':
-      if (rest[0] !== undefined) return main([rest[0], '--help']);
-      process.stdout.write(`${usage()}\n`);
+    case 'help': {
+      const help = rest[0] === undefined ? usage() : commandHelp(rest[0]);
+      if (help === undefined) return main([rest[0]!, '--help']);
+      process.stdout.write(`${help}\n`);
       return 0;
+    }
     case '--version':
     case 'version':
       process.stdout.write(`${packageVersion()}\n`);
@@ -48,7 +68,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return command === undefined ? 2 : 0;
     default:
       throw new UsageError(
-        `unknown command '${command}' (commands: ${COMMANDS.map((known) => known.name).join(', ')}; see --help)`,
+        `unknown command '${command}' (commands: ${[...COMMANDS, ...BARE_COMMANDS].map((known) => known.name).join(', ')}; see --help)`,
       );
   }
 }

@@ -4,10 +4,9 @@
 
 import type { FanoutAction } from '../workload/index.js';
 import {
+  CLUSTER_OPTIONS,
+  type ClientChoices,
   type ClusterSelection,
-  CONTEXT_OPTION,
-  KUBECONFIG_OPTION,
-  NAMESPACE_OPTION,
   parseKubectlChoices,
 } from './kubectl-options.js';
 import { fail, type OptionSpec, type ParseResult, parseOptions } from './options.js';
@@ -23,6 +22,7 @@ interface FanoutControlConfig {
   readonly source: NamedConfig;
   readonly namespace: string | undefined;
   readonly cluster: ClusterSelection;
+  readonly client: ClientChoices;
 }
 
 const RETRY_CANARY: OptionSpec = {
@@ -32,11 +32,7 @@ const RETRY_CANARY: OptionSpec = {
   help: 'test the change on a canary again instead of releasing the rest (a canary that has it already is not one)',
 };
 
-export const HALT_OPTIONS: readonly OptionSpec[] = [
-  KUBECONFIG_OPTION,
-  CONTEXT_OPTION,
-  NAMESPACE_OPTION,
-];
+export const HALT_OPTIONS: readonly OptionSpec[] = CLUSTER_OPTIONS;
 export const RESUME_OPTIONS: readonly OptionSpec[] = [...HALT_OPTIONS, RETRY_CANARY];
 
 const KINDS: Readonly<Record<string, NamedConfig['kind']>> = {
@@ -71,6 +67,7 @@ export function parseFanoutControlConfig(
       source: { kind, name: match[2]! },
       namespace: values.get('namespace'),
       cluster: choices.cluster,
+      client: choices.client,
     }),
   };
 }

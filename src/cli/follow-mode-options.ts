@@ -4,8 +4,7 @@
 
 import { hostname } from 'node:os';
 import { DEFAULT_FOLLOW_OPTIONS, type FollowOptions } from '../follow/index.js';
-import { parseGoDuration } from '../runtime/index.js';
-import { type OptionSpec, parseInteger } from './options.js';
+import { type OptionSpec, parseDuration, parseInteger } from './options.js';
 
 export interface FollowConfig {
   readonly options: FollowOptions;
@@ -120,9 +119,9 @@ export function parseFollowConfig(
   get: (flag: string) => string | undefined,
 ): FollowConfig | string {
   const duration = (flag: string): number | string => {
-    const value = parseGoDuration(get(flag));
+    const value = parseDuration(get(flag));
     return value === undefined
-      ? `--${flag} must be a duration such as 10s or 5m, got '${get(flag)}'`
+      ? `--${flag} must be a duration such as 10s or 5m (a bare number is seconds), got '${get(flag)}'`
       : value;
   };
   const resyncMs = duration('follow-resync');

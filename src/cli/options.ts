@@ -5,6 +5,7 @@
 // Nothing here reads files or exits.
 
 import { parseArgs } from 'node:util';
+import { parseGoDuration } from '../runtime/index.js';
 import { commandText } from './synopses.js';
 
 export type ParseResult<T> =
@@ -54,7 +55,7 @@ export function parseOptions(
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: argv.flatMap(splitShortEquals),
       strict: true,
       allowPositionals: positionals,
       options: {
@@ -137,9 +138,21 @@ export function parseInteger(
   return value >= min && value <= max ? value : undefined;
 }
 
-export function parseSeconds(text: string | undefined): number | undefined {
-  if (text === undefined || !/^\d+(\.\d+)?$/.test(text)) return undefined;
-  return Number(text);
+/**
+ * A duration flag's value in milliseconds: Go's syntax (`10s`, `1m30s`, `8760h`), or a bare
+ * number, which is seconds (`95`, `2.5`), as kubectl reads --request-timeout. Every duration
+ * flag of every command reads its value here; undefined when it is neither.
+ */
+export function parseDuration(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+  return parseGoDuration(text);
+}
+
+/** `-n=demo` is `-n demo`, as kubectl (pflag) reads it; node's parseArgs would keep the `=`. */
+function splitShortEquals(arg: string): string[] {
+  const match = /^(-[A-Za-z])=(.*)$/s.exec(arg);
+  return match ? [match[1]!, match[2]!] : [arg];
 }
 
 export function fail(error: string): { ok: false; error: string } {

@@ -1,11 +1,16 @@
-// `confighash plan`: which manifests (-f FILE|-, -k DIR), the default namespace,
-// which cluster (kubectl-options.ts), the output format and how the manifests will be
-// applied. Flags only: a
-// preview takes no environment variables.
+// `confighash plan`: which manifests (-f FILE|DIR|-, -R, -k DIR), the default namespace,
+// which cluster (kubectl-options.ts), the follower's Lease, the output format and how the
+// manifests will be applied. Flags only: a preview takes no environment variables.
 
 import type { WorkloadKind } from '../workload/index.js';
+import {
+  FOLLOWER_LEASE_OPTIONS,
+  type FollowerLease,
+  parseFollowerLease,
+} from './follower-lease-options.js';
 import { CLI_KIND_OPTION, parseCliKinds } from './kind-options.js';
 import {
+  type ClientChoices,
   type ClusterSelection,
   KUBECTL_OPTIONS,
   type OutputFormat,
@@ -14,7 +19,13 @@ import {
 import { fail, type OptionSpec, type ParseResult, parseInteger, parseOptions } from './options.js';
 
 export type ManifestInput =
-  | { readonly from: 'files'; readonly paths: readonly string[] }
+  | {
+      readonly from: 'files';
+      /** Files, directories (their .yaml, .yml and .json files) and `-` (stdin). */
+      readonly paths: readonly string[];
+      /** -R: a directory's subdirectories too. */
+      readonly recursive: boolean;
+    }
   | { readonly from: 'kustomize'; readonly dir: string };
 
 interface PlanConfig {
@@ -22,7 +33,9 @@ interface PlanConfig {
   /** -n: the namespace of objects that name none; else the kubeconfig's. */
   readonly namespace: string | undefined;
   readonly cluster: ClusterSelection;
+  readonly client: ClientChoices;
   readonly output: OutputFormat;
+  readonly lease: FollowerLease;
   readonly clientSide: boolean;
   readonly offline: boolean;
   /** The follower's --follow-max-fanout: its waits for approval are shown; 0: none. */
@@ -36,7 +49,14 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
     flag: 'filename',
     short: 'f',
     value: 'FILE',
-    help: 'manifests to preview; - reads stdin (repeatable)',
+    help: 'manifests to preview: a file, a directory (its .yaml, .yml and .json files) or - (stdin); repeatable',
+  },
+  {
+    flag: 'recursive',
+    short: 'R',
+    value: '',
+    boolean: true,
+    help: "with -f DIR, the directory's subdirectories too",
   },
   { flag: 'kustomize', short: 'k', value: 'DIR', help: 'render DIR with kubectl kustomize' },
   ...KUBECTL_OPTIONS,
@@ -53,6 +73,7 @@ export const PLAN_OPTIONS: readonly OptionSpec[] = [
     defaultValue: '0',
     help: "the follower's --follow-max-fanout (the CLI cannot read it): say which changes wait for approval; 0: none",
   },
+  ...FOLLOWER_LEASE_OPTIONS,
   CLI_KIND_OPTION,
 ];
 
@@ -72,6 +93,10 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
   if (typeof choices === 'string') return fail(choices);
   const kinds = parseCliKinds(all('kind'));
   if (typeof kinds === 'string') return fail(kinds);
+  const lease = parseFollowerLease(get);
+  if (typeof lease === 'string') return fail(lease);
+  const recursive = get('recursive') === 'true';
+  if (recursive && dir !== undefined) return fail('-R reads -f directories; -k renders its own');
   const maxFanout = parseInteger(get('follow-max-fanout'), 0, 1_000_000);
   if (maxFanout === undefined) {
     return fail(
@@ -79,13 +104,14 @@ export function parsePlanConfig(argv: readonly string[]): ParseResult<PlanConfig
     );
   }
   const input: ManifestInput =
-    dir === undefined ? { from: 'files', paths: files } : { from: 'kustomize', dir };
+    dir === undefined ? { from: 'files', paths: files, recursive } : { from: 'kustomize', dir };
   return {
     ok: true,
     config: Object.freeze({
       input,
       namespace: get('namespace'),
       ...choices,
+      lease,
       clientSide: get('client-side') === 'true',
       offline: get('offline') === 'true',
       maxFanout,

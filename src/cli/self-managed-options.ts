@@ -5,8 +5,7 @@
 import { join } from 'node:path';
 import type { SelfManagedCertificates } from '../certs/certificates-secret.js';
 import type { HashKeySecret } from '../hash-key/secret.js';
-import { parseGoDuration } from '../runtime/index.js';
-import { type OptionSpec, type OptionValues, parseSeconds } from './options.js';
+import { type OptionSpec, type OptionValues, parseDuration } from './options.js';
 
 /** `serve` and `follow`'s Secrets: the certificates (serve only) and the hash key. */
 export interface SelfManagedOptions {
@@ -75,8 +74,8 @@ export const SELF_MANAGED_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'cert-check-interval',
     env: 'CONFIGHASH_CERT_CHECK_INTERVAL',
-    value: 'SECONDS',
-    defaultValue: '3600',
+    value: 'DURATION',
+    defaultValue: '1h',
     help: 'how often the certificates Secret and the caBundle are checked (renewal, other replicas)',
   },
   {
@@ -143,16 +142,16 @@ export const HASH_KEY_SECRET_OPTIONS: readonly OptionSpec[] = SELF_MANAGED_OPTIO
 function certificateTiming(
   get: OptionValues['get'],
 ): Pick<SelfManagedCertificates, 'checkIntervalMs' | 'servingValidDays'> | string {
-  const interval = parseSeconds(get('cert-check-interval'));
+  const interval = parseDuration(get('cert-check-interval'));
   if (interval === undefined || interval <= 0) {
-    return `--cert-check-interval must be a positive number of seconds, got '${get('cert-check-interval')}'`;
+    return `--cert-check-interval must be a positive duration such as 1h (a bare number is seconds), got '${get('cert-check-interval')}'`;
   }
-  const servingValidityMs = parseGoDuration(get('serving-cert-validity'));
+  const servingValidityMs = parseDuration(get('serving-cert-validity'));
   // Below a minute, renewal (a third of the lifetime) would outrun the checks that do it.
   if (servingValidityMs === undefined || servingValidityMs < 60_000) {
     return `--serving-cert-validity must be a duration of at least 1m, such as 8760h, got '${get('serving-cert-validity')}'`;
   }
-  return { checkIntervalMs: interval * 1000, servingValidDays: servingValidityMs / 86_400_000 };
+  return { checkIntervalMs: interval, servingValidDays: servingValidityMs / 86_400_000 };
 }
 
 /** A file flag given together with the option that replaces it. */

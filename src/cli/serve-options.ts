@@ -13,9 +13,9 @@ import {
   type OptionSpec,
   type OptionValues,
   type ParseResult,
+  parseDuration,
   parseInteger,
   parseOptions,
-  parseSeconds,
 } from './options.js';
 import type { SelfManagedConfig, SelfManagedOptions } from './self-managed-options.js';
 import { parseSelfManaged, SELF_MANAGED_OPTIONS } from './self-managed-options.js';
@@ -120,8 +120,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'tls-reload-interval',
     env: 'CONFIGHASH_TLS_RELOAD_INTERVAL',
-    value: 'SECONDS',
-    defaultValue: '10',
+    value: 'DURATION',
+    defaultValue: '10s',
     help: 'how often the certificate files are checked',
   },
   {
@@ -140,16 +140,16 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'shutdown-timeout',
     env: 'CONFIGHASH_SHUTDOWN_TIMEOUT',
-    value: 'SECONDS',
-    defaultValue: '95',
+    value: 'DURATION',
+    defaultValue: '95s',
     help: 'on SIGTERM, how long to keep answering until clients close their connections (the apiserver closes idle ones after 90 s)',
   },
   {
     flag: 'webhook-timeout',
     env: 'CONFIGHASH_WEBHOOK_TIMEOUT',
-    value: 'SECONDS',
-    defaultValue: String(WEBHOOK_TIMEOUT_MS / 1000),
-    help: `the registration's timeoutSeconds (1 to ${MAX_TIMEOUT_MS / 1000}): a review's deadline is the lesser of this and the caller's ?timeout=`,
+    value: 'DURATION',
+    defaultValue: `${WEBHOOK_TIMEOUT_MS / 1000}s`,
+    help: `the registration's timeoutSeconds (whole seconds, 1s to ${MAX_TIMEOUT_MS / 1000}s): a review's deadline is the lesser of this and the caller's ?timeout=`,
   },
   EXCLUDED_NAMESPACE_OPTION,
   {
@@ -162,15 +162,15 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   {
     flag: 'snapshot-resync',
     env: 'CONFIGHASH_SNAPSHOT_RESYNC',
-    value: 'SECONDS',
-    defaultValue: '60',
+    value: 'DURATION',
+    defaultValue: '60s',
     help: 'with --snapshots: how often snapshots get the owners that name them, and unnamed ones are collected',
   },
   {
     flag: 'snapshot-grace',
     env: 'CONFIGHASH_SNAPSHOT_GRACE',
-    value: 'SECONDS',
-    defaultValue: '600',
+    value: 'DURATION',
+    defaultValue: '10m',
     help: 'with --snapshots: a snapshot nothing names is deleted once older than this',
   },
 ];
@@ -230,22 +230,27 @@ export function parseServeConfig(
 function parseServeTimes(
   get: (flag: string) => string | undefined,
 ): { tlsReloadIntervalMs: number; shutdownTimeoutMs: number; webhookTimeoutMs: number } | string {
-  const reload = parseSeconds(get('tls-reload-interval'));
+  const reload = parseDuration(get('tls-reload-interval'));
   if (reload === undefined || reload <= 0) {
-    return `--tls-reload-interval must be a positive number of seconds, got '${get('tls-reload-interval')}'`;
+    return `--tls-reload-interval must be a positive duration such as 10s (a bare number is seconds), got '${get('tls-reload-interval')}'`;
   }
-  const shutdown = parseSeconds(get('shutdown-timeout'));
+  const shutdown = parseDuration(get('shutdown-timeout'));
   if (shutdown === undefined) {
-    return `--shutdown-timeout must be a number of seconds, got '${get('shutdown-timeout')}'`;
+    return `--shutdown-timeout must be a duration such as 95s (a bare number is seconds), got '${get('shutdown-timeout')}'`;
   }
-  const webhookTimeout = parseInteger(get('webhook-timeout'), 1, MAX_TIMEOUT_MS / 1000);
-  if (webhookTimeout === undefined) {
-    return `--webhook-timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_MS / 1000} (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`;
+  const webhookTimeout = parseDuration(get('webhook-timeout'));
+  if (
+    webhookTimeout === undefined ||
+    webhookTimeout % 1000 !== 0 ||
+    webhookTimeout < 1000 ||
+    webhookTimeout > MAX_TIMEOUT_MS
+  ) {
+    return `--webhook-timeout must be whole seconds from 1s to ${MAX_TIMEOUT_MS / 1000}s (the registration's timeoutSeconds), got '${get('webhook-timeout')}'`;
   }
   return {
-    tlsReloadIntervalMs: reload * 1000,
-    shutdownTimeoutMs: shutdown * 1000,
-    webhookTimeoutMs: webhookTimeout * 1000,
+    tlsReloadIntervalMs: reload,
+    shutdownTimeoutMs: shutdown,
+    webhookTimeoutMs: webhookTimeout,
   };
 }
 
@@ -257,15 +262,15 @@ function parseSnapshots(
     return `CONFIGHASH_SNAPSHOTS must be true or false, got '${on}'`;
   }
   if (on === 'false') return undefined;
-  const resync = parseSeconds(get('snapshot-resync'));
+  const resync = parseDuration(get('snapshot-resync'));
   if (resync === undefined || resync <= 0) {
-    return `--snapshot-resync must be a positive number of seconds, got '${get('snapshot-resync')}'`;
+    return `--snapshot-resync must be a positive duration such as 60s (a bare number is seconds), got '${get('snapshot-resync')}'`;
   }
-  const grace = parseSeconds(get('snapshot-grace'));
+  const grace = parseDuration(get('snapshot-grace'));
   if (grace === undefined) {
-    return `--snapshot-grace must be a number of seconds, got '${get('snapshot-grace')}'`;
+    return `--snapshot-grace must be a duration such as 10m (a bare number is seconds), got '${get('snapshot-grace')}'`;
   }
-  return { resyncMs: resync * 1000, graceMs: grace * 1000 };
+  return { resyncMs: resync, graceMs: grace };
 }
 
 function parseClientAuth(

@@ -34,18 +34,30 @@ export const COMMANDS: readonly CommandText[] = [
   },
   {
     name: 'plan',
-    synopsis: 'plan (-f FILE | -f - | -k DIR) [options]',
+    synopsis: 'plan (-f FILE|DIR [-R] | -f - | -k DIR) [options]',
     summary: 'preview which workloads applying manifests rolls, and why',
     notes: [
-      'Exit status: 0 when nothing rolls, 1 when something rolls or cannot be told, 2 on a mistake.',
+      'Exit status: 0 when nothing rolls, 1 when something rolls or cannot be told, 2 on a mistake or an unreachable cluster.',
       KUBECONFIG_NOTE,
     ],
   },
   {
     name: 'explain',
-    synopsis: 'explain KIND/NAME [options]',
+    synopsis: 'explain (TYPE/NAME... | TYPE NAME... | TYPE [-l SELECTOR] [-A]) [options]',
     summary: 'why a workload did or did not roll, and whether its next write rolls',
-    notes: [KUBECONFIG_NOTE],
+    notes: [
+      'It asks the webhook by a server-side dry-run patch of the workload: you need patch on its kind (nothing is written).',
+      KUBECONFIG_NOTE,
+    ],
+  },
+  {
+    name: 'doctor',
+    synopsis: 'doctor [-n NAMESPACE] [options]',
+    summary: 'check that confighash works for a namespace: registered, reached, opted in, followed',
+    notes: [
+      'Exit status: 0 when every check is ok, 1 when one fails, 2 on a mistake.',
+      KUBECONFIG_NOTE,
+    ],
   },
   {
     name: 'halt',
@@ -68,19 +80,30 @@ export const COMMANDS: readonly CommandText[] = [
   },
 ];
 
+/** Commands with no options of their own but --help. */
+export const BARE_COMMANDS: readonly CommandText[] = [
+  {
+    name: 'completion',
+    synopsis: 'completion bash|zsh|fish',
+    summary: 'print a shell completion script (bash: source <(confighash completion bash))',
+  },
+  { name: 'version', synopsis: 'version', summary: "print confighash's version" },
+];
+
 export function commandText(name: string): CommandText | undefined {
-  return COMMANDS.find((command) => command.name === name);
+  return [...COMMANDS, ...BARE_COMMANDS].find((command) => command.name === name);
 }
 
 /** `confighash --help`: the commands, one line each; their options are theirs to print. */
 export function usage(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length)) + 3;
+  const all = [...COMMANDS, ...BARE_COMMANDS];
+  const width = Math.max(...all.map((command) => command.name.length)) + 3;
   return [
     'Usage: confighash COMMAND [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}${command.summary}`),
+    ...all.map((command) => `  ${command.name.padEnd(width)}${command.summary}`),
     '',
-    "Run 'confighash COMMAND --help' for a command's options, 'confighash version' for its version.",
+    "Run 'confighash COMMAND --help' for a command's options.",
   ].join('\n');
 }

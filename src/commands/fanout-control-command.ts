@@ -15,8 +15,12 @@ export async function fanoutControl(
   argv: readonly string[],
 ): Promise<number> {
   const config = unwrap(parseFanoutControlConfig(command, argv));
-  const said = await onCluster(config.cluster, config.namespace, (connection, namespace, signal) =>
-    control(connection, { source: config.source, namespace }, config.action, signal),
+  const said = await onCluster(
+    config.cluster,
+    config.client,
+    config.namespace,
+    (connection, namespace, signal) =>
+      control(connection, { source: config.source, namespace }, config.action, signal),
   );
   process.stdout.write(`${said.text}\n`);
   return said.written ? 0 : 1;

@@ -1,65 +1,106 @@
 // `confighash plan`: a preview of what applying the manifests rolls. It reads them (files,
-// stdin, `kubectl kustomize`) and the cluster, and prints for people or as JSON or YAML.
-// Every failure is a one-line mistake (errors.ts).
+// directories, stdin, `kubectl kustomize`) and the cluster, and prints for people, as JSON
+// or YAML, or the names of what rolls. Every failure is a one-line mistake (errors.ts).
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import { type ManifestInput, parsePlanConfig } from '../cli/index.js';
-import { checkReachable, connectToCluster, createExplainCluster } from '../kube/index.js';
-import { withDeadline } from '../runtime/deadline.js';
-import { CLI_TIMEOUT_MS } from './cli-cluster.js';
+import { createExplainCluster } from '../kube/index.js';
+import type { Plan } from '../plan/index.js';
+import { withConnection } from './cli-cluster.js';
 import { loadClusterCredentials, UsageError, unwrap } from './errors.js';
 import { useColor } from './terminal.js';
 
 /** `confighash plan`: exit 0 when nothing rolls, 1 when something rolls or cannot be told. */
 export async function plan(argv: readonly string[]): Promise<number> {
   const config = unwrap(parsePlanConfig(argv));
-  const { parseManifests, planChanges, planExitCode, renderPlan, renderPlanData } = await import(
-    '../plan/index.js'
-  );
+  const planning = await import('../plan/index.js');
   const text = await readManifests(config.input);
   const credentials = config.offline
     ? undefined
     : await loadClusterCredentials({ selection: config.cluster });
   const namespace = config.namespace ?? credentials?.current().namespace ?? 'default';
-  const parsed = parseManifests(text, namespace, config.kinds);
+  const parsed = planning.parseManifests(text, namespace, config.kinds);
   if (!parsed.ok) throw new UsageError(parsed.error);
-  const connection = credentials && connectToCluster(credentials);
-  try {
-    if (connection) await checkReachable(connection);
-    const cluster = connection && createExplainCluster(connection);
-    const result = await withDeadline(undefined, CLI_TIMEOUT_MS, (signal) =>
-      planChanges(
+  const options = {
+    clientSide: config.clientSide,
+    kinds: config.kinds,
+    maxFanout: config.maxFanout,
+  };
+  const result: Plan = credentials
+    ? await withConnection(credentials, config.client, (connection, signal) =>
+        planning.planChanges(
+          parsed.manifests,
+          createExplainCluster(connection, config.lease),
+          options,
+          signal,
+        ),
+      )
+    : // --offline: the manifests alone, nothing to wait for.
+      await planning.planChanges(
         parsed.manifests,
-        cluster,
-        { clientSide: config.clientSide, kinds: config.kinds, maxFanout: config.maxFanout },
-        signal,
-      ),
+        undefined,
+        options,
+        new AbortController().signal,
+      );
+  if (config.output === 'text') {
+    process.stdout.write(planning.renderPlan(result, { color: useColor() }));
+  } else {
+    process.stdout.write(
+      config.output === 'name'
+        ? planning.renderPlanNames(result)
+        : planning.renderPlanData(result, config.output),
     );
-    if (config.output !== 'text') {
-      process.stdout.write(renderPlanData(result, config.output));
-      for (const problem of result.problems) process.stderr.write(`confighash: ${problem}\n`);
-    } else {
-      process.stdout.write(renderPlan(result, { color: useColor() }));
-    }
-    return planExitCode(result);
-  } finally {
-    connection?.close();
+    for (const problem of result.problems) process.stderr.write(`confighash: ${problem}\n`);
   }
+  return planning.planExitCode(result);
 }
 
 async function readManifests(input: ManifestInput): Promise<string> {
   if (input.from === 'kustomize') return kustomize(input.dir);
   const texts = await Promise.all(
     input.paths.map((path) =>
-      (path === '-' ? readStdin() : readFile(path, 'utf8')).catch(
+      (path === '-' ? readStdin() : readPath(path, input.recursive)).catch(
         (error: NodeJS.ErrnoException) => {
-          throw new UsageError(`cannot read -f ${path}: ${error.code ?? error.message}`);
+          throw error instanceof UsageError
+            ? error
+            : new UsageError(`cannot read -f ${path}: ${error.code ?? error.message}`);
         },
       ),
     ),
   );
   return texts.join('\n---\n');
+}
+
+/** kubectl's extensions for the files of a -f directory. */
+const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+
+/** A file, or a directory's manifests in name order (its subdirectories' too with -R). */
+async function readPath(path: string, recursive: boolean): Promise<string> {
+  if (!(await stat(path)).isDirectory()) return readFile(path, 'utf8');
+  const files = await manifestFiles(path, recursive);
+  if (files.length === 0) {
+    throw new UsageError(
+      `-f ${path} has no .yaml, .yml or .json file${recursive ? '' : ' (-R reads its subdirectories too)'}`,
+    );
+  }
+  const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+  return texts.join('\n---\n');
+}
+
+async function manifestFiles(dir: string, recursive: boolean): Promise<string[]> {
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : 1,
+  );
+  const nested = await Promise.all(
+    entries.map(async (entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return recursive ? manifestFiles(path, true) : [];
+      return MANIFEST_EXTENSIONS.has(extname(entry.name)) ? [path] : [];
+    }),
+  );
+  return nested.flat();
 }
 
 async function readStdin(): Promise<string> {

@@ -125,10 +125,39 @@ export interface ApiAnswer {
  */
 export function exchange(connection: ApiConnection, request: ApiRequest): Promise<ApiAnswer> {
   const payload = payloadOf(request);
-  return sentAgainIfUnauthorized(
+  const answered = sentAgainIfUnauthorized(
     connection,
     () => exchangeOnce(connection, request, payload),
     (answer) => answer.status,
+  );
+  return connection.onExchange ? observed(connection, request, answered) : answered;
+}
+
+/** Tells the connection's observer (the CLI's -v 6) of the request, once answered or failed. */
+function observed(
+  connection: ApiConnection,
+  request: ApiRequest,
+  answered: Promise<ApiAnswer>,
+): Promise<ApiAnswer> {
+  const started = performance.now();
+  const url = `${connection.server.origin}${connection.basePath}${request.path}`;
+  const tell = (status: number, error?: string) =>
+    connection.onExchange?.({
+      method: request.method,
+      url,
+      status,
+      durationMs: Math.round(performance.now() - started),
+      ...(error === undefined ? {} : { error }),
+    });
+  return answered.then(
+    (answer) => {
+      tell(answer.status);
+      return answer;
+    },
+    (error: Error & { code?: unknown }) => {
+      tell(0, typeof error.code === 'string' ? error.code : error.message);
+      throw error;
+    },
   );
 }
 

@@ -33,8 +33,22 @@ export interface ApiConnection {
    * credentials to retry with (asking client-node again unless it was asked moments ago).
    */
   renewAfterUnauthorized(generation: number): Promise<boolean>;
+  /** Told of every one-shot request once it is answered or fails (the CLI's -v 6); none in serve. */
+  readonly onExchange?: ExchangeObserver;
   close(): void;
 }
+
+/** One request as `-v 6` logs it: no header, no body. */
+export interface ExchangeRecord {
+  readonly method: string;
+  readonly url: string;
+  /** 0 when no answer came (`error` says why). */
+  readonly status: number;
+  readonly durationMs: number;
+  readonly error?: string;
+}
+
+export type ExchangeObserver = (record: ExchangeRecord) => void;
 
 /** The cluster access shared by every connection of a process, refreshed in one place. */
 export interface ClusterCredentials {
@@ -110,18 +124,21 @@ export interface ConnectionOptions {
   readonly maxSockets?: number;
   /** The timers of its connections: a retired pool's linger, an HTTP/2 session's PING. */
   readonly clock?: Clock;
+  /** Sent with every request besides the credentials' (the CLI's --as: Impersonate-User). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly onExchange?: ExchangeObserver;
 }
 
 export function connectToCluster(
   credentials: ClusterCredentials,
-  { maxSockets = 64, clock = systemClock }: ConnectionOptions = {},
+  { maxSockets = 64, clock = systemClock, headers: extra = {}, onExchange }: ConnectionOptions = {},
 ): ApiConnection {
   let access = credentials.current();
   const server = access.server;
   let generation = credentials.generation;
   let agent = createAgent(access, maxSockets);
   let route = createHttp2Route(access, clock);
-  let headers = requestHeaders(access);
+  let headers = requestHeaders(access, extra);
   // Switches to the latest access once it changes: new headers, new connections if the TLS material did.
   const adoptLatest = () => {
     const latest = credentials.current();
@@ -136,7 +153,7 @@ export function connectToCluster(
       agent = createAgent(latest, maxSockets);
       route = createHttp2Route(latest, clock);
     }
-    headers = requestHeaders(latest);
+    headers = requestHeaders(latest, extra);
     generation = credentials.generation;
     access = latest;
   };
@@ -167,6 +184,7 @@ export function connectToCluster(
       }
       return generation !== sentWith;
     },
+    ...(onExchange ? { onExchange } : {}),
     close: () => {
       agent.destroy();
       route?.close();
@@ -186,6 +204,9 @@ function createAgent(access: ClusterAccess, maxSockets: number): Agent {
   return new https.Agent({ ...options, ...clientTlsOptions(access.tls) });
 }
 
-function requestHeaders(access: ClusterAccess): Readonly<Record<string, string>> {
-  return Object.freeze({ ...access.headers, accept: 'application/json' });
+function requestHeaders(
+  access: ClusterAccess,
+  extra: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> {
+  return Object.freeze({ ...access.headers, ...extra, accept: 'application/json' });
 }

@@ -5,6 +5,7 @@ export {
   type ApiConnection,
   type ClusterCredentials,
   connectToCluster,
+  type ExchangeRecord,
   loadCredentials,
 } from './connection.js';
 export {
@@ -15,7 +16,7 @@ export {
 export { createFollowApi } from './follow-api.js';
 export { createLeaseStore } from './lease-store.js';
 export { createNamespaceApi } from './namespace-api.js';
-export { checkReachable, createExplainCluster } from './plan-cluster.js';
+export { checkReachable, createExplainCluster, type LeaseLocation } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
 export { createSnapshotStore } from './snapshot-store.js';
 export { writeFanoutControl } from './source-annotation.js';

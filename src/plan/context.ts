@@ -13,7 +13,7 @@ import {
   workloadsModeOf,
 } from '../workload/index.js';
 import { type Manifests, sourceKey } from './manifests.js';
-import type { PlanCluster } from './ports.js';
+import type { FollowLeader, PlanCluster, Read } from './ports.js';
 
 export interface PlanOptions {
   /** The manifests are applied client-side (kubectl apply, Helm 3), not server-side. */
@@ -49,6 +49,8 @@ export interface Context {
   readonly signal: AbortSignal;
   mode(namespace: string): Promise<ModeRead>;
   liveSource(namespace: string, source: NamedSource): Promise<LookupResult>;
+  /** Who leads follow mode, read once for the whole plan. */
+  follower(): Promise<Read<FollowLeader>>;
 }
 
 function found(labels: Readonly<Record<string, string>>): ModeRead {
@@ -63,6 +65,7 @@ export function createContext(
 ): Context {
   const modes = new Map<string, Promise<ModeRead>>();
   const sources = new Map<string, Promise<LookupResult>>();
+  let leader: Promise<Read<FollowLeader>> | undefined;
   const readMode = async (namespace: string): Promise<ModeRead> => {
     const labels = manifests.namespaceLabels.get(namespace);
     if (labels) return found(labels);
@@ -83,6 +86,12 @@ export function createContext(
         modes.set(namespace, mode);
       }
       return mode;
+    },
+    follower() {
+      leader ??= cluster
+        ? cluster.followLeader(signal)
+        : Promise.resolve({ status: 'failed', detail: 'offline' });
+      return leader;
     },
     liveSource(namespace, source) {
       const key = sourceKey(namespace, source);

@@ -33,7 +33,7 @@ import {
   workloadsModeOf,
 } from '../workload/index.js';
 import { selectionKeys } from './describe.js';
-import type { ClusterEvent, DryRunTouch, ExplainCluster, Read } from './ports.js';
+import type { ClusterEvent, DryRunTouch, ExplainCluster, FollowLeader, Read } from './ports.js';
 import { hashesOf, readTouchAnswer } from './touch-answer.js';
 
 interface ExplainedSource {
@@ -60,6 +60,8 @@ interface ExplainedSource {
 
 export interface Explanation {
   readonly kind: string;
+  /** The kind's API group (`apps`, `argoproj.io`): with `kind`, which kind it is. */
+  readonly group: string;
   readonly namespace: string;
   readonly name: string;
   /** `unknown`: the namespace cannot be read with these credentials. */
@@ -90,6 +92,8 @@ export interface Explanation {
     readonly detail: string | null;
   };
   readonly events: readonly ClusterEvent[] | { readonly unreadable: string };
+  /** In a follow namespace, who leads follow mode (its Lease); null elsewhere. */
+  readonly follower: FollowLeader | { readonly unreadable: string } | null;
   /** Plain-language lines for a person. */
   readonly explanation: readonly string[];
 }
@@ -117,10 +121,11 @@ export async function explainWorkload(
   // Only follow mode fans out, so only a follow namespace's sources can hold a halt.
   const followed =
     namespaceRead.status === 'found' && namespaceModeOf(namespaceRead.value.labels) === 'follow';
-  const [sources, dryRun, events] = await Promise.all([
+  const [sources, dryRun, events, leader] = await Promise.all([
     Promise.all(refs.map((ref) => explainSource(cluster, namespace, ref, followed, signal))),
     cluster.dryRunTouch(kind, namespace, name, signal),
     cluster.confighashEvents(kind, namespace, name, signal),
+    followed ? cluster.followLeader(signal) : undefined,
   ]);
   const namespaceMode =
     namespaceRead.status === 'found'
@@ -130,6 +135,7 @@ export async function explainWorkload(
         : 'unknown';
   const facts = {
     kind: kind.kind,
+    group: kind.group,
     namespace,
     name,
     namespaceMode,
@@ -149,7 +155,17 @@ export async function explainWorkload(
     ...hashesOf(workload),
     ...webhookAnswer(workload, dryRun, refs.length > 0),
     events: events.status === 'found' ? events.value.slice(-5) : { unreadable: readDetail(events) },
+    follower:
+      leader === undefined
+        ? null
+        : leader.status === 'found'
+          ? leader.value
+          : { unreadable: readDetail(leader) },
   } satisfies Omit<Explanation, 'explanation'>;
+  const asked = !facts.optedOut && !facts.notHandled && namespaceMode !== 'none';
+  if (asked && dryRun.status === 'failed' && dryRun.detail === 'forbidden') {
+    return { ok: false, error: forbiddenDryRun(kind, namespace, name) };
+  }
   const explanation = describe(facts, workload, problems);
   return { ok: true, explanation: { ...facts, explanation } };
 }
@@ -242,6 +258,15 @@ function webhookAnswer(
         : 'the dry-run came back without a hash: the webhook did not answer',
     },
   };
+}
+
+/**
+ * explain asks the webhook by a dry-run patch; without the right to patch, the answer is
+ * not "the webhook was not reached" but what right is missing.
+ */
+export function forbiddenDryRun(kind: WorkloadKind, namespace: string, name: string): string {
+  const resource = kind.group === '' ? kind.resource : `${kind.resource}.${kind.group}`;
+  return `you may not patch ${resource} in namespace ${namespace} (forbidden): explain asks the webhook about ${formatWorkload(kind, name)} through a server-side dry-run patch, which needs the patch verb on ${resource} (nothing is written)`;
 }
 
 function rolloutWindowOf(
@@ -342,6 +367,12 @@ function heldLine(
   return `held: the fan-out of change ${fanout.change} of ${source} halted at ${fanout.since}: ${fanout.why ?? 'halted'}; follow mode touches nothing that reads it until the halt is released (confighash resume ${source} -n ${namespace}) or the source changes (a write of yours is hashed as always)`;
 }
 
+/** `NS/NAME: why` when the Lease says no follower leads; undefined when one does or it is unread. */
+function vacant(follower: Facts['follower']): string | undefined {
+  if (follower === null || 'unreadable' in follower || follower.holder !== null) return undefined;
+  return `${follower.lease}: ${follower.vacant ?? 'no holder'}`;
+}
+
 function nextWriteLines(facts: Facts, workload: Workload): string[] {
   // The webhook is not asked about these: no answer is the expected one.
   if (facts.optedOut || facts.notHandled || facts.namespaceMode === 'none') return [];
@@ -371,8 +402,17 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
     lines.push(
       ...held.map(({ ref, fanout, hold }) => heldLine(ref, fanout, hold, facts.namespace)),
     );
+  } else if (facts.namespaceMode === 'follow' && vacant(facts.follower)) {
+    lines.push(
+      `no follower is leading (Lease ${vacant(facts.follower)}): nothing touches it until one does; touch it yourself: kubectl patch ${target} -n ${facts.namespace} --type=merge -p '{}'`,
+    );
   } else if (facts.namespaceMode === 'follow') {
     lines.push('follow mode touches it once due (debounce, minimum interval, rollout window)');
+    if (facts.follower && 'unreadable' in facts.follower) {
+      lines.push(
+        `you cannot read the follower's Lease (${facts.follower.unreadable}): whether a follower leads is not known`,
+      );
+    }
   } else {
     lines.push(
       `this namespace is "true", so nothing writes it until you apply it server-side or touch it: kubectl patch ${target} -n ${facts.namespace} --type=merge -p '{}'`,

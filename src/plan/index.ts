@@ -1,3 +1,4 @@
+export { type DoctorCheck, diagnose } from './doctor.js';
 export {
   type Explanation,
   explainWorkload,
@@ -13,15 +14,21 @@ export {
 } from './plan-changes.js';
 export type {
   ClusterEvent,
+  DoctorCluster,
   DryRunTouch,
   ExplainCluster,
+  FollowLeader,
+  FoundWorkload,
   NamespaceMetadata,
   PlanCluster,
   Read,
+  WebhookRegistration,
 } from './ports.js';
 export {
   renderExplanation,
   renderExplanationData,
+  renderExplanationNames,
   renderPlan,
   renderPlanData,
+  renderPlanNames,
 } from './render.js';

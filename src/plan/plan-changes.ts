@@ -19,6 +19,7 @@ import {
   notAnnotatedReason,
   readWorkload,
   standingOf,
+  type WorkloadKind,
 } from '../workload/index.js';
 import { describeWait, findApprovalWaits, type WaitsOf } from './approval-wait.js';
 import { changesHash } from './compare.js';
@@ -53,6 +54,8 @@ interface ChangedSource {
 
 export interface WorkloadPlan {
   readonly kind: string;
+  /** The kind's API group (`apps`, `argoproj.io`). */
+  readonly group: string;
   readonly namespace: string;
   readonly name: string;
   readonly verdict: Verdict;
@@ -165,6 +168,7 @@ async function planWorkload(
   const waiting = finding.verdict === 'roll' ? waitsOf(target) : [];
   return {
     kind: workload.kind.kind,
+    group: workload.kind.group,
     namespace,
     name,
     verdict: finding.verdict,
@@ -301,7 +305,8 @@ async function decideRoll(
   if (changed.length === 0 && !webhook.stale && !templateWrite) {
     return settled('no-roll', ...unchangedReasons(results), ...notes);
   }
-  const decision = templateWrite ?? decideWrite(context, target, live, facts.mode);
+  const leader = facts.mode === 'follow' ? await context.follower() : undefined;
+  const decision = templateWrite ?? decideWrite(context, target, live, facts.mode, leader);
   const reasons = [
     ...decision.reasons,
     ...changed.map(describeChange),
@@ -359,6 +364,9 @@ async function askWebhook(
 ): Promise<{ stale: boolean; notes: string[] }> {
   const { workload, namespace, name } = target;
   const touch = await context.cluster!.dryRunTouch(workload.kind, namespace, name, context.signal);
+  if (touch.status === 'failed' && touch.detail === 'forbidden') {
+    return { stale: false, notes: [forbiddenTouchNote(workload.kind, namespace)] };
+  }
   if (touch.status !== 'found') {
     const why = touch.status === 'failed' ? touch.detail : 'gone';
     return {
@@ -375,6 +383,12 @@ async function askWebhook(
     return { stale: false, notes: ['the webhook did not answer a dry-run: is it registered?'] };
   }
   return { stale: answer.rolls, notes: answer.previousKey ? [PREVIOUS_KEY_NOTE] : [] };
+}
+
+/** plan asks the webhook by a dry-run patch: without `patch`, the note names the right. */
+function forbiddenTouchNote(kind: WorkloadKind, namespace: string): string {
+  const resource = kind.group === '' ? kind.resource : `${kind.resource}.${kind.group}`;
+  return `could not ask the webhook: you may not patch ${resource} in namespace ${namespace} (forbidden; its dry-run patch needs the patch verb): a config change before this plan is not seen`;
 }
 
 const PREVIOUS_KEY_NOTE =

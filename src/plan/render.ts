@@ -64,13 +64,15 @@ function summarize(workloads: readonly WorkloadPlan[]): string {
 type DataFormat = 'json' | 'yaml';
 
 /**
- * One object per workload, in an array: `kind`, `namespace`, `name`, `verdict`, `reasons`,
- * `changedSources`, `waitsForApproval`.
+ * A `List` (apiVersion v1, as kubectl prints several objects) of one item per workload:
+ * `kind`, `group`, `namespace`, `name`, `verdict`, `reasons`, `changedSources`,
+ * `waitsForApproval`.
  */
 export function renderPlanData(plan: Plan, format: DataFormat): string {
   const workloads = plan.workloads.map(
-    ({ kind, namespace, name, verdict, reasons, changedSources, waitsForApproval }) => ({
+    ({ kind, group, namespace, name, verdict, reasons, changedSources, waitsForApproval }) => ({
       kind,
+      group,
       namespace,
       name,
       verdict,
@@ -79,7 +81,25 @@ export function renderPlanData(plan: Plan, format: DataFormat): string {
       waitsForApproval,
     }),
   );
-  return renderData(workloads, format);
+  return renderData(asList(workloads), format);
+}
+
+/** `-o name`: the workloads that will roll, `KIND.GROUP/NAME` one a line, as kubectl names them. */
+export function renderPlanNames(plan: Plan): string {
+  return plan.workloads
+    .filter(({ verdict }) => verdict === 'roll')
+    .map((workload) => `${qualifiedName(workload)}\n`)
+    .join('');
+}
+
+/** `deployment.apps/web`: kubectl's `-o name`. */
+function qualifiedName({ kind, group, name }: { kind: string; group: string; name: string }) {
+  return `${kind.toLowerCase()}${group === '' ? '' : `.${group}`}/${name}`;
+}
+
+/** kubectl's envelope for several objects. */
+function asList(items: readonly unknown[]): object {
+  return { apiVersion: 'v1', kind: 'List', items };
 }
 
 /** YAML is the JSON's data, so the two never differ in what they carry (no undefined fields). */
@@ -144,6 +164,22 @@ export function renderExplanation(explanation: Explanation, options: RenderOptio
   return `${lines.join('\n')}\n`;
 }
 
-export function renderExplanationData(explanation: Explanation, format: DataFormat): string {
-  return renderData(explanation, format);
+/**
+ * One workload named by name is one object, as `kubectl get deploy/web -o json`; anything
+ * else (several names, a selector) is a List, even of one or none.
+ */
+export function renderExplanationData(
+  explanations: readonly Explanation[],
+  format: DataFormat,
+  single: boolean,
+): string {
+  return renderData(
+    single && explanations.length === 1 ? explanations[0] : asList(explanations),
+    format,
+  );
+}
+
+/** `-o name`: the workloads explained, `KIND.GROUP/NAME` one a line. */
+export function renderExplanationNames(explanations: readonly Explanation[]): string {
+  return explanations.map((explanation) => `${qualifiedName(explanation)}\n`).join('');
 }

@@ -15,6 +15,7 @@ import {
   rolloutHeld,
 } from '../workload/index.js';
 import type { Context, PlanTarget } from './context.js';
+import type { FollowLeader, Read } from './ports.js';
 import { describeTemplateChange } from './template-change.js';
 
 interface WriteDecision {
@@ -22,12 +23,16 @@ interface WriteDecision {
   readonly reasons: readonly string[];
 }
 
-/** The selected content changes; whether that reaches the pods. */
+/**
+ * The selected content changes; whether that reaches the pods. `leader`: the follower's
+ * Lease, read in a follow namespace.
+ */
 export function decideWrite(
   context: Context,
   target: PlanTarget,
   live: JsonObject,
   mode: Exclude<NamespaceMode, 'none'>,
+  leader?: Read<FollowLeader>,
 ): WriteDecision {
   const liveWorkload = readWorkload(live, target.workload.kind);
   const templateHash = annotationsAt(liveWorkload.template, ['metadata'])[HASH];
@@ -45,8 +50,23 @@ export function decideWrite(
         : `the write will not reach the webhook: ${written}`;
       return { rolls: false, reasons: [why] };
     }
+    if (leader?.status === 'found' && leader.value.holder === null) {
+      const why = `${leader.value.lease}: ${leader.value.vacant ?? 'no holder'}`;
+      return {
+        rolls: false,
+        reasons: [
+          `nothing writes it: ${written}, and no follower is leading (Lease ${why}); it rolls once one leads, or when you touch it`,
+        ],
+      };
+    }
     const follow = `follow mode touches it: ${written}, and namespace ${target.namespace} is "follow"`;
-    return held(target, live) ?? { rolls: true, reasons: [follow] };
+    const unknown =
+      leader?.status === 'failed'
+        ? [
+            `you cannot read the follower's Lease (${leader.detail}): whether one leads is not known`,
+          ]
+        : [];
+    return held(target, live) ?? { rolls: true, reasons: [follow, ...unknown] };
   }
   return held(target, live) ?? { rolls: true, reasons: [] };
 }

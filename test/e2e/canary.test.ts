@@ -215,8 +215,14 @@ async function followMetrics(): Promise<string> {
   return (await httpRequest(`http://127.0.0.1:${follower.port}/metrics`)).body.toString();
 }
 
+/** The CLI, told where this file's follower keeps its Lease (--lease-namespace=default). */
 function confighash(args: readonly string[], input?: string) {
-  return runConfighash(args, { KUBECONFIG: file.e2e.controlPlane.kubeconfig }, input);
+  const lease = ['plan', 'explain'].includes(args[0]!) ? ['--lease-namespace=default'] : [];
+  return runConfighash(
+    [...args, ...lease],
+    { KUBECONFIG: file.e2e.controlPlane.kubeconfig },
+    input,
+  );
 }
 
 async function confighashSays(args: readonly string[], code: number): Promise<string> {
@@ -400,7 +406,8 @@ describe('canary-first fan-out, kept on the source', () => {
       changed,
     );
     expect(await planned.exited).toBe(1);
-    const plans = JSON.parse(planned.output.stdout) as { waitsForApproval: string[] }[];
+    const plans = (JSON.parse(planned.output.stdout) as { items: { waitsForApproval: string[] }[] })
+      .items;
     expect(plans.map((plan) => plan.waitsForApproval)).toEqual(
       Array(names.length).fill(['configmap/shared']),
     );

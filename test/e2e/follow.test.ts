@@ -195,9 +195,10 @@ describe('out-of-band config changes roll', () => {
     expect(changed[0]!.note).not.toContain('secret-ish-value');
 
     // `confighash explain` shows the same Event to whoever asks why the pods rolled.
-    const explain = runConfighash(['explain', 'deploy/web', '-n', ns, '-o', 'json'], {
-      KUBECONFIG: file.e2e.controlPlane.kubeconfig,
-    });
+    const explain = runConfighash(
+      ['explain', 'deploy/web', '-n', ns, '-o', 'json', '--lease-namespace=default'],
+      { KUBECONFIG: file.e2e.controlPlane.kubeconfig },
+    );
     expect(await explain.exited).toBe(0);
     const explanation = JSON.parse(explain.output.stdout) as {
       events: { reason: string; note: string }[];

@@ -263,11 +263,11 @@ describe('rotating the hash key on a running install', () => {
     await expectNothingRolled();
 
     expect(await plan.exited, plan.output.stderr).toBe(0);
-    const verdicts = JSON.parse(plan.output.stdout) as {
-      name: string;
-      verdict: string;
-      reasons: string[];
-    }[];
+    const verdicts = (
+      JSON.parse(plan.output.stdout) as {
+        items: { name: string; verdict: string; reasons: string[] }[];
+      }
+    ).items;
     expect(verdicts.map(({ name, verdict }) => `${name}: ${verdict}`).sort()).toEqual([
       'adopted: no-roll',
       'tracked: no-roll',

@@ -368,7 +368,7 @@ describe('plan and explain know the kinds of other projects', () => {
       );
       const plan = await confighash(['plan', '-f', file, '-o', 'json', ...kindFlags]);
       expect(plan.code, plan.stderr).toBe(1);
-      expect(JSON.parse(plan.stdout)).toEqual([
+      expect(JSON.parse(plan.stdout).items).toEqual([
         expect.objectContaining({
           kind: row.object(ns).kind,
           name: 'web',

@@ -168,9 +168,11 @@ describe.skipIf(!verdaccio)(
         '-o',
         'json',
       ]).catch((error: { code: number; stdout: string }) => error);
-      expect(JSON.parse(plan.stdout)).toMatchObject([
-        { kind: 'Deployment', namespace: ns, name: 'web' },
-      ]);
+      expect(JSON.parse(plan.stdout)).toMatchObject({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [{ kind: 'Deployment', namespace: ns, name: 'web' }],
+      });
 
       // kubectl finds `kubectl-confighash` on PATH: the same program.
       const plugin = await exec('kubectl', ['confighash', '--version'], {

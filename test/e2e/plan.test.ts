@@ -3,10 +3,11 @@
 // and `confighash explain` answers with the webhook's own dry-run. Outputs carry
 // names and keys, never a value.
 
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { confighashNodeArgs } from '../../tools/cluster/confighash-command.js';
 import {
   configMap,
   e2eFile,
@@ -108,7 +109,9 @@ async function planJson(args: readonly string[], objects: object[], kubeconfig?:
     undefined,
     kubeconfig,
   );
-  return { code: run.code, plans: JSON.parse(run.stdout) as JsonPlan[], stderr: run.stderr };
+  const list = JSON.parse(run.stdout) as { apiVersion: string; kind: string; items: JsonPlan[] };
+  expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+  return { code: run.code, plans: list.items, stderr: run.stderr };
 }
 
 describe('plan before a change of the pod template itself', () => {
@@ -158,6 +161,7 @@ describe('plan before a config-only change', () => {
       expect(plans).toEqual([
         {
           kind: 'Deployment',
+          group: 'apps',
           namespace: ns,
           name: 'web',
           verdict: 'roll',
@@ -218,7 +222,7 @@ describe('plan before a config-only change', () => {
     await writeFile(join(kustomization, 'kustomization.yaml'), 'resources: [app.yaml]\n');
     const kustomized = await confighash(['plan', '-k', kustomization, '-o', 'json']);
     expect(kustomized.code).toBe(1);
-    expect((JSON.parse(kustomized.stdout) as JsonPlan[])[0]!.verdict).toBe('roll');
+    expect((JSON.parse(kustomized.stdout) as { items: JsonPlan[] }).items[0]!.verdict).toBe('roll');
   });
 });
 
@@ -518,11 +522,265 @@ describe('which cluster, as a kubectl plugin picks it: --kubeconfig, --context, 
       merged,
     );
     expect(planned.code).toBe(1);
-    expect(JSON.parse(planned.stdout)).toMatchObject([
+    expect(JSON.parse(planned.stdout).items).toMatchObject([
       { kind: 'Deployment', namespace: ns, name: 'web', verdict: 'roll' },
     ]);
     const current = await confighash(['plan', '-f', manifests, '-n', ns], undefined, merged);
     expect(current.code).toBe(2);
     expect(current.stderr).toMatch(/^confighash: .*127\.0\.0\.1:1/);
+  });
+});
+
+// --- as kubectl's plugins behave (docs/design.md §9) ----------------------------------
+
+/** A workload of appObjects' kind with labels of its own, for -l. */
+function labelled(ns: string, name: string, labels: Record<string, string>): object {
+  const object = workload(ns, name) as { metadata: Record<string, unknown> };
+  return { ...object, metadata: { ...object.metadata, labels } };
+}
+
+/** A Lease held by `holder`, renewed now, for an hour: a follower that leads. */
+function leadingLease(ns: string, holder: string): object {
+  const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'confighash-follow', namespace: ns },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 3600, renewTime: now, acquireTime: now },
+  };
+}
+
+describe('explain and plan as kubectl names things', () => {
+  it('options before the command, TYPE NAME…, -l, -A, -o name, -o json as a List, -v 6, --request-timeout', async () => {
+    const ns = await appNamespace('true');
+    const mark = { 'plan-e2e': ns };
+    await apply(
+      ['--server-side'],
+      [
+        ...appObjects(ns, 'v: 1').slice(0, 2),
+        configMap(ns, 'api-config', { 'app.yaml': 'v: 1' }),
+        secret(ns, 'api-secret', { password: 'hunter2-e2e' }),
+        labelled(ns, 'web', { ...mark, app: 'web' }),
+        labelled(ns, 'api', { ...mark, app: 'api' }),
+      ],
+    );
+    const several = await confighash(['-n', ns, '-o', 'json', 'explain', 'deploy', 'web', 'api']);
+    expect(several.code, several.stderr).toBe(0);
+    expect(JSON.parse(several.stdout)).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { kind: 'Deployment', group: 'apps', namespace: ns, name: 'web', nextWriteRolls: false },
+        { kind: 'Deployment', group: 'apps', namespace: ns, name: 'api', nextWriteRolls: false },
+      ],
+    });
+    const selected = await confighash([
+      'explain',
+      'deployment',
+      '-l',
+      'app=web',
+      '-n',
+      ns,
+      '-o',
+      'name',
+    ]);
+    expect(selected).toMatchObject({ code: 0, stdout: 'deployment.apps/web\n' });
+    const everywhere = await confighash([
+      'explain',
+      'deploy',
+      '-A',
+      '-l',
+      `plan-e2e=${ns}`,
+      '-o',
+      'name',
+    ]);
+    expect(everywhere.stdout.split('\n').sort()).toEqual([
+      '',
+      'deployment.apps/api',
+      'deployment.apps/web',
+    ]);
+
+    const traced = await confighash([
+      '-v',
+      '6',
+      'explain',
+      `deployment/web`,
+      '-n',
+      ns,
+      '--request-timeout',
+      '30s',
+    ]);
+    expect(traced.code, traced.stderr).toBe(0);
+    const path = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
+    expect(traced.stderr).toMatch(
+      new RegExp(` GET https://\\S+${path} 200 in \\d+ milliseconds$`, 'm'),
+    );
+    expect(traced.stderr).toMatch(
+      new RegExp(` PATCH https://\\S+${path}\\?dryRun=All&fieldManager=confighash 200 in `, 'm'),
+    );
+    const hurried = await confighash([
+      'explain',
+      'deploy/web',
+      '-n',
+      ns,
+      '--request-timeout',
+      '1ms',
+    ]);
+    expect(hurried.code).toBe(2);
+    expect(hurried.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(hurried.stderr).toMatch(/^confighash: .*no answer within 1 ms/);
+  });
+
+  it('plan -f DIR -R -o name: the workloads that will roll', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    const tree = join(dir, `tree-${ns}`);
+    await mkdir(join(tree, 'config'), { recursive: true });
+    const [config, secretObject, web] = appObjects(ns, 'v: 2');
+    await writeFile(join(tree, 'web.yaml'), yamlDocuments(web!));
+    await writeFile(join(tree, 'config', 'config.yaml'), yamlDocuments(config!, secretObject!));
+    const flat = await confighash(['plan', '-f', tree, '-o', 'name']);
+    expect(flat).toMatchObject({ code: 0, stdout: '' });
+    const deep = await confighash(['plan', '-f', tree, '-R', '-o', 'name']);
+    expect(deep).toMatchObject({ code: 1, stdout: 'deployment.apps/web\n' });
+  });
+
+  it('--as a user who may read but not patch: explain says the patch is forbidden, exit 2', async () => {
+    const ns = await appNamespace('true');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    await file.e2e.k(['create', 'serviceaccount', 'reader', '-n', ns]);
+    await file.e2e.k([
+      'create',
+      'role',
+      'reader',
+      '-n',
+      ns,
+      '--verb=get,list',
+      '--resource=configmaps,secrets,deployments,events',
+    ]);
+    await file.e2e.k([
+      'create',
+      'rolebinding',
+      'reader',
+      '-n',
+      ns,
+      '--role=reader',
+      `--serviceaccount=${ns}:reader`,
+    ]);
+    const as = `system:serviceaccount:${ns}:reader`;
+    const denied = await confighash(['explain', 'deploy/web', '-n', ns, '-o', 'json', '--as', as]);
+    expect(denied.code).toBe(2);
+    expect(denied.stdout).toBe('');
+    expect(denied.stderr).toBe(
+      `confighash: you may not patch deployments.apps in namespace ${ns} (forbidden): explain asks the webhook about deployment/web through a server-side dry-run patch, which needs the patch verb on deployments.apps (nothing is written)\n`,
+    );
+  });
+});
+
+describe("the follower's Lease", () => {
+  it('explain, plan and doctor say "no follower is leading" without a current holder, and "follow mode touches it" with one', async () => {
+    const ns = await appNamespace('follow');
+    await apply(['--server-side'], appObjects(ns, 'v: 1'));
+    await changeConfigOutOfBand(ns);
+    const lines = async (lease: string[]) => {
+      const run = await confighash(['explain', 'deploy/web', '-n', ns, '-o', 'json', ...lease]);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as JsonExplanation).explanation.join('\n');
+    };
+    expect(await lines([])).toContain(
+      'no follower is leading (Lease confighash-system/confighash-follow: there is no Lease): nothing touches it until one does',
+    );
+    const readerOnly = [configMap(ns, 'web-config', { 'app.yaml': 'v: 3' })];
+    const vacant = await planJson([], readerOnly);
+    expect(vacant.plans[0]).toMatchObject({ name: 'web', verdict: 'no-roll' });
+    expect(vacant.plans[0]!.reasons[0]).toMatch(
+      /no follower is leading \(Lease confighash-system\/confighash-follow: there is no Lease\)/,
+    );
+
+    const doctorVacant = await confighash(['doctor', '-n', ns]);
+    expect(doctorVacant.code).toBe(1);
+    expect(doctorVacant.stdout).toMatch(/^ok {4}the webhook answers/m);
+    expect(doctorVacant.stdout).toMatch(
+      /^FAIL {2}no follower is leading \(Lease confighash-system\/confighash-follow: there is no Lease\): config changes are not followed — is confighash follow running/m,
+    );
+
+    await apply([], [leadingLease(ns, 'follower-e2e')]);
+    const here = ['--lease-namespace', ns];
+    expect(await lines(here)).toContain('follow mode touches it once due');
+    const led = await planJson(here, readerOnly);
+    expect(led.plans[0]).toMatchObject({ name: 'web', verdict: 'roll' });
+    expect(led.plans[0]!.reasons[0]).toMatch(/^follow mode touches it/);
+    const doctorLed = await confighash(['doctor', '-n', ns, ...here]);
+    expect(doctorLed.code, doctorLed.stdout).toBe(0);
+    expect(doctorLed.stdout).toMatch(
+      new RegExp(`^ok {4}a follower leads: follower-e2e \\(Lease ${ns}/confighash-follow\\)$`, 'm'),
+    );
+  });
+});
+
+describe('doctor', () => {
+  /** `kubectl confighash ARGS`: kubectl finds the plugin on PATH, as after npm install -g. */
+  async function kubectlConfighash(args: readonly string[]): Promise<Run> {
+    const bin = join(dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    const plugin = join(bin, 'kubectl-confighash');
+    const command = [process.execPath, ...confighashNodeArgs([])].map((word) => `'${word}'`);
+    await writeFile(plugin, `#!/bin/sh\nexec ${command.join(' ')} "$@"\n`);
+    await chmod(plugin, 0o755);
+    const { execFile } = await import('node:child_process');
+    return new Promise((resolve) => {
+      execFile(
+        'kubectl',
+        ['confighash', ...args],
+        {
+          env: {
+            ...process.env,
+            PATH: `${bin}:${process.env.PATH}`,
+            KUBECONFIG: file.e2e.controlPlane.kubeconfig,
+          },
+          cwd: join(dir),
+        },
+        (error, stdout, stderr) =>
+          resolve({
+            code: error ? Number((error as { code?: number }).code ?? 1) : 0,
+            stdout,
+            stderr,
+          }),
+      );
+    });
+  }
+
+  it('kubectl confighash doctor -n NS: every check ok in a `true` namespace, exit 0', async () => {
+    const ns = await appNamespace('true');
+    const run = await kubectlConfighash(['doctor', '-n', ns]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n')).toEqual([
+      expect.stringMatching(
+        /^ok {4}MutatingWebhookConfiguration confighash is registered \(1 webhook, failurePolicy \w+, calls /,
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^ok {4}namespace ${ns} is opted in, confighash.dev/enabled=true: admission only`,
+        ),
+      ),
+      expect.stringMatching(
+        /^ok {4}the webhook answers: a server-side dry-run create of a probe Deployment/,
+      ),
+      '',
+    ]);
+  });
+
+  it('a namespace not opted in: FAIL with what to do, the webhook check skipped, exit 1', async () => {
+    const plain = await appNamespace();
+    const off = await confighash(['doctor', '-n', plain]);
+    expect(off.code).toBe(1);
+    expect(off.stdout).toMatch(
+      new RegExp(
+        `^FAIL {2}namespace ${plain} is not opted in: .* — kubectl label namespace ${plain} confighash.dev/enabled=true`,
+        'm',
+      ),
+    );
+    expect(off.stdout).toMatch(/^skip {2}the webhook was not asked/m);
   });
 });

@@ -6,6 +6,8 @@ import type {
   ClusterEvent,
   DryRunTouch,
   ExplainCluster,
+  FollowLeader,
+  FoundWorkload,
   NamespaceMetadata,
   Read,
 } from '../../src/plan/index.js';
@@ -34,6 +36,11 @@ export class MemoryPlanCluster implements ExplainCluster {
   /** Last-write times of ConfigMaps and Secrets, by `Kind/name`. */
   readonly writtenAt = new Map<string, string>();
   readonly calls: string[] = [];
+  /** The follower's Lease: a leader by default. */
+  leader: Read<FollowLeader> = {
+    status: 'found',
+    value: { lease: 'confighash-system/confighash-follow', holder: 'follower-0' },
+  };
 
   withNamespace(name: string, labels: Record<string, string> | 'forbidden'): this {
     this.namespaces.set(name, labels);
@@ -84,6 +91,29 @@ export class MemoryPlanCluster implements ExplainCluster {
       .filter(([key, value]) => key.startsWith(prefix) && value !== 'forbidden')
       .map(([, value]) => structuredClone(value) as JsonObject);
     return { status: 'found', value: items };
+  }
+
+  async followLeader(): Promise<Read<FollowLeader>> {
+    return this.leader;
+  }
+
+  /** Names of the workloads of a kind, in one namespace or all; labels matched as `k=v` only. */
+  async findWorkloads(
+    kind: WorkloadKind,
+    namespace: string | undefined,
+    selector: string | undefined,
+  ): Promise<Read<FoundWorkload[]>> {
+    const wanted = selector?.split(',').map((term) => term.split('=') as [string, string]);
+    const found = [...this.workloads.entries()].flatMap(([key, object]) => {
+      const [kindName, ns, name] = key.split('/') as [string, string, string];
+      if (kindName !== kind.kind || (namespace !== undefined && ns !== namespace)) return [];
+      const labels =
+        typeof object === 'string'
+          ? {}
+          : ((object.metadata as { labels?: Record<string, string> }).labels ?? {});
+      return (wanted ?? []).every(([k, v]) => labels[k] === v) ? [{ namespace: ns, name }] : [];
+    });
+    return { status: 'found', value: found };
   }
 
   async dryRunTouch(

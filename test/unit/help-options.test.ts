@@ -6,6 +6,7 @@ import {
   COMMANDS,
   commandHelp,
   parseDevCertsConfig,
+  parseDoctorConfig,
   parseExplainConfig,
   parseFanoutControlConfig,
   parseFollowCommandConfig,
@@ -24,6 +25,7 @@ const printed: Record<string, string> = {
   'dev-certs': helpOf(parseDevCertsConfig(['--help'], {})),
   plan: helpOf(parsePlanConfig(['--help'])),
   explain: helpOf(parseExplainConfig(['deploy/web', '--help'])),
+  doctor: helpOf(parseDoctorConfig(['--help'])),
   halt: helpOf(parseFanoutControlConfig('halt', ['--help'])),
   resume: helpOf(parseFanoutControlConfig('resume', ['cm/app', '--help'])),
 };
@@ -37,7 +39,9 @@ describe('confighash --help', () => {
     for (const command of COMMANDS) expect(text).toContain(`  ${command.name}`);
     expect(flagsIn(text)).toEqual([]);
     expect(text).not.toMatch(/--(?!help)[a-z]/);
-    expect(text.split('\n').length).toBeLessThanOrEqual(12);
+    expect(text.split('\n').length).toBeLessThanOrEqual(15);
+    for (const bare of ['version', 'completion'])
+      expect(text).toMatch(new RegExp(`^  ${bare} `, 'm'));
     expect(text).toContain('confighash COMMAND --help');
   });
 });
@@ -60,13 +64,24 @@ describe('confighash COMMAND --help', () => {
     expect(flagsIn(printed.resume!)).toContain('retry-canary');
     expect(flagsIn(printed.halt!)).not.toContain('retry-canary');
     expect(flagsIn(printed.explain!)).toEqual([
+      'selector',
+      'all-namespaces',
       'kubeconfig',
       'context',
       'namespace',
+      'as',
+      'request-timeout',
+      'v',
       'output',
+      'lease-namespace',
+      'lease-name',
       'kind',
       'help',
     ]);
+    expect(flagsIn(printed.doctor!)).toEqual(
+      expect.arrayContaining(['namespace', 'as', 'webhook-configuration', 'lease-namespace']),
+    );
+    expect(flagsIn(printed.doctor!)).not.toContain('output');
     expect(flagsIn(printed.plan!)).toEqual(
       expect.arrayContaining(['kubeconfig', 'context', 'namespace', 'output']),
     );

@@ -10,8 +10,10 @@ import {
   type Plan,
   renderExplanation,
   renderExplanationData,
+  renderExplanationNames,
   renderPlan,
   renderPlanData,
+  renderPlanNames,
 } from '../../src/plan/index.js';
 import { HANDLED_KINDS, type JsonObject } from '../../src/workload/index.js';
 import { MemoryPlanCluster } from '../support/memory-plan-cluster.js';
@@ -28,6 +30,7 @@ const PLAN: Plan = {
   workloads: [
     {
       kind: 'Deployment',
+      group: 'apps',
       namespace: 'shop',
       name: 'web',
       verdict: 'roll',
@@ -43,6 +46,7 @@ const PLAN: Plan = {
     },
     {
       kind: 'StatefulSet',
+      group: 'apps',
       namespace: 'shop',
       name: 'db',
       verdict: 'no-roll',
@@ -52,6 +56,7 @@ const PLAN: Plan = {
     },
     {
       kind: 'DaemonSet',
+      group: 'apps',
       namespace: 'monitoring',
       name: 'agent',
       verdict: 'unknown',
@@ -81,12 +86,20 @@ describe('plan output', () => {
     );
   });
 
-  it('JSON: one object per workload with exactly the §9 fields', () => {
-    const parsed = JSON.parse(renderPlanData(PLAN, 'json')) as Record<string, unknown>[];
+  it('JSON: a List of one object per workload with exactly the §9 fields', () => {
+    const list = JSON.parse(renderPlanData(PLAN, 'json')) as {
+      apiVersion: string;
+      kind: string;
+      items: Record<string, unknown>[];
+    };
+    expect(Object.keys(list)).toEqual(['apiVersion', 'kind', 'items']);
+    expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+    const parsed = list.items;
     expect(parsed).toHaveLength(3);
     for (const workload of parsed) {
       expect(Object.keys(workload)).toEqual([
         'kind',
+        'group',
         'namespace',
         'name',
         'verdict',
@@ -96,6 +109,10 @@ describe('plan output', () => {
       ]);
     }
     expect(parsed[0]!.changedSources).toEqual(PLAN.workloads[0]!.changedSources);
+  });
+
+  it('-o name: the workloads that will roll, as kubectl names them', () => {
+    expect(renderPlanNames(PLAN)).toBe('deployment.apps/web\n');
   });
 });
 
@@ -255,7 +272,9 @@ describe('explain output', () => {
       expect(explanation.explanation.some((l) => l.startsWith('the next write'))).toBe(!notHandled);
       const rendered = renderExplanation(explanation, { color: false });
       expect(rendered.includes('not handled  ')).toBe(notHandled);
-      expect(JSON.parse(renderExplanationData(explanation, 'json'))).toMatchObject({ notHandled });
+      expect(JSON.parse(renderExplanationData([explanation], 'json', true))).toMatchObject({
+        notHandled,
+      });
     },
   );
 
@@ -269,7 +288,7 @@ describe('explain output', () => {
     const explanation = await explained((cluster) => {
       cluster.dryRun = answersWith(NEW);
     });
-    const parsed = JSON.parse(renderExplanationData(explanation, 'json')) as Record<
+    const parsed = JSON.parse(renderExplanationData([explanation], 'json', true)) as Record<
       string,
       unknown
     >;
@@ -317,5 +336,115 @@ describe('explain output', () => {
       },
     ]);
     expect(JSON.stringify(parsed)).not.toContain('hunter2');
+  });
+});
+
+describe("explain in a follow namespace reads the follower's Lease", () => {
+  const follow = (cluster: MemoryPlanCluster) => {
+    cluster.withNamespace('shop', { 'confighash.dev/enabled': 'follow' });
+    cluster.dryRun = answersWith(NEW);
+  };
+  const VACANT = {
+    status: 'found' as const,
+    value: {
+      lease: 'confighash-system/confighash-follow',
+      holder: null,
+      vacant: 'there is no Lease',
+    },
+  };
+
+  it.each([
+    [
+      'a follower leads: follow mode touches it',
+      undefined,
+      'follow mode touches it once due (debounce, minimum interval, rollout window)',
+    ],
+    [
+      'no Lease: no follower is leading, and how to touch it',
+      VACANT,
+      "no follower is leading (Lease confighash-system/confighash-follow: there is no Lease): nothing touches it until one does; touch it yourself: kubectl patch deployment/web -n shop --type=merge -p '{}'",
+    ],
+    [
+      'an expired holder: no follower is leading',
+      {
+        status: 'found' as const,
+        value: {
+          lease: 'confighash-system/confighash-follow',
+          holder: null,
+          vacant: 'follower-0 held it, not renewed since 2026-11-30T09:00:00.000000Z',
+        },
+      },
+      'no follower is leading (Lease confighash-system/confighash-follow: follower-0 held it, not renewed since 2026-11-30T09:00:00.000000Z): nothing touches it until one does',
+    ],
+    [
+      'a Lease you may not read: not known',
+      { status: 'failed' as const, detail: 'forbidden' },
+      "you cannot read the follower's Lease (forbidden): whether a follower leads is not known",
+    ],
+  ])('%s', async (_name, leader, line) => {
+    const explanation = await explained((cluster) => {
+      follow(cluster);
+      if (leader) cluster.leader = leader;
+    });
+    expect(explanation.nextWriteRolls).toBe(true);
+    expect(explanation.explanation.some((one) => one.startsWith(line))).toBe(true);
+  });
+
+  it('outside a follow namespace the Lease is not read', async () => {
+    const explanation = await explained((cluster) => {
+      cluster.dryRun = answersWith(NEW);
+      cluster.leader = VACANT;
+    });
+    expect(explanation.follower).toBeNull();
+    expect(explanation.explanation.join('\n')).not.toMatch(/follower/);
+  });
+});
+
+describe('explain without the right to patch', () => {
+  it('says the dry-run patch is forbidden and which right it needs, instead of "webhook not reached"', async () => {
+    const cluster = new MemoryPlanCluster().withNamespace('shop', {
+      'confighash.dev/enabled': 'true',
+    });
+    cluster.workload('shop', web(OLD));
+    cluster.dryRun = () => ({ status: 'failed', detail: 'forbidden' });
+    const result = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      'shop',
+      'web',
+      new AbortController().signal,
+    );
+    expect(result).toEqual({
+      ok: false,
+      error:
+        'you may not patch deployments.apps in namespace shop (forbidden): explain asks the webhook about deployment/web through a server-side dry-run patch, which needs the patch verb on deployments.apps (nothing is written)',
+    });
+  });
+
+  it('in a namespace not opted in the dry-run is not needed: no mistake', async () => {
+    const cluster = new MemoryPlanCluster().withNamespace('shop', {});
+    cluster.workload('shop', web(OLD));
+    cluster.dryRun = () => ({ status: 'failed', detail: 'forbidden' });
+    const result = await explainWorkload(
+      cluster,
+      DEPLOYMENT,
+      'shop',
+      'web',
+      new AbortController().signal,
+    );
+    expect(result.ok).toBe(true);
+  });
+
+  it('-o json of one named workload is the object; of several, or a selection, a List', () => {
+    const one = { kind: 'Deployment', group: 'apps', name: 'web' } as unknown as Explanation;
+    expect(JSON.parse(renderExplanationData([one], 'json', true))).toEqual(one);
+    expect(JSON.parse(renderExplanationData([one], 'json', false))).toEqual({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [one],
+    });
+    expect(renderExplanationNames([one, { ...one, name: 'api' }])).toBe(
+      'deployment.apps/web\ndeployment.apps/api\n',
+    );
   });
 });

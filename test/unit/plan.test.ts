@@ -456,7 +456,8 @@ const ROWS: Row[] = [
       return cluster;
     },
     verdict: 'no-roll',
-    reason: /could not ask the webhook \(forbidden\): a config change before this plan is not seen/,
+    reason:
+      /could not ask the webhook: you may not patch deployments.apps in namespace app \(forbidden; its dry-run patch needs the patch verb\): a config change before this plan is not seen/,
   },
   {
     name: 'an image change alone rolls: the pod template itself changes, whatever the config',

@@ -142,7 +142,8 @@ describe('serve options for self-managed certificates', () => {
       {
         name: 'a check interval of zero',
         argv: ['--self-managed-certs', '--cert-check-interval', '0'],
-        error: "--cert-check-interval must be a positive number of seconds, got '0'",
+        error:
+          "--cert-check-interval must be a positive duration such as 1h (a bare number is seconds), got '0'",
       },
       {
         name: 'a serving certificate that lives less than a minute',
