@@ -4,8 +4,8 @@
 import { X509Certificate } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { generateCertificateAuthority } from '../../src/certs/generate.js';
 import { createCertificateMetrics } from '../../src/certs/certificate-metrics.js';
+import { generateCertificateAuthority } from '../../src/certs/generate.js';
 import { registerBuildInfo } from '../../src/runtime/index.js';
 
 async function value(registry: Registry, name: string) {
