@@ -30,6 +30,8 @@ import {
   INCLUDE,
   LIVE_RELOAD,
   ROLLOUT_WINDOW,
+  SNAPSHOT,
+  SNAPSHOT_OF,
   SOURCES,
 } from '../../src/workload/annotations.js';
 import { FANOUT_STATE } from '../../src/workload/fanout-record.js';
@@ -861,6 +863,157 @@ function waitForFences(accounts: readonly string[], effective: boolean): Promise
     `the fences to be ${effective ? 'effective' : 'gone'}`,
   );
 }
+
+const SNAPSHOT_FENCE = 'confighash-snapshot-fence';
+const SNAPSHOT_NAME = 'shared-snap-0123456789abcdef';
+
+/** A snapshot of ConfigMap `source` as the serving pods make it (docs/design.md §13), with changes. */
+function snapshotConfigMap(ns: string, change: (object: Obj) => void = () => {}): string {
+  const object: Obj = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: SNAPSHOT_NAME,
+      namespace: ns,
+      labels: { [SNAPSHOT]: 'true' },
+      annotations: { [SNAPSHOT_OF]: 'configmap/shared' },
+    },
+    immutable: true,
+    data: { LEVEL: 'info' },
+  };
+  change(object);
+  return JSON.stringify(object);
+}
+
+describe('the snapshot fence (components/snapshots, docs/design.md §13)', () => {
+  let objects: Obj[];
+  const create = (input: string) => dryRun(SERVING, ['create', '-f', '-'], input);
+  const patch = (ns: string, target: string, body: Obj) =>
+    dryRun(SERVING, ['patch', '-n', ns, target, '--type=merge', `-p=${JSON.stringify(body)}`]);
+
+  beforeAll(async () => {
+    const rendered = await renderKustomization('overlays/default', ['components/snapshots']);
+    objects = (loadAll(rendered) as Obj[]).filter((o) => KINDS.includes(o?.kind));
+    await shared.k(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      yamlDocuments(...objects),
+    );
+    // A snapshot made earlier, to update and delete; the admin is not fenced.
+    await shared.k(['create', '-f', '-'], snapshotConfigMap(ADMISSION_NS));
+    await waitUntil(
+      async () => (await create(snapshotConfigMap(PLAIN_NS))).stderr.includes(SNAPSHOT_FENCE),
+      'the snapshot fence to be effective',
+    );
+  });
+
+  afterAll(async () => {
+    await shared.k([
+      'delete',
+      '-n',
+      ADMISSION_NS,
+      'configmap',
+      SNAPSHOT_NAME,
+      '--ignore-not-found',
+    ]);
+    await shared.k(
+      ['delete', '--wait', '--ignore-not-found', '-f', '-'],
+      yamlDocuments(...objects),
+    );
+  });
+
+  const CREATES: [string, () => string, boolean][] = [
+    [
+      'a snapshot, in a namespace opted in',
+      () =>
+        snapshotConfigMap(ADMISSION_NS, (o) => {
+          o.metadata.name = 'shared-snap-fedcba9876543210';
+        }),
+      true,
+    ],
+    ['a snapshot, in a namespace not opted in', () => snapshotConfigMap(PLAIN_NS), false],
+    ['a snapshot in kube-system', () => snapshotConfigMap('kube-system'), false],
+    [
+      'a snapshot that is not immutable',
+      () =>
+        snapshotConfigMap(FOLLOW_NS, (o) => {
+          o.immutable = false;
+        }),
+      false,
+    ],
+    [
+      'a snapshot named for another source',
+      () =>
+        snapshotConfigMap(FOLLOW_NS, (o) => {
+          o.metadata.annotations[SNAPSHOT_OF] = 'configmap/other';
+        }),
+      false,
+    ],
+    [
+      'a ConfigMap a workload reads by its name',
+      () => JSON.stringify(configMap(FOLLOW_NS, 'web-config', { LEVEL: 'x' })),
+      false,
+    ],
+  ];
+
+  it.concurrent.each(CREATES)('create of %s', async (_what, input, allowed) => {
+    expectAnswer(await create(input()), allowed, SNAPSHOT_FENCE);
+  });
+
+  it('lets a snapshot gain an owner, and nothing else of it change', async () => {
+    const owner = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'web',
+      uid: '0a6b2a4e-0000-4000-8000-000000000001',
+    };
+    const target = `configmap/${SNAPSHOT_NAME}`;
+    expectAnswer(
+      await patch(ADMISSION_NS, target, { metadata: { ownerReferences: [owner] } }),
+      true,
+      SNAPSHOT_FENCE,
+    );
+    expectAnswer(
+      await patch(ADMISSION_NS, target, { metadata: { labels: { x: 'y' } } }),
+      false,
+      SNAPSHOT_FENCE,
+    );
+    expectAnswer(
+      await patch(ADMISSION_NS, target, {
+        metadata: { annotations: { [SNAPSHOT_OF]: 'configmap/other' } },
+      }),
+      false,
+      SNAPSHOT_FENCE,
+    );
+  });
+
+  it('lets a snapshot be deleted, and no other ConfigMap, nor another ConfigMap be changed', async () => {
+    const remove = (ns: string, name: string) =>
+      dryRun(SERVING, ['delete', '-n', ns, 'configmap', name]);
+    expectAnswer(await remove(ADMISSION_NS, SNAPSHOT_NAME), true, SNAPSHOT_FENCE);
+    expectAnswer(await remove(FOLLOW_NS, 'shared'), false, SNAPSHOT_FENCE);
+    expectAnswer(
+      await patch(FOLLOW_NS, 'configmap/shared', { data: { LEVEL: 'debug' } }),
+      false,
+      SNAPSHOT_FENCE,
+    );
+  });
+
+  it('without its binding, a plain ConfigMap create goes through (RBAC alone allows it)', async () => {
+    const binding = objects.find(
+      (o) => o.kind === 'ValidatingAdmissionPolicyBinding' && o.spec.policyName === SNAPSHOT_FENCE,
+    )!;
+    await shared.k(['delete', 'validatingadmissionpolicybinding', binding.metadata.name]);
+    const plain = JSON.stringify(configMap(FOLLOW_NS, 'web-config', { LEVEL: 'x' }));
+    let last = { code: null as number | null, stderr: '' };
+    await waitUntil(async () => {
+      last = await create(plain);
+      return last.code === 0;
+    }, 'the snapshot fence to be gone').catch((error: Error) => {
+      throw new Error(`${error.message}: ${last.stderr}`);
+    });
+    expectAnswer(last, true, SNAPSHOT_FENCE);
+  });
+});
 
 describe('the sample policy of docs/security.md: who may opt a namespace in', () => {
   const POLICY = 'confighash-opt-in-label';
