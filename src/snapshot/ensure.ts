@@ -2,14 +2,8 @@
 // create it when absent (never in a dry run), take a name found taken only when the object is that
 // snapshot, and add the workload as an owner when its uid is known.
 
-import type { FoundSnapshot, SnapshotStore } from './ports.js';
-import {
-  type DigestOne,
-  isSnapshotOf,
-  type OwnerReference,
-  type Snapshot,
-  snapshotBody,
-} from './snapshot.js';
+import type { FoundSnapshot, OwnerReference, SnapshotStore } from './ports.js';
+import { type DigestOne, isSnapshotOf, type Snapshot, snapshotBody } from './snapshot.js';
 
 export type Ensured =
   | { readonly status: 'created' | 'reused' | 'would-create' }

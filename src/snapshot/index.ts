@@ -1,12 +1,28 @@
 export { type Ensured, ensureSnapshot, NAME_TAKEN } from './ensure.js';
+export {
+  decideKeeping,
+  type KeeperAction,
+  type KeeperActionName,
+  type KeeperDecision,
+  type KeeperInput,
+} from './keeper.js';
 export { formatListed, readListed } from './listed.js';
 export { type LiveView, liveView, renameReferences } from './live-view.js';
-export type { FoundSnapshot, SnapshotStore, Written } from './ports.js';
+export type {
+  FoundSnapshot,
+  KeeperApi,
+  KeeperWrite,
+  KeptSnapshot,
+  Namer,
+  OwnerReference,
+  SnapshotStore,
+  Written,
+} from './ports.js';
 export {
   type DigestOne,
   holdsContentOf,
+  isSnapshotNameOf,
   isSnapshotOf,
-  type OwnerReference,
   planSnapshot,
   type Snapshot,
   snapshotBody,
