@@ -1,7 +1,7 @@
 // Prometheus metrics for the admission path. A registry per app, never the
 // global one, so that tests and several apps in one process do not collide.
 
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { LookupRecord, Outcome, SkipCode } from '../admission/result.js';
 import { countPreviousKeyHashes } from '../runtime/index.js';
 
@@ -15,6 +15,10 @@ export interface AdmissionMetrics {
   observeHashChange(): void;
   /** A write kept a hash made with a previous hash key. */
   observePreviousKeyHash(): void;
+  /** The snapshot keeper wrote (docs/design.md §13): owners set, owners dropped, a snapshot deleted. */
+  observeKeeperAction(action: 'set-owners' | 'drop-owners' | 'delete'): void;
+  /** How many snapshots the keeper's last resync listed. */
+  observeSnapshots(count: number): void;
 }
 
 export function createAdmissionMetrics(
@@ -52,6 +56,17 @@ export function createAdmissionMetrics(
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const keeperActions = new Counter({
+    name: 'confighash_snapshot_keeper_actions_total',
+    help: 'Snapshot keeper writes that took effect, by action: set-owners (its owners became what names it), drop-owners (nothing names it), delete.',
+    labelNames: ['action'] as const,
+    registers: [registry],
+  });
+  const snapshots = new Gauge({
+    name: 'confighash_snapshots',
+    help: 'Snapshots (ConfigMaps labelled confighash.dev/snapshot=true) in the cluster at the keeper’s last resync.',
+    registers: [registry],
+  });
   const requestChildren = new Map<string, ReturnType<typeof requests.labels>>();
   const durationChildren = new Map<string, ReturnType<typeof duration.labels>>();
   const lookupChildren = new Map<string, ReturnType<typeof lookups.labels>>();
@@ -72,6 +87,8 @@ export function createAdmissionMetrics(
     observeSkip: (reason) => skips.labels({ reason }).inc(),
     observeHashChange: () => hashChanges.inc(),
     observePreviousKeyHash: countPreviousKeyHashes(registry, 'admission'),
+    observeKeeperAction: (action) => keeperActions.labels({ action }).inc(),
+    observeSnapshots: (count) => snapshots.set(count),
   };
 }
 

@@ -19,6 +19,14 @@ export type {
   Written,
 } from './ports.js';
 export {
+  type KeeperMetrics,
+  type KeeperOptions,
+  type Resynced,
+  type ResyncReport,
+  resyncSnapshots,
+  startKeeper,
+} from './run-keeper.js';
+export {
   type DigestOne,
   holdsContentOf,
   isSnapshotNameOf,
