@@ -3,7 +3,7 @@
 // 409 on a create is a name taken; anything else is a failure with a short reason for the warning.
 
 import { contentOfConfigMap } from '../hash/index.js';
-import type { FoundSnapshot, SnapshotStore, Written } from '../snapshot/index.js';
+import type { FoundSnapshot, SnapshotStore, Written } from '../snapshot/ports.js';
 import { isObject, type JsonObject } from '../workload/index.js';
 import { type ApiAnswer, exchange, FIELD_MANAGER_QUERY, sourcePath } from './client.js';
 import type { ApiConnection } from './connection.js';
@@ -68,7 +68,7 @@ function written(answer: ApiAnswer): Written {
 }
 
 /** `forbidden: …` or `HTTP 422: …`: the API's own reason, which names a quota or the fence. */
-function statusDetail({ status, body }: ApiAnswer): string {
+export function statusDetail({ status, body }: ApiAnswer): string {
   let message = '';
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { message?: unknown };
