@@ -89,7 +89,7 @@ export function createKeeperApi(
         ).then(
           (found) => revisions.push(...found),
           (error: unknown) => {
-            throw describeFailure(error, `list ${kind}s in ${namespace}`);
+            throw describeFailure(error, `list ${resource}.apps in ${namespace}`);
           },
         );
       }
@@ -103,7 +103,7 @@ export function createKeeperApi(
           (error: unknown) => {
             // A kind of --kind whose resource the cluster does not serve has no workloads.
             if (isStatus(error, 404)) return;
-            throw describeFailure(error, `list ${kind.resource} in ${namespace}`);
+            throw describeFailure(error, `list ${kind.resource}.${kind.group} in ${namespace}`);
           },
         );
       }

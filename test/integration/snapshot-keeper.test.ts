@@ -2,11 +2,15 @@
 // "Ownership and collection"), against a real HTTP server that keeps ConfigMaps, revisions and
 // workloads as the API does: resourceVersions bumped on every write, a JSON patch's `test`
 // answered 422 when it fails, a delete's precondition 409. The fast suite starts no API
-// server; these rows pin the requests the RBAC and the fence are written from.
+// server; these rows pin the requests the RBAC and the fence are written from. Last, serve
+// --snapshots runs the keeper.
 
 import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiConnection, connectToCluster, createKeeperApi } from '../../src/kube/index.js';
 import {
@@ -18,6 +22,7 @@ import { HANDLED_KINDS, KNOWN_KINDS } from '../../src/workload/index.js';
 import { credentialsFromText } from '../support/credentials.js';
 import { kubeconfigFor } from '../support/fake-api.js';
 import { applyPatch, type Operation } from '../support/json-patch.js';
+import { freePort, runConfighash } from '../support/process.js';
 
 type Obj = Record<string, unknown> & { metadata: Record<string, unknown> };
 
@@ -430,7 +435,7 @@ describe('the keeper over the API', () => {
       namespacesRead: 0,
       failures: 1,
       firstError:
-        'cannot list ControllerRevisions in team: HTTP 403: controllerrevisions.apps is forbidden',
+        'cannot list controllerrevisions.apps in team: HTTP 403: controllerrevisions.apps is forbidden',
     });
     expect(unread.unnamed).toEqual(new Set());
   });
@@ -440,5 +445,44 @@ describe('the keeper over the API', () => {
     const first = await resync(keeperApi(), new Set(['uid-settings']));
     expect(first.actions).toEqual([]);
     expect(seen.filter(({ method }) => method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('serve --snapshots', () => {
+  it('resyncs within --snapshot-resync of starting, a failure a warn line; SIGTERM still exits 0', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'confighash-keeper-'));
+    expect(await runConfighash(['dev-certs', '--dir', dir]).exited).toBe(0);
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      kubeconfigFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
+    // A serving account without the snapshots' RBAC: the warn line names it.
+    faults.set(`GET ${LIST_SNAPSHOTS}`, status(403, 'Forbidden', 'configmaps is forbidden'));
+    const served = runConfighash(
+      [
+        'serve',
+        `--port=${await freePort()}`,
+        '--host=127.0.0.1',
+        `--tls-cert-file=${join(dir, 'tls.crt')}`,
+        `--tls-key-file=${join(dir, 'tls.key')}`,
+        `--hash-key-file=${join(dir, 'hash.key')}`,
+        '--snapshots',
+        '--snapshot-resync=1',
+      ],
+      { KUBECONFIG: kubeconfig },
+    );
+    await expect
+      .poll(() => served.output.stdout.includes('snapshot resync incomplete'), { timeout: 15_000 })
+      .toBe(true);
+    const line = served.output.stdout.split('\n').find((l) => l.includes('snapshot resync'))!;
+    expect(JSON.parse(line)).toMatchObject({
+      level: 40,
+      failures: 1,
+      firstError: 'cannot list snapshots: HTTP 403: configmaps is forbidden',
+    });
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    await rm(dir, { recursive: true, force: true });
   });
 });
