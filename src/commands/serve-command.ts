@@ -14,15 +14,17 @@ import {
   type ClusterCredentials,
   connectToCluster,
   createApiConfigSource,
+  createKeeperApi,
   createNamespaceApi,
   createSnapshotStore,
 } from '../kube/index.js';
 import { registerBuildInfo, systemClock } from '../runtime/index.js';
 import { createLogger } from '../runtime/logger.js';
-import { createAdmissionMetrics } from '../server/admission-metrics.js';
+import { type AdmissionMetrics, createAdmissionMetrics } from '../server/admission-metrics.js';
 import { buildApp, buildTlsProbeApp } from '../server/app.js';
 import { waitForConnectionsToClose } from '../server/drain.js';
 import { readServingTls, type ServingTls, type TlsFiles, watchTlsFiles } from '../server/tls.js';
+import { startKeeper } from '../snapshot/index.js';
 import { lazyCluster, readHashKeys, startCertificates } from './cluster.js';
 import { UsageError } from './errors.js';
 import { packageVersion } from './package-version.js';
@@ -68,12 +70,14 @@ export async function serve(config: ServeConfig): Promise<void> {
     logger,
     certificates,
   );
+  const keeper = keepSnapshots(config, connection, metrics, logger);
   readiness.ready = true;
   logReady(config, connection.server, logger);
   drainOnSignal(config, logger, async () => {
     readiness.ready = false;
     stopTlsWatch();
     selfManaged?.stop();
+    await keeper?.stop();
     const drained = await waitForConnectionsToClose(
       app.server,
       config.shutdownTimeoutMs,
@@ -85,6 +89,25 @@ export async function serve(config: ServeConfig): Promise<void> {
     await namespaces.stop();
     await probes?.close();
     connection.close();
+  });
+}
+
+/** With --snapshots, the keeper (docs/design.md §13, "Ownership and collection"), on the lookups' connection. */
+function keepSnapshots(
+  config: ServeConfig,
+  connection: ApiConnection,
+  metrics: AdmissionMetrics,
+  logger: Logger,
+): { stop(): Promise<void> } | undefined {
+  if (!config.snapshots) return undefined;
+  return startKeeper({
+    api: createKeeperApi(connection, config.kinds, { clock: systemClock }),
+    resyncMs: config.snapshots.resyncMs,
+    graceMs: config.snapshots.graceMs,
+    clock: systemClock,
+    random: Math.random,
+    logger,
+    metrics,
   });
 }
 

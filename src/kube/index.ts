@@ -18,6 +18,7 @@ export { createLeaseStore } from './lease-store.js';
 export { createNamespaceApi } from './namespace-api.js';
 export { checkReachable, createExplainCluster, type LeaseLocation } from './plan-cluster.js';
 export { createSecretStore } from './secrets.js';
+export { createKeeperApi } from './snapshot-keeper-api.js';
 export { createSnapshotStore } from './snapshot-store.js';
 export { writeFanoutControl } from './source-annotation.js';
 export { createCaBundleTarget } from './webhook-configuration.js';

@@ -68,7 +68,7 @@ function written(answer: ApiAnswer): Written {
 }
 
 /** `forbidden: …` or `HTTP 422: …`: the API's own reason, which names a quota or the fence. */
-function statusDetail({ status, body }: ApiAnswer): string {
+export function statusDetail({ status, body }: ApiAnswer): string {
   let message = '';
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { message?: unknown };

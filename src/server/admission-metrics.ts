@@ -1,8 +1,8 @@
 // Prometheus metrics for the admission path. A registry per app, never the
 // global one, so that tests and several apps in one process do not collide.
 
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { LookupRecord, Outcome, SkipCode } from '../admission/result.js';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { LookupRecord, Outcome, SkipCode, SnapshotResult } from '../admission/result.js';
 import { countPreviousKeyHashes } from '../runtime/index.js';
 
 type RequestOutcome = Outcome | 'invalid' | 'error';
@@ -11,10 +11,16 @@ export interface AdmissionMetrics {
   readonly registry: Registry;
   observeReview(outcome: RequestOutcome, seconds: number, dryRun: boolean): void;
   observeLookups(lookups: readonly LookupRecord[]): void;
+  /** What became of the snapshots a review made sure of (docs/design.md §13). */
+  observeSnapshotResults(results: readonly SnapshotResult[]): void;
   observeSkip(reason: SkipCode): void;
   observeHashChange(): void;
   /** A write kept a hash made with a previous hash key. */
   observePreviousKeyHash(): void;
+  /** The snapshot keeper wrote (docs/design.md §13): owners set, owners dropped, a snapshot deleted. */
+  observeKeeperAction(action: 'set-owners' | 'drop-owners' | 'delete'): void;
+  /** How many snapshots the keeper's last resync listed. */
+  observeSnapshots(count: number): void;
 }
 
 export function createAdmissionMetrics(
@@ -52,6 +58,23 @@ export function createAdmissionMetrics(
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const keeperActions = new Counter({
+    name: 'confighash_snapshot_keeper_actions_total',
+    help: 'Snapshot keeper writes that took effect, by action: set-owners (its owners became what names it), drop-owners (nothing names it), delete.',
+    labelNames: ['action'] as const,
+    registers: [registry],
+  });
+  const snapshotResults = new Counter({
+    name: 'confighash_snapshots_total',
+    help: 'Snapshots a review made sure of, by result: created, reused (found made), would-create (a dry run), failed (quota, the 1 MiB limit, RBAC, the fence, a name taken: that source stays live).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const snapshots = new Gauge({
+    name: 'confighash_snapshots_listed',
+    help: 'Snapshots (ConfigMaps labelled confighash.dev/snapshot=true) in the cluster at the keeper’s last resync.',
+    registers: [registry],
+  });
   const requestChildren = new Map<string, ReturnType<typeof requests.labels>>();
   const durationChildren = new Map<string, ReturnType<typeof duration.labels>>();
   const lookupChildren = new Map<string, ReturnType<typeof lookups.labels>>();
@@ -69,9 +92,14 @@ export function createAdmissionMetrics(
         memo(lookupChildren, `${kind}|${result}`, () => lookups.labels({ kind, result })).inc();
       }
     },
+    observeSnapshotResults(results) {
+      for (const result of results) snapshotResults.labels({ result }).inc();
+    },
     observeSkip: (reason) => skips.labels({ reason }).inc(),
     observeHashChange: () => hashChanges.inc(),
     observePreviousKeyHash: countPreviousKeyHashes(registry, 'admission'),
+    observeKeeperAction: (action) => keeperActions.labels({ action }).inc(),
+    observeSnapshots: (count) => snapshots.set(count),
   };
 }
 

@@ -49,6 +49,7 @@ export function reviewHandler(
       const duration = seconds();
       metrics.observeReview(result.outcome, duration, review.dryRun);
       metrics.observeLookups(result.lookups);
+      if (result.snapshots) metrics.observeSnapshotResults(result.snapshots);
       if (result.skipCode) metrics.observeSkip(result.skipCode);
       // A dry-run has no side effects: it rolls nothing, so it counts as no hash change.
       if (result.hashChanged && !review.dryRun) metrics.observeHashChange();

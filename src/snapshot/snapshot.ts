@@ -12,6 +12,7 @@ const DIGEST_LENGTH = 16;
 /** A ConfigMap's name is a DNS subdomain of at most 253 characters. */
 const MAX_NAME_LENGTH = 253;
 const MAX_SOURCE_LENGTH = MAX_NAME_LENGTH - INFIX.length - DIGEST_LENGTH;
+const CONFIGMAP_PREFIX = formatSource({ kind: 'ConfigMap', name: '' });
 const SNAPSHOT_NAME = new RegExp(`${INFIX}([0-9a-f]{${DIGEST_LENGTH}})$`);
 
 /** A ConfigMap source's snapshot: where it goes and what it holds. */
@@ -30,6 +31,17 @@ export type DigestOne = (input: HashInput) => string;
 export function snapshotName(source: string, digest: string): string {
   const cut = source.slice(0, MAX_SOURCE_LENGTH).replace(/[.-]+$/, '');
   return `${cut}${INFIX}${digest.slice(0, DIGEST_LENGTH)}`;
+}
+
+/**
+ * Whether a name is a snapshot's name for its `snapshot-of` annotation: a ConfigMap source's
+ * name, `-snap-` and 16 hex characters (the fence's rule). A ConfigMap labelled as a snapshot
+ * by someone else's hand fails it and is never touched.
+ */
+export function isSnapshotNameOf(name: string, snapshotOf: string | undefined): boolean {
+  const digest = SNAPSHOT_NAME.exec(name)?.[1];
+  if (digest === undefined || !snapshotOf?.startsWith(CONFIGMAP_PREFIX)) return false;
+  return snapshotName(snapshotOf.slice(CONFIGMAP_PREFIX.length), digest) === name;
 }
 
 /** The snapshot of `source` as `content` is now: only its selected keys, under their digest's name. */
