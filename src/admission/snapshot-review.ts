@@ -30,6 +30,7 @@ import {
   HASH,
   HASHED_VERSIONS,
   isObject,
+  PINNED_WARNING,
   SNAPSHOT,
   SNAPSHOTS,
   type Workload,
@@ -44,11 +45,6 @@ import {
 } from './decide.js';
 import type { MutationResult, SnapshotResult } from './result.js';
 import type { Target } from './target.js';
-
-/** The webhook kept a template that names an earlier revision's snapshots: plan and explain find this text. */
-export const PINNED_WARNING = warning(
-  'pinned to the config of an earlier revision by a rollback; apply the manifest to roll forward',
-);
 
 const SNAPSHOTS_OFF = warning('snapshots are not enabled in this install; references left live');
 

@@ -5,6 +5,7 @@
 // second opinion computed here.
 
 import { findMissingRequired } from '../evaluate/index.js';
+import { liveView } from '../snapshot/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
 import {
   ENABLED,
@@ -23,6 +24,7 @@ import {
   type NamespaceMode,
   namespaceModeOf,
   notAnnotatedReason,
+  PINNED_WARNING,
   ROLLOUT_WINDOW,
   readAwaitingApprovalNote,
   readFanoutRecord,
@@ -94,6 +96,10 @@ export interface Explanation {
   readonly events: readonly ClusterEvent[] | { readonly unreadable: string };
   /** In a follow namespace, who leads follow mode (its Lease); null elsewhere. */
   readonly follower: FollowLeader | { readonly unreadable: string } | null;
+  /** The snapshots its pods read, by source (docs/design.md §13); empty without snapshots. */
+  readonly snapshots: readonly { readonly source: string; readonly snapshot: string }[];
+  /** Kept on an earlier revision's snapshots by a rollback, as the webhook's dry-run answer says. */
+  readonly pinned: boolean;
   /** Plain-language lines for a person. */
   readonly explanation: readonly string[];
 }
@@ -117,7 +123,9 @@ export async function explainWorkload(
   if (live.status === 'absent') return { ok: false, error: `${label} not found` };
   if (live.status === 'failed') return { ok: false, error: `cannot read ${label}: ${live.detail}` };
   const workload = readWorkload(live.value, kind);
-  const { sources: refs, problems } = findSources(workload.template?.spec, workload.annotations);
+  // A snapshot workload is explained by its sources; its snapshots are named beside them.
+  const view = liveView(workload.template, workload.annotations);
+  const { sources: refs, problems } = findSources(view.template?.spec, workload.annotations);
   // Only follow mode fans out, so only a follow namespace's sources can hold a halt.
   const followed =
     namespaceRead.status === 'found' && namespaceModeOf(namespaceRead.value.labels) === 'follow';
@@ -161,6 +169,11 @@ export async function explainWorkload(
         : leader.status === 'found'
           ? leader.value
           : { unreadable: readDetail(leader) },
+    snapshots: [...view.named].map(([source, snapshot]) => ({
+      source: `configmap/${source}`,
+      snapshot,
+    })),
+    pinned: dryRun.status === 'found' && dryRun.value.warnings.includes(PINNED_WARNING),
   } satisfies Omit<Explanation, 'explanation'>;
   const asked = !facts.optedOut && !facts.notHandled && namespaceMode !== 'none';
   if (asked && dryRun.status === 'failed' && dryRun.detail === 'forbidden') {
@@ -295,6 +308,9 @@ function describe(facts: Facts, workload: Workload, problems: readonly string[])
   if (facts.sources.length === 0)
     lines.push('it reads no ConfigMap or Secret: there is nothing to hash');
   lines.push(...nextWriteLines(facts, workload));
+  for (const { source, snapshot } of facts.snapshots) {
+    lines.push(`its pods read snapshot ${snapshot} of ${source}, not ${source} itself`);
+  }
   for (const source of facts.sources) {
     if (source.state === 'unreadable') {
       lines.push(
@@ -378,6 +394,11 @@ function nextWriteLines(facts: Facts, workload: Workload): string[] {
   if (facts.optedOut || facts.notHandled || facts.namespaceMode === 'none') return [];
   if (!facts.webhook.reached) {
     return [`the webhook was not reached (${facts.webhook.detail}); is it registered and running?`];
+  }
+  if (!facts.nextWriteRolls && facts.pinned) {
+    return [
+      'pinned by a rollback: it reads the snapshots of an earlier revision, and the config it reads now is what it last rolled to; an apply of the manifest, or new content of a source, rolls it forward',
+    ];
   }
   if (!facts.nextWriteRolls) {
     const why =

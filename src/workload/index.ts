@@ -75,4 +75,4 @@ export {
   parseRolloutWindow,
 } from './rollout-window.js';
 export { deepEqual, templatesEqualIgnoringOurs } from './template.js';
-export { isOwnWarning, PREVIOUS_KEY_WARNING, warning } from './warning.js';
+export { isOwnWarning, PINNED_WARNING, PREVIOUS_KEY_WARNING, warning } from './warning.js';

@@ -21,3 +21,11 @@ export function isOwnWarning(text: string): boolean {
 export const PREVIOUS_KEY_WARNING = warning(
   'hash made with a previous key; kept while the config it hashes is unchanged',
 );
+
+/**
+ * A snapshot workload's template names an earlier revision's snapshots while the content now is
+ * what it last rolled to (docs/design.md §13): kept as it is. Plan and explain find this text.
+ */
+export const PINNED_WARNING = warning(
+  'pinned to the config of an earlier revision by a rollback; apply the manifest to roll forward',
+);

@@ -85,6 +85,11 @@ const PAIRS = [
     ],
   },
   {
+    overlay: 'default + component snapshots',
+    dir: `${TEST_OVERLAYS}/snapshots`,
+    values: ['snapshots.enabled=true'],
+  },
+  {
     overlay: 'follow + component network-policy',
     dir: `${TEST_OVERLAYS}/network-policy`,
     values: ['follow.enabled=true', 'networkPolicy.enabled=true'],

@@ -4,7 +4,6 @@
 
 import { describe, expect, it } from 'vitest';
 import { createMutator } from '../../src/admission/mutate.js';
-import { PINNED_WARNING } from '../../src/admission/snapshot-review.js';
 import { createEvaluator } from '../../src/evaluate/index.js';
 import { decideReconcile } from '../../src/follow/reconcile.js';
 import { readReferences } from '../../src/follow/references.js';
@@ -13,6 +12,7 @@ import {
   HANDLED_KINDS,
   HASH,
   HASHED_VERSIONS,
+  PINNED_WARNING,
   readWorkload,
   SNAPSHOT,
   SNAPSHOT_OF,
