@@ -7,7 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HASH } from '../../src/workload/annotations.js';
+import { HASH, SNAPSHOT } from '../../src/workload/annotations.js';
+import { waitForRollouts } from '../../tools/cluster/main.js';
 import { REPO_ROOT } from '../../tools/cluster/repo.js';
 import { namespace, waitUntil, yamlDocuments } from '../support/e2e.js';
 import {
@@ -16,6 +17,7 @@ import {
   isReady,
   type NodeFixture,
   type Pod,
+  patchedOverlay,
   SYSTEM_NAMESPACE,
   waitForReadyWebhookPods,
   webhookCounters,
@@ -37,6 +39,60 @@ async function greeter(greeting: string): Promise<string> {
   const app = await readFile(join(REPO_ROOT, 'examples/greeter/app.yaml'), 'utf8');
   if (!app.includes('GREETING: hello')) throw new Error('examples/greeter/app.yaml changed');
   return app.replace('GREETING: hello', `GREETING: ${greeting}`);
+}
+
+/** The greeter, annotated for snapshots, printing its greeting from env and from a mounted file. */
+function snapshotGreeter(greeting: string): string {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'greeter-config' },
+    data: { GREETING: greeting },
+  };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'greeter', annotations: { [SNAPSHOT]: 'true' } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'greeter' } },
+      template: {
+        metadata: { labels: { app: 'greeter' } },
+        spec: {
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: 1,
+          volumes: [{ name: 'config', configMap: { name: 'greeter-config' } }],
+          containers: [
+            {
+              name: 'greeter',
+              image: 'confighash.local/busybox:1',
+              imagePullPolicy: 'Never',
+              command: [
+                '/bin/sh',
+                '-c',
+                'echo "greeting=$GREETING file=$(cat /etc/greeter/GREETING)"; exec sleep 3600',
+              ],
+              env: [
+                {
+                  name: 'GREETING',
+                  valueFrom: { configMapKeyRef: { name: 'greeter-config', key: 'GREETING' } },
+                },
+              ],
+              volumeMounts: [{ name: 'config', mountPath: '/etc/greeter', readOnly: true }],
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                runAsNonRoot: true,
+                runAsUser: 65534,
+                capabilities: { drop: ['ALL'] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+  return yamlDocuments(config, deployment);
 }
 
 async function appPods(ns: string, app: string): Promise<Pod[]> {
@@ -145,6 +201,64 @@ describe('the default overlay on a real node', () => {
       expect.stringMatching(/^CONFIGHASH_PORT=tcp:\/\//),
     );
     expect(linked[0]!.status.containerStatuses![0]!.restartCount).toBe(0);
+  });
+
+  it('with snapshots, `kubectl rollout undo` starts pods that read the old value from env and from the mounted file (docs/design.md §13)', async () => {
+    const overlay = await patchedOverlay(
+      'manifests/overlays/default',
+      [],
+      ['manifests/components/snapshots'],
+    );
+    await fixture.k(['apply', '--server-side', '-k', overlay]);
+    await waitForRollouts(fixture.kubectl);
+    const ns = 'snapshots';
+    await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+    const apply = async (greeting: string) => {
+      await fixture.k(['apply', '--server-side', '-n', ns, '-f', '-'], snapshotGreeter(greeting));
+      await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
+    };
+    const printed = async () => {
+      const pods = (await appPods(ns, 'greeter')).filter(
+        (p) => isReady(p) && !p.metadata.deletionTimestamp,
+      );
+      return Promise.all(pods.map((p) => fixture.k(['logs', '-n', ns, p.metadata.name])));
+    };
+    await apply('hello');
+    await apply('bonjour');
+    await waitUntil(
+      async () => (await printed()).every((log) => log.includes('greeting=bonjour')),
+      'bonjour',
+    );
+    await fixture.k(['rollout', 'undo', 'deployment/greeter', '-n', ns]);
+    await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
+    await waitUntil(
+      async () => {
+        const logs = await printed();
+        return (
+          logs.length === 1 &&
+          logs[0]!.includes('greeting=hello') &&
+          logs[0]!.includes('file=hello')
+        );
+      },
+      'the undo’s pod to print hello from env and file',
+      120_000,
+    );
+    const live = await fixture.json<{ data: Record<string, string> }>([
+      'get',
+      'configmap',
+      'greeter-config',
+      '-n',
+      ns,
+    ]);
+    expect(live.data.GREETING).toBe('bonjour');
+    // What the component adds beside the overlay, which the uninstall below does not name.
+    await fixture.k([
+      'delete',
+      'clusterrolebinding/confighash-snapshots',
+      'clusterrole/confighash-snapshots',
+      'validatingadmissionpolicybinding/confighash-snapshot-fence',
+      'validatingadmissionpolicy/confighash-snapshot-fence',
+    ]);
   });
 
   it('uninstalls without leaving a webhook configuration; writes still work', async () => {
