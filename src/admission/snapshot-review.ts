@@ -12,6 +12,7 @@ export function involvesSnapshots(workload: Workload): boolean {
 // ConfigMap reference renamed to the snapshot of the content now, made before the answer.
 
 import type { Evaluation, Evaluator } from '../evaluate/index.js';
+import { buildAnnotationPatch } from '../patch/index.js';
 import {
   ensureSnapshot,
   formatListed,
@@ -78,7 +79,11 @@ export async function reviewSnapshotWorkload(
   if (standing !== 'roll-forward') {
     const kept = standing === 'kept' ? decideWrite(live, evaluation).warnings : [];
     const notes = [...kept, ...(standing === 'pinned' ? [PINNED_WARNING] : [])];
-    return keepAsIs(target, view, evaluation, notes, review);
+    // `kubectl rollout undo` copies the old ReplicaSet's annotations onto the workload, its
+    // record of what it rolled then among them: a pin keeps the record of the content the
+    // workload last rolled forward to, or the next write would take the undo for new content.
+    const record = standing === 'pinned' ? stored : undefined;
+    return keepAsIs(target, view, evaluation, { notes, record }, review);
   }
   const decision = decideWrite(live, evaluation);
   const made = await chooseSnapshots(target, decision, evaluation, oldView, review);
@@ -166,9 +171,16 @@ async function keepAsIs(
   target: Target,
   view: LiveView,
   evaluation: Evaluation,
-  notes: readonly string[],
+  kept: { readonly notes: readonly string[]; readonly record: string | undefined },
   review: SnapshotReview,
 ): Promise<MutationResult> {
+  const { notes, record } = kept;
+  const patch =
+    record === undefined
+      ? []
+      : buildAnnotationPatch(target.workload.object, [
+          { metadataPath: ['metadata'], desired: { [HASHED_VERSIONS]: record } },
+        ]);
   const { store } = review;
   const restored = store
     ? await restoreNamed(target, view, evaluation, { ...review, store })
@@ -176,7 +188,7 @@ async function keepAsIs(
   const outcome = notes.some((note) => note !== PINNED_WARNING) ? 'kept-old' : 'unchanged';
   return {
     outcome,
-    patch: [],
+    patch,
     warnings: limitWarnings([
       ...(notes.includes(PINNED_WARNING) ? [PINNED_WARNING] : []),
       ...evaluation.problems.map(warning),

@@ -3,13 +3,12 @@
 // kept of it — its ref, the sources it reads, the hash it carries and the versions
 // the webhook read for that hash.
 
-import { liveView } from '../snapshot/index.js';
+import { findLiveSources } from '../snapshot/index.js';
 import { formatSource } from '../sources/index.js';
 import {
   ADOPTED_HASH,
   annotationsAt,
   CANARY,
-  findSources,
   HASH,
   HASHED_VERSIONS,
   isObject,
@@ -54,8 +53,7 @@ export function readReferences(
   if (!ref) return undefined;
   const workload = readWorkload(object, kind);
   // A snapshot workload reads its sources through its copies: the index holds the sources (§13).
-  const view = liveView(workload.template, workload.annotations).template;
-  const sources = findSources(view?.spec, workload.annotations).sources;
+  const sources = findLiveSources(workload.template, workload.annotations).sources;
   const hash =
     annotationsAt(workload.template, ['metadata'])[HASH] ?? workload.annotations[ADOPTED_HASH];
   return {

@@ -5,14 +5,9 @@
 // changes (any key: the digest is of the whole source), and the readers are those the
 // decision table hands to follow mode (workload/handled.ts).
 
+import { findLiveSources } from '../snapshot/index.js';
 import type { NamedSource } from '../sources/index.js';
-import {
-  decideHandled,
-  findSources,
-  isFanoutLimitOff,
-  isLargeFanout,
-  standingOf,
-} from '../workload/index.js';
+import { decideHandled, isFanoutLimitOff, isLargeFanout, standingOf } from '../workload/index.js';
 import { changesHash, compareContent } from './compare.js';
 import type { Context, PlanTarget } from './context.js';
 import { sourceKey } from './manifests.js';
@@ -69,7 +64,7 @@ export function describeWait({ source, readers }: ApprovalWait, maxFanout: numbe
 
 /** The `sourceKey`s of what the target reads, by the webhook's discovery. */
 function sourcesRead(target: PlanTarget): ReadonlySet<string> {
-  const { sources } = findSources(target.workload.template?.spec, target.workload.annotations);
+  const { sources } = findLiveSources(target.workload.template, target.workload.annotations);
   return new Set(sources.map((ref) => sourceKey(target.namespace, ref)));
 }
 

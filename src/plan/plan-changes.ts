@@ -4,11 +4,11 @@
 // as the webhook decides which sources and keys count (source-changes.ts); whether
 // the write reaches the pods is write-path.ts's.
 
+import { findLiveSources } from '../snapshot/index.js';
 import { formatSource } from '../sources/index.js';
 import {
   decideHandled,
   ENABLED,
-  findSources,
   formatWorkload,
   isObject,
   isOptedOut,
@@ -27,6 +27,7 @@ import { type Context, createContext, type PlanOptions, type PlanTarget } from '
 import { describeSelection } from './describe.js';
 import { type Manifests, sourceKey } from './manifests.js';
 import type { PlanCluster } from './ports.js';
+import { snapshotNotes } from './snapshot-notes.js';
 import {
   type Compared,
   compareSource,
@@ -131,8 +132,8 @@ async function findLiveReaders(context: Context, problems: string[]): Promise<Pl
         const name = nameOf(object);
         if (!name || inManifests.has(`${kind.kind}/${namespace}/${name}`)) continue;
         const workload = readWorkload(object, kind);
-        const reads = findSources(workload.template?.spec, workload.annotations).sources.some(
-          (ref) => manifests.sources.has(sourceKey(namespace, ref)),
+        const reads = findLiveSources(workload.template, workload.annotations).sources.some((ref) =>
+          manifests.sources.has(sourceKey(namespace, ref)),
         );
         if (reads) found.push({ workload, namespace, name, live: object });
       }
@@ -310,6 +311,7 @@ async function decideRoll(
   const reasons = [
     ...decision.reasons,
     ...changed.map(describeChange),
+    ...(decision.rolls ? snapshotNotes(target.workload, live, changed) : []),
     ...(webhook.stale ? [STALE] : []),
     ...notes,
   ];

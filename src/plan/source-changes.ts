@@ -2,8 +2,9 @@
 // the selected content compared live now against as the manifests leave it.
 
 import { findMissingRequired, type MissingRequired } from '../evaluate/index.js';
+import { findLiveSources } from '../snapshot/index.js';
 import { formatSource, type SourceRef } from '../sources/index.js';
-import { EXCLUDE, findSources, LIVE_RELOAD, type Workload } from '../workload/index.js';
+import { EXCLUDE, LIVE_RELOAD, type Workload } from '../workload/index.js';
 import { changesHash, compareContent, type SourceComparison } from './compare.js';
 import type { Context } from './context.js';
 import { sourceKey } from './manifests.js';
@@ -24,11 +25,11 @@ export interface Discovery {
 
 /** The webhook's discovery, and once more without each annotation that drops sources, to name them. */
 export function discover(workload: Workload): Discovery {
-  const { sources, problems } = findSources(workload.template?.spec, workload.annotations);
+  const { sources, problems } = findLiveSources(workload.template, workload.annotations);
   const kept = new Set(sources.map(formatSource));
   const leftOut = LEAVING_OUT.flatMap(({ annotation, why }) => {
     const { [annotation]: _dropped, ...without } = workload.annotations;
-    return findSources(workload.template?.spec, without)
+    return findLiveSources(workload.template, without)
       .sources.filter((ref) => !kept.has(formatSource(ref)))
       .map((ref) => ({ ref, why }));
   });

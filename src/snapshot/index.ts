@@ -7,7 +7,7 @@ export {
   type KeeperInput,
 } from './keeper.js';
 export { formatListed, readListed } from './listed.js';
-export { type LiveView, liveView, renameReferences } from './live-view.js';
+export { findLiveSources, type LiveView, liveView, renameReferences } from './live-view.js';
 export type {
   FoundSnapshot,
   KeeperApi,

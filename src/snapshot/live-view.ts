@@ -7,6 +7,7 @@ import { escapePointerSegment, type JsonPatchOperation } from '../patch/index.js
 import {
   annotationsAt,
   findReferences,
+  findSources,
   isObject,
   type JsonObject,
   SNAPSHOTS,
@@ -41,6 +42,17 @@ export function liveView(
     named.set(source, name);
   }
   return { template: view, listed, named };
+}
+
+/**
+ * The sources a template reads, named by their own names even where it names their snapshots:
+ * what the webhook hashes, follow mode indexes, and plan and explain describe.
+ */
+export function findLiveSources(
+  template: JsonObject | undefined,
+  workloadAnnotations: Readonly<Record<string, string>>,
+): ReturnType<typeof findSources> {
+  return findSources(liveView(template, workloadAnnotations).template?.spec, workloadAnnotations);
 }
 
 /**

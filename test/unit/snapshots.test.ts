@@ -79,10 +79,20 @@ function applied(stored?: Json, image?: string): Json {
   return object;
 }
 
-/** `stored` with another template (what `kubectl rollout undo` writes). */
+/** `stored` with another template, as a write that changes the template alone. */
 function withTemplate(stored: Json, template: Json): Json {
   const object = structuredClone(stored);
   object.spec.template = structuredClone(template);
+  return object;
+}
+
+/**
+ * What `kubectl rollout undo` to `revision` writes over `stored`: that revision's template, and
+ * its annotations, which its ReplicaSet kept from the workload of its day (kubectl's rollback).
+ */
+function undo(stored: Json, revision: Json): Json {
+  const object = withTemplate(stored, templateOf(revision));
+  object.metadata.annotations = structuredClone(revision.metadata.annotations);
   return object;
 }
 
@@ -183,15 +193,20 @@ describe('a rollback pins (docs/design.md §13)', () => {
 
   it('`rollout undo` to v1 while the content is v2: the template is kept as it is, and says so', async () => {
     const { cluster, v1, v2 } = await rolledForward();
-    const undo = withTemplate(v2, templateOf(v1));
-    const { result } = await write(cluster, undo, v2);
-    expect(result.patch).toEqual([]);
+    const { result, after } = await write(cluster, undo(v2, v1), v2);
+    expect(templateOf(after)).toEqual(templateOf(v1));
     expect(result.warnings[0]).toBe(PINNED_WARNING);
+    // The record v1's ReplicaSet brought back is v2's again: the content last rolled forward to.
+    expect(after.metadata.annotations[HASHED_VERSIONS]).toBe(
+      v2.metadata.annotations[HASHED_VERSIONS],
+    );
+    const { result: next } = await write(cluster, structuredClone(after), after);
+    expect(next.patch).toEqual([]);
   });
 
   it('a write that changes the image keeps the pin', async () => {
     const { cluster, v1, v2 } = await rolledForward();
-    const pinned = withTemplate(v2, templateOf(v1));
+    const pinned = (await write(cluster, undo(v2, v1), v2)).after;
     const imageBump = structuredClone(pinned);
     podSpec(imageBump).containers[0].image = 'registry.example/app:2';
     const { result } = await write(cluster, imageBump, pinned);
@@ -200,14 +215,14 @@ describe('a rollback pins (docs/design.md §13)', () => {
 
   it('an apply of the manifest rolls forward, to the template v2 had', async () => {
     const { cluster, v1, v2 } = await rolledForward();
-    const pinned = withTemplate(v2, templateOf(v1));
+    const pinned = (await write(cluster, undo(v2, v1), v2)).after;
     const { after } = await write(cluster, applied(pinned), pinned);
     expect(templateOf(after)).toEqual(templateOf(v2));
   });
 
   it('content the workload has not rolled before rolls it forward, on any write', async () => {
     const { cluster, v1, v2 } = await rolledForward();
-    const pinned = withTemplate(v2, templateOf(v1));
+    const pinned = (await write(cluster, undo(v2, v1), v2)).after;
     cluster.source.configMap('app-config', { 'app.yaml': 'port: 7070' });
     const { result, after } = await write(cluster, structuredClone(pinned), pinned);
     expect(result.hashChanged).toBe(true);
@@ -221,8 +236,7 @@ describe('a rollback pins (docs/design.md §13)', () => {
   it('a source that cannot be read keeps the pinned template as it is', async () => {
     const { cluster, v1, v2 } = await rolledForward();
     cluster.source.fail('ConfigMap', 'flags', 'timeout');
-    const undo = withTemplate(v2, templateOf(v1));
-    const { result } = await write(cluster, undo, v2);
+    const { result } = await write(cluster, undo(v2, v1), v2);
     expect(result.patch).toEqual([]);
     expect(result.outcome).toBe('kept-old');
   });
@@ -256,7 +270,7 @@ describe('follow mode decides as the webhook writes (docs/design.md §13)', () =
     cluster.source.configMap('app-config', { 'app.yaml': 'port: 9090' });
     const v2 = (await write(cluster, applied(v1), v1)).after;
     expect(await decide(cluster, v2)).toEqual({ touch: false, why: 'up-to-date' });
-    const pinned = withTemplate(v2, templateOf(v1));
+    const pinned = (await write(cluster, undo(v2, v1), v2)).after;
     expect(await decide(cluster, pinned)).toEqual({ touch: false, why: 'pinned' });
     cluster.source.configMap('app-config', { 'app.yaml': 'port: 7070' });
     expect(await decide(cluster, pinned)).toEqual({ touch: true, why: 'config-changed' });
@@ -309,8 +323,8 @@ describe('what fails, and what is kept (docs/design.md §13)', () => {
     cluster.source.configMap('app-config', { 'app.yaml': 'port: 9090' });
     const v2 = (await write(cluster, applied(v1), v1)).after;
     cluster.store.delete(NAMESPACE, volumeName(v1));
-    const { result } = await write(cluster, withTemplate(v2, templateOf(v1)), v2);
-    expect(result.patch).toEqual([]);
+    const { result, after } = await write(cluster, undo(v2, v1), v2);
+    expect(templateOf(after)).toEqual(templateOf(v1));
     expect(result.warnings.join('\n')).toContain(
       `snapshot ${volumeName(v1)} of configmap/app-config is gone and its content changed`,
     );
