@@ -1,11 +1,3 @@
-/** Whether a review goes through here: a workload annotated for snapshots, or a template that names some. */
-export function involvesSnapshots(workload: Workload): boolean {
-  return (
-    workload.annotations[SNAPSHOT] === 'true' ||
-    annotationsAt(workload.template, ['metadata'])[SNAPSHOTS] !== undefined
-  );
-}
-
 // A snapshot workload's review (docs/design.md §13), top to bottom: read its template's live
 // view, ask the evaluator for the hash now, keep the template as it is (current, or pinned by a
 // rollback) or roll it forward: the annotations as §4 decides on the live view, and every counted
@@ -47,6 +39,14 @@ import {
 import type { MutationResult, SnapshotResult } from './result.js';
 import type { Target } from './target.js';
 
+/** Whether a review goes through here: a workload annotated for snapshots, or a template that names some. */
+export function involvesSnapshots(workload: Workload): boolean {
+  return (
+    workload.annotations[SNAPSHOT] === 'true' ||
+    annotationsAt(workload.template, ['metadata'])[SNAPSHOTS] !== undefined
+  );
+}
+
 const SNAPSHOTS_OFF = warning('snapshots are not enabled in this install; references left live');
 
 interface SnapshotReview {
@@ -63,13 +63,7 @@ export async function reviewSnapshotWorkload(
 ): Promise<MutationResult> {
   // A template that names snapshots of a workload no longer annotated goes back to live names.
   const review = { ...options, wanted: target.workload.annotations[SNAPSHOT] === 'true' };
-  const view = liveView(target.workload.template, target.workload.annotations);
-  const oldView = target.old && liveView(target.old.template, target.old.annotations);
-  const live: Target = {
-    ...target,
-    workload: { ...target.workload, template: view.template },
-    old: target.old && { ...target.old, template: oldView?.template },
-  };
+  const { live, view, oldView } = liveTargetOf(target);
   const evaluation = await review.evaluate(live.workload, target.namespace, review.signal);
   const templateHash = annotationsAt(target.workload.template, ['metadata'])[HASH];
   const stored = target.old?.annotations[HASHED_VERSIONS];
@@ -102,6 +96,22 @@ export async function reviewSnapshotWorkload(
     }),
     snapshots: made.results,
   };
+}
+
+/** The request as §4 decides it: the workload's and oldObject's templates by their live views. */
+function liveTargetOf(target: Target): {
+  readonly live: Target;
+  readonly view: LiveView;
+  readonly oldView: LiveView | undefined;
+} {
+  const view = liveView(target.workload.template, target.workload.annotations);
+  const oldView = target.old && liveView(target.old.template, target.old.annotations);
+  const live: Target = {
+    ...target,
+    workload: { ...target.workload, template: view.template },
+    old: target.old && { ...target.old, template: oldView?.template },
+  };
+  return { live, view, oldView };
 }
 
 interface Chosen {

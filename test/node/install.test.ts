@@ -42,7 +42,7 @@ async function greeter(greeting: string): Promise<string> {
 }
 
 /** The greeter, annotated for snapshots, printing its greeting from env and from a mounted file. */
-function snapshotGreeter(greeting: string): string {
+function snapshotGreeter(kind: SnapshotKind, greeting: string): string {
   const config = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -51,10 +51,11 @@ function snapshotGreeter(greeting: string): string {
   };
   const deployment = {
     apiVersion: 'apps/v1',
-    kind: 'Deployment',
+    kind,
     metadata: { name: 'greeter', annotations: { [SNAPSHOT]: 'true' } },
     spec: {
-      replicas: 1,
+      ...(kind === 'DaemonSet' ? {} : { replicas: 1 }),
+      ...(kind === 'StatefulSet' ? { serviceName: 'greeter' } : {}),
       selector: { matchLabels: { app: 'greeter' } },
       template: {
         metadata: { labels: { app: 'greeter' } },
@@ -93,6 +94,51 @@ function snapshotGreeter(greeting: string): string {
     },
   };
   return yamlDocuments(config, deployment);
+}
+
+const SNAPSHOT_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;
+type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
+
+/** hello, then bonjour, then `kubectl rollout undo`: the pod prints hello from env and file again. */
+async function undoStory(kind: SnapshotKind): Promise<void> {
+  const ns = `snapshots-${kind.toLowerCase()}`;
+  const target = `${kind.toLowerCase()}/greeter`;
+  await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
+  const rolledOut = () => fixture.k(['rollout', 'status', target, '-n', ns, '--timeout=120s']);
+  const printing = (greeting: string) =>
+    waitUntil(
+      async () => {
+        const pods = (await appPods(ns, 'greeter')).filter(
+          (p) => isReady(p) && !p.metadata.deletionTimestamp,
+        );
+        const logs = await Promise.all(
+          pods.map((p) => fixture.k(['logs', '-n', ns, p.metadata.name])),
+        );
+        const line = `greeting=${greeting} file=${greeting}`;
+        return logs.length === 1 && logs[0]!.includes(line);
+      },
+      `${kind}'s pod to print ${greeting} from env and file`,
+      120_000,
+    );
+  for (const greeting of ['hello', 'bonjour']) {
+    await fixture.k(
+      ['apply', '--server-side', '-n', ns, '-f', '-'],
+      snapshotGreeter(kind, greeting),
+    );
+    await rolledOut();
+    await printing(greeting);
+  }
+  await fixture.k(['rollout', 'undo', target, '-n', ns]);
+  await rolledOut();
+  await printing('hello');
+  const live = await fixture.json<{ data: Record<string, string> }>([
+    'get',
+    'configmap',
+    'greeter-config',
+    '-n',
+    ns,
+  ]);
+  expect(live.data.GREETING).toBe('bonjour');
 }
 
 async function appPods(ns: string, app: string): Promise<Pod[]> {
@@ -203,7 +249,7 @@ describe('the default overlay on a real node', () => {
     expect(linked[0]!.status.containerStatuses![0]!.restartCount).toBe(0);
   });
 
-  it('with snapshots, `kubectl rollout undo` starts pods that read the old value from env and from the mounted file (docs/design.md §13)', async () => {
+  it('with snapshots, `kubectl rollout undo` of a Deployment, StatefulSet and DaemonSet starts pods that read the old value from env and from the mounted file (docs/design.md §13)', async () => {
     const overlay = await patchedOverlay(
       'manifests/overlays/default',
       [],
@@ -211,46 +257,7 @@ describe('the default overlay on a real node', () => {
     );
     await fixture.k(['apply', '--server-side', '-k', overlay]);
     await waitForRollouts(fixture.kubectl);
-    const ns = 'snapshots';
-    await fixture.k(['apply', '--server-side', '-f', '-'], yamlDocuments(namespace(ns, 'true')));
-    const apply = async (greeting: string) => {
-      await fixture.k(['apply', '--server-side', '-n', ns, '-f', '-'], snapshotGreeter(greeting));
-      await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
-    };
-    const printed = async () => {
-      const pods = (await appPods(ns, 'greeter')).filter(
-        (p) => isReady(p) && !p.metadata.deletionTimestamp,
-      );
-      return Promise.all(pods.map((p) => fixture.k(['logs', '-n', ns, p.metadata.name])));
-    };
-    await apply('hello');
-    await apply('bonjour');
-    await waitUntil(
-      async () => (await printed()).every((log) => log.includes('greeting=bonjour')),
-      'bonjour',
-    );
-    await fixture.k(['rollout', 'undo', 'deployment/greeter', '-n', ns]);
-    await fixture.k(['rollout', 'status', 'deployment/greeter', '-n', ns, '--timeout=120s']);
-    await waitUntil(
-      async () => {
-        const logs = await printed();
-        return (
-          logs.length === 1 &&
-          logs[0]!.includes('greeting=hello') &&
-          logs[0]!.includes('file=hello')
-        );
-      },
-      'the undo’s pod to print hello from env and file',
-      120_000,
-    );
-    const live = await fixture.json<{ data: Record<string, string> }>([
-      'get',
-      'configmap',
-      'greeter-config',
-      '-n',
-      ns,
-    ]);
-    expect(live.data.GREETING).toBe('bonjour');
+    await Promise.all(SNAPSHOT_KINDS.map((kind) => undoStory(kind)));
     // What the component adds beside the overlay, which the uninstall below does not name.
     await fixture.k([
       'delete',
