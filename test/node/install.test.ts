@@ -255,7 +255,8 @@ describe('the default overlay on a real node', () => {
       [],
       ['manifests/components/snapshots'],
     );
-    await fixture.k(['apply', '--server-side', '-k', overlay]);
+    // The row before patched enableServiceLinks in as kubectl-patch: this apply takes it back.
+    await fixture.k(['apply', '--server-side', '--force-conflicts', '-k', overlay]);
     await waitForRollouts(fixture.kubectl);
     await Promise.all(SNAPSHOT_KINDS.map((kind) => undoStory(kind)));
     // What the component adds beside the overlay, which the uninstall below does not name.
