@@ -16,7 +16,7 @@ export interface Floor {
 export async function startFloor(
   context: Context,
   name: string,
-  api?: { url: string; ca?: string; cert?: string; key?: string },
+  api?: { url: string; ca?: string; cert?: string; key?: string; http2?: boolean },
   cpus?: string,
 ): Promise<Floor> {
   const profile = context.options.profile
