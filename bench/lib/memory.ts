@@ -23,8 +23,21 @@ export interface MemoryMeasurement {
   readonly idleMb: number;
   readonly afterReviewsMb: number;
   readonly maxUnderLoadMb: number;
+  /**
+   * Where the RSS after the reviews is, from the webhook's /metrics read right after it: the V8
+   * heap as allocated (its young generation apart) and the external memory (Buffers and the
+   * like); the rest of RSS is code, Node's and the libraries' native memory, and what the C
+   * library keeps.
+   */
+  readonly afterReviewsHeap: HeapFigures;
   readonly reviews: number;
   readonly failures: number;
+}
+
+export interface HeapFigures {
+  readonly heapTotalMb: number;
+  readonly newSpaceMb: number;
+  readonly externalMb: number;
 }
 
 export const IDLE_LIMIT_MB = 80;
@@ -64,6 +77,7 @@ export async function measureMemory(
     });
     clearInterval(sampler);
     const afterReviewsMb = await residentMb(webhook.pid);
+    const afterReviewsHeap = heapFiguresOf(await webhook.metrics());
     return {
       build: build.id,
       memoryLimit: webhook.memoryLimit,
@@ -71,6 +85,7 @@ export async function measureMemory(
       idleMb: round(idleMb, 1),
       afterReviewsMb: round(afterReviewsMb, 1),
       maxUnderLoadMb: round(Math.max(maxUnderLoadMb, afterReviewsMb), 1),
+      afterReviewsHeap,
       reviews: result.responses,
       failures:
         result.errors + result.timeouts + result.non2xx + (await request.wrongOutcomes(webhook)),
@@ -80,6 +95,20 @@ export async function measureMemory(
   }
 }
 
+const heapCell = (heap: HeapFigures | undefined) =>
+  heap
+    ? `${heap.heapTotalMb.toFixed(1)} (${heap.newSpaceMb.toFixed(1)}) + ${heap.externalMb.toFixed(1)} MB`
+    : '—';
+
+export function heapFiguresOf(gauges: Readonly<Record<string, number>>): HeapFigures {
+  const mb = (name: string) => round((gauges[name] ?? Number.NaN) / 1e6, 1);
+  return {
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+    newSpaceMb: mb('nodejs_heap_space_size_total_bytes{space="new"}'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+  };
+}
+
 export function memoryScenario(
   builds: readonly MemoryBuild[],
   measurements: readonly MemoryMeasurement[],
@@ -87,11 +116,11 @@ export function memoryScenario(
   const label = (id: string) => builds.find((b) => b.id === id)?.label ?? id;
   const rows = measurements.map(
     (m) =>
-      `| ${label(m.build)} | ${m.startupPeakMb.toFixed(1)} MB | ${m.idleMb.toFixed(1)} MB | ${m.afterReviewsMb.toFixed(1)} MB | ${m.maxUnderLoadMb.toFixed(1)} MB | ${m.reviews.toLocaleString('en-US')} | ${m.failures} |`,
+      `| ${label(m.build)} | ${m.startupPeakMb.toFixed(1)} MB | ${m.idleMb.toFixed(1)} MB | ${m.afterReviewsMb.toFixed(1)} MB | ${heapCell(m.afterReviewsHeap)} | ${m.maxUnderLoadMb.toFixed(1)} MB | ${m.reviews.toLocaleString('en-US')} | ${m.failures} |`,
   );
   const table = [
-    '| build | startup peak (with resolver child) | idle RSS | RSS after the reviews | RSS max during them | reviews | failed |',
-    '|---|--:|--:|--:|--:|--:|--:|',
+    '| build | startup peak (with resolver child) | idle RSS | RSS after the reviews | of which V8 heap (young generation) + external | RSS max during them | reviews | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
   const current = measurements.filter((m) => m.build === 'confighash');
