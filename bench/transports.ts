@@ -3,12 +3,13 @@
 // node:http (floor (b)), undici, node:http2 (confighash and floor (c), when the server speaks
 // h2) — each in a fresh process, runs alternating, medians; over plain HTTP (HTTP/1.1 and h2c)
 // and over TLS (the server offering h2 and http/1.1, as kube-apiserver does). Why confighash
-// reads over HTTP/2: BENCHMARKS.md, issue 31.
+// reads over HTTP/2: BENCHMARKS.md, issue 31. Writes bench/results/transports-<timestamp>.json.
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificateAuthority, generateServingCertificate } from '../src/certs/generate.js';
+import { REPO_ROOT } from '../tools/cluster/repo.js';
 import { buildProcesses } from './lib/build.js';
 import { forkHelper, type Helper } from './lib/children.js';
 import { median } from './lib/stats.js';
@@ -67,6 +68,31 @@ async function measureAll(work: string, ports: Ports, ca: string): Promise<Map<s
   return runs;
 }
 
+/** Every run and the medians, as bench/results/transports-<timestamp>.json. */
+async function writeResult(runs: ReadonlyMap<string, Run[]>, startedAt: Date): Promise<string> {
+  const name = `transports-${startedAt
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z')}.json`;
+  const medians = Object.fromEntries(
+    [...runs].map(([key, list]) => [
+      key,
+      {
+        cpuUsPerReview: median(list.map((r) => r.cpuUsPerReview)),
+        reviewsPerS: median(list.map((r) => r.reviewsPerS)),
+        rssMb: median(list.map((r) => r.rssMb)),
+      },
+    ]),
+  );
+  const report = {
+    meta: { startedAt: startedAt.toISOString(), node: process.version, rounds, count, concurrency },
+    medians,
+    runs: Object.fromEntries(runs),
+  };
+  await writeFile(join(REPO_ROOT, 'bench/results', name), `${JSON.stringify(report, null, 2)}\n`);
+  return name;
+}
+
 function printTable(runs: ReadonlyMap<string, Run[]>): void {
   process.stdout.write(
     `\n${count} reviews of 3 GETs, c=${concurrency}, ${rounds} rounds, medians:\n\n` +
@@ -90,7 +116,10 @@ try {
   const ports = await server.call<Ports>('serve', {
     tls: { cert: serving.cert, key: serving.key },
   });
-  printTable(await measureAll(work, ports, authority.cert));
+  const startedAt = new Date();
+  const runs = await measureAll(work, ports, authority.cert);
+  printTable(runs);
+  log(`wrote bench/results/${await writeResult(runs, startedAt)}`);
 } finally {
   await server.stop();
   await rm(work, { recursive: true, force: true });
