@@ -161,10 +161,18 @@ function reportOf(
       loadGenerator: 'autocannon 9.0.0 (separate process, keep-alive, pipelining 1)',
       plan,
       chart: `${name}.svg`,
+      ...experimentOf(process.env),
       ...(scaleIn(scenarios) ? { scaleChart: `${name}-scale.svg` } : {}),
     },
     scenarios,
   };
+}
+
+/** The experiment variables a run was given, so that its result file says what it varied. */
+function experimentOf(env: NodeJS.ProcessEnv): { experiment?: Record<string, string> } {
+  const names = ['CONFIGHASH_BENCH_WEBHOOK_FLAGS', 'CONFIGHASH_BENCH_CONTAINER_ENV'];
+  const set = names.filter((name) => env[name]).map((name) => [name, env[name]!] as const);
+  return set.length > 0 ? { experiment: Object.fromEntries(set) } : {};
 }
 
 /**

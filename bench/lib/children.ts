@@ -125,7 +125,7 @@ export interface Webhook {
   readonly memoryLimit: string;
   /** Connections opened by the webhook's agents so far, by host:port. */
   connections(): Promise<Record<string, number>>;
-  /** confighash_* counters from /metrics, by name and labels. */
+  /** confighash_* counters and the nodejs_heap_* and external memory gauges from /metrics, by name and labels. */
   metrics(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
@@ -267,10 +267,13 @@ async function waitReady(
   );
 }
 
+/** confighash's own metrics, and the V8 heap's and external memory's gauges (scenario 8). */
+const MEASURED = ['confighash_', 'nodejs_heap_', 'nodejs_external_memory_'];
+
 function parseCounters(text: string): Record<string, number> {
   const counters: Record<string, number> = {};
   for (const line of text.split('\n')) {
-    if (!line.startsWith('confighash_') || line.includes('_bucket')) continue;
+    if (!MEASURED.some((prefix) => line.startsWith(prefix)) || line.includes('_bucket')) continue;
     const at = line.lastIndexOf(' ');
     counters[line.slice(0, at)] = Number(line.slice(at + 1));
   }

@@ -47,7 +47,10 @@ function runtimeOf(container: Container, command: readonly string[]): ContainerR
   );
   return {
     nodeFlags: command.slice(1, script),
-    env: Object.fromEntries(env.map((variable) => [variable.name, variable.value!])),
+    env: withEnvOverrides(
+      Object.fromEntries(env.map((variable) => [variable.name, variable.value!])),
+      process.env.CONFIGHASH_BENCH_CONTAINER_ENV,
+    ),
     memoryLimitBytes: quantityBytes(container.resources.limits.memory),
   };
 }
@@ -67,6 +70,27 @@ async function imageEntrypoint(): Promise<string[]> {
   const line = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
   if (!line) throw new Error('the Dockerfile has no exec-form ENTRYPOINT');
   return JSON.parse(line) as string[];
+}
+
+/**
+ * The container's variables with an experiment's over them: `overrides` is
+ * CONFIGHASH_BENCH_CONTAINER_ENV, `NAME=VALUE` sets and `NAME=` removes, separated by spaces
+ * (`MALLOC_ARENA_MAX= MALLOC_TRIM_THRESHOLD_=65536`). The report records it (meta.experiment).
+ */
+export function withEnvOverrides(
+  env: Readonly<Record<string, string>>,
+  overrides: string | undefined,
+): Record<string, string> {
+  const result = { ...env };
+  for (const assignment of overrides?.split(' ').filter(Boolean) ?? []) {
+    const at = assignment.indexOf('=');
+    if (at < 1)
+      throw new Error(`CONFIGHASH_BENCH_CONTAINER_ENV: '${assignment}' is not NAME=VALUE`);
+    const [name, value] = [assignment.slice(0, at), assignment.slice(at + 1)];
+    if (value === '') delete result[name];
+    else result[name] = value;
+  }
+  return result;
 }
 
 const SUFFIXES: Readonly<Record<string, number>> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };

@@ -3,6 +3,7 @@
 // idle RSS once ready, and RSS after 10,000 reviews — for this build and, with
 // --baseline, the previous one, in the same run.
 
+import { readFile } from 'node:fs/promises';
 import { sleep } from '../../tools/lib/poll.js';
 import type { Helper, Webhook } from './children.js';
 import { residentMb } from './children.js';
@@ -23,8 +24,26 @@ export interface MemoryMeasurement {
   readonly idleMb: number;
   readonly afterReviewsMb: number;
   readonly maxUnderLoadMb: number;
+  /**
+   * Where the RSS after the reviews is, from the webhook's /metrics read right after it: the V8
+   * heap as allocated (its young generation apart) and the external memory (Buffers and the
+   * like); the rest of RSS is code, Node's and the libraries' native memory, and what the C
+   * library keeps.
+   */
+  readonly afterReviewsHeap: HeapFigures;
+  /** The same at idle, read after the idle RSS. */
+  readonly idleHeap: HeapFigures;
   readonly reviews: number;
   readonly failures: number;
+}
+
+export interface HeapFigures {
+  readonly heapTotalMb: number;
+  readonly newSpaceMb: number;
+  readonly externalMb: number;
+  /** RSS in anonymous memory (the heaps, the C library's) and in mapped files (code). */
+  readonly anonMb: number;
+  readonly fileMb: number;
 }
 
 export const IDLE_LIMIT_MB = 80;
@@ -41,6 +60,7 @@ export async function measureMemory(
   try {
     await sleep(SETTLE_MS);
     const idleMb = await residentMb(webhook.pid);
+    const idleHeap = await heapFigures(webhook);
     let maxUnderLoadMb = idleMb;
     const sampler = setInterval(() => {
       void residentMb(webhook.pid).then((mb) => {
@@ -64,6 +84,7 @@ export async function measureMemory(
     });
     clearInterval(sampler);
     const afterReviewsMb = await residentMb(webhook.pid);
+    const afterReviewsHeap = await heapFigures(webhook);
     return {
       build: build.id,
       memoryLimit: webhook.memoryLimit,
@@ -71,6 +92,8 @@ export async function measureMemory(
       idleMb: round(idleMb, 1),
       afterReviewsMb: round(afterReviewsMb, 1),
       maxUnderLoadMb: round(Math.max(maxUnderLoadMb, afterReviewsMb), 1),
+      afterReviewsHeap,
+      idleHeap,
       reviews: result.responses,
       failures:
         result.errors + result.timeouts + result.non2xx + (await request.wrongOutcomes(webhook)),
@@ -80,6 +103,33 @@ export async function measureMemory(
   }
 }
 
+const heapCell = (heap: HeapFigures | undefined) =>
+  heap
+    ? `${heap.heapTotalMb.toFixed(1)} (${heap.newSpaceMb.toFixed(1)}) + ${heap.externalMb.toFixed(1)} MB; anonymous ${heap.anonMb.toFixed(1)}, files ${heap.fileMb.toFixed(1)} MB`
+    : '—';
+
+async function heapFigures(webhook: Webhook): Promise<HeapFigures> {
+  const status = await readFile(`/proc/${webhook.pid}/status`, 'utf8');
+  return heapFiguresOf(await webhook.metrics(), status);
+}
+
+/** From /metrics' gauges and /proc/PID/status. */
+export function heapFiguresOf(
+  gauges: Readonly<Record<string, number>>,
+  status: string,
+): HeapFigures {
+  const mb = (name: string) => round((gauges[name] ?? Number.NaN) / 1e6, 1);
+  const statusMb = (field: string) =>
+    round(Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) / 1024, 1);
+  return {
+    heapTotalMb: mb('nodejs_heap_size_total_bytes'),
+    newSpaceMb: mb('nodejs_heap_space_size_total_bytes{space="new"}'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+    anonMb: statusMb('RssAnon'),
+    fileMb: statusMb('RssFile'),
+  };
+}
+
 export function memoryScenario(
   builds: readonly MemoryBuild[],
   measurements: readonly MemoryMeasurement[],
@@ -87,11 +137,11 @@ export function memoryScenario(
   const label = (id: string) => builds.find((b) => b.id === id)?.label ?? id;
   const rows = measurements.map(
     (m) =>
-      `| ${label(m.build)} | ${m.startupPeakMb.toFixed(1)} MB | ${m.idleMb.toFixed(1)} MB | ${m.afterReviewsMb.toFixed(1)} MB | ${m.maxUnderLoadMb.toFixed(1)} MB | ${m.reviews.toLocaleString('en-US')} | ${m.failures} |`,
+      `| ${label(m.build)} | ${m.startupPeakMb.toFixed(1)} MB | ${m.idleMb.toFixed(1)} MB | ${heapCell(m.idleHeap)} | ${m.afterReviewsMb.toFixed(1)} MB | ${heapCell(m.afterReviewsHeap)} | ${m.maxUnderLoadMb.toFixed(1)} MB | ${m.reviews.toLocaleString('en-US')} | ${m.failures} |`,
   );
   const table = [
-    '| build | startup peak (with resolver child) | idle RSS | RSS after the reviews | RSS max during them | reviews | failed |',
-    '|---|--:|--:|--:|--:|--:|--:|',
+    '| build | startup peak (with resolver child) | idle RSS | of which V8 heap (young generation) + external; RSS anonymous, of files | RSS after the reviews | the same | RSS max during them | reviews | failed |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
   const current = measurements.filter((m) => m.build === 'confighash');

@@ -1,7 +1,9 @@
-// Scenario `ratio`: confighash and floor (b) in ONE run, both alive throughout, loaded one at a
-// time in alternating blocks, so that every ratio compares two blocks seconds apart on the same
-// cores. The servers are pinned to CPU 0 and the load generator and the API stub to CPU 1, so
-// that a server's figures do not depend on how the scheduler shares its core with the load.
+// Scenario `ratio`: confighash, floor (c) and floor (b) in ONE run, all alive throughout, loaded
+// one at a time in alternating blocks, so that every ratio compares blocks seconds apart on the
+// same cores. The targets are against floor (c) (the same GETs over one bare HTTP/2 session, as
+// confighash reads the stub); floor (b) (HTTP/1.1 through an agent) stays beside for the record.
+// The servers are pinned to CPU 0 and the load generator and the API stub to CPU 1, so that a
+// server's figures do not depend on how the scheduler shares its core with the load.
 // The arithmetic (pairs, medians, targets) is bench/lib/ratio.ts.
 
 import { join } from 'node:path';
@@ -13,19 +15,21 @@ import {
   type Block,
   type BlockPair,
   blockOf,
-  pairOf,
-  pairOrder,
+  FLOORS,
+  type FloorServer,
+  pairIn,
   type RatioServer,
   type RatioSummary,
   ratioRecord,
   ratioTable,
   ratioTargets,
+  roundOrder,
   summarizePairs,
 } from './ratio.js';
 import { noFailuresTarget, type Scenario } from './report.js';
 import { checkReview } from './review.js';
 import { startConfighash, startFloor } from './servers.js';
-import { confighashTarget, floorBTarget, setFloorReads, startStubApi } from './stub-api.js';
+import { confighashTarget, floorTarget, setFloorReads, startStubApi } from './stub-api.js';
 import { admissionReviewBody, benchSources } from './workload.js';
 
 export const RATIO_CONCURRENCIES = [1, 32] as const;
@@ -39,7 +43,7 @@ const SETTLE_CONCURRENCY = 32;
 const SERVER_CPUS = '0';
 const LOAD_CPUS = '1';
 
-/** Both servers, the stub they read and a load generator of the run's own, pinned or not. */
+/** The three servers, the stub they read and a load generator of the run's own, pinned or not. */
 interface Rig {
   /** The bench's context with this run's load generator in it. */
   readonly context: Context;
@@ -50,12 +54,14 @@ interface Rig {
   stop(): Promise<void>;
 }
 
-/** What one concurrency measured: the uncounted warm-up blocks, then the pairs. */
+/** What one concurrency measured: the uncounted warm-up blocks, then the rounds' pairs per floor. */
 interface ConcurrencyRun {
   readonly concurrency: number;
   readonly warmUp: readonly Block[];
-  readonly pairs: readonly BlockPair[];
-  readonly summary: RatioSummary;
+  /** Each round's blocks, in the order they ran. */
+  readonly rounds: readonly (readonly Block[])[];
+  readonly pairs: Readonly<Record<FloorServer, readonly BlockPair[]>>;
+  readonly summaries: readonly RatioSummary[];
 }
 
 export async function ratioScenario(context: Context): Promise<Scenario> {
@@ -67,7 +73,7 @@ export async function ratioScenario(context: Context): Promise<Scenario> {
       runs.push(await measureConcurrency(rig, concurrency));
     }
     const scenario = ratioScenarioOf(settle, runs, rig);
-    for (const line of ratioTable(runs.map((r) => r.summary)).split('\n')) log(`  ${line}`);
+    for (const line of ratioTable(summariesOf(runs)).split('\n')) log(`  ${line}`);
     return scenario;
   } finally {
     await rig.stop();
@@ -87,6 +93,13 @@ async function startRig(context: Context): Promise<Rig> {
     serverCpus,
   );
   await setFloorReads(floorB, STANDARD_SOURCES);
+  const floorC = await startFloor(
+    context,
+    'ratio-floor-c',
+    { url: api.apiUrl, ca: api.ca, http2: true },
+    serverCpus,
+  );
+  await setFloorReads(floorC, STANDARD_SOURCES);
   const webhook = await startConfighash(
     context,
     'ratio-confighash',
@@ -104,6 +117,7 @@ async function startRig(context: Context): Promise<Rig> {
   const cpusAllowed = {
     confighash: await allowedCpus(webhook.pid),
     'floor-b': await allowedCpus(floorB.helper.pid),
+    'floor-c': await allowedCpus(floorC.helper.pid),
     loadgen: await allowedCpus(loadgen.pid),
     'api-stub': await allowedCpus(api.stub.pid),
   };
@@ -113,12 +127,14 @@ async function startRig(context: Context): Promise<Rig> {
     cpusAllowed,
     targets: {
       confighash: confighashTarget(webhook, api, body),
-      'floor-b': floorBTarget(floorB, api, body),
+      'floor-b': floorTarget('floor-b', floorB, api, body),
+      'floor-c': floorTarget('floor-c', floorC, api, body),
     },
     pinned,
     async stop() {
       await webhook.stop();
       await floorB.helper.stop();
+      await floorC.helper.stop();
       await loadgen.stop();
       await api.stub.stop();
     },
@@ -132,33 +148,49 @@ async function settleServers(rig: Rig): Promise<Block[]> {
     `ratio: settling each server, ${reviews.toLocaleString('en-US')} reviews at c=${SETTLE_CONCURRENCY}`,
   );
   const timing = { warmupS: 0, measureS: 0, reviews };
-  return [
-    await measureBlock(rig, 'confighash', SETTLE_CONCURRENCY, timing),
-    await measureBlock(rig, 'floor-b', SETTLE_CONCURRENCY, timing),
-  ];
+  const blocks: Block[] = [];
+  for (const server of SERVERS) {
+    blocks.push(await measureBlock(rig, server, SETTLE_CONCURRENCY, timing));
+  }
+  return blocks;
 }
 
-/** A warm-up block per server, then the pairs, each pair's order the reverse of the last's. */
+const SERVERS: readonly RatioServer[] = ['confighash', 'floor-c', 'floor-b'];
+
+/**
+ * A warm-up block per server, then the rounds, each round's order the reverse of the last's; a
+ * round gives one pair per floor.
+ */
 async function measureConcurrency(rig: Rig, concurrency: number): Promise<ConcurrencyRun> {
   const { ratioPairs, ratioBlockS } = rig.context.plan;
   log(
-    `ratio: c=${concurrency}, a warm-up block per server, then ${ratioPairs} pairs of ${ratioBlockS} s blocks`,
+    `ratio: c=${concurrency}, a warm-up block per server, then ${ratioPairs} rounds of three ${ratioBlockS} s blocks`,
   );
-  const warmUp = [
-    await measureBlock(rig, 'confighash', concurrency),
-    await measureBlock(rig, 'floor-b', concurrency),
-  ];
-  const pairs: BlockPair[] = [];
+  const warmUp: Block[] = [];
+  for (const server of SERVERS) warmUp.push(await measureBlock(rig, server, concurrency));
+  const rounds: Block[][] = [];
+  const pairs: Record<FloorServer, BlockPair[]> = { 'floor-b': [], 'floor-c': [] };
   for (let index = 0; index < ratioPairs; index++) {
-    const [first, second] = pairOrder(index);
-    const earlier = await measureBlock(rig, first, concurrency);
-    const later = await measureBlock(rig, second, concurrency);
-    const [confighash, floor] = first === 'confighash' ? [earlier, later] : [later, earlier];
-    const pair = pairOf(first, confighash, floor);
-    logPair(index, concurrency, pair);
-    pairs.push(pair);
+    const blocks: Block[] = [];
+    for (const server of roundOrder(index)) {
+      blocks.push(await measureBlock(rig, server, concurrency));
+    }
+    rounds.push(blocks);
+    for (const floor of FLOORS) {
+      const pair = pairIn(blocks, floor);
+      logPair(index, concurrency, pair);
+      pairs[floor].push(pair);
+    }
   }
-  return { concurrency, warmUp, pairs, summary: summarizePairs(concurrency, pairs) };
+  const summaries = FLOORS.map((floor) => summarizePairs(floor, concurrency, pairs[floor]));
+  return { concurrency, warmUp, rounds, pairs, summaries };
+}
+
+/** Floor (c)'s summaries first (the judged ones), then floor (b)'s, each by concurrency. */
+function summariesOf(runs: readonly ConcurrencyRun[]): RatioSummary[] {
+  return FLOORS.flatMap((floor) =>
+    runs.flatMap((r) => r.summaries.filter((s) => s.floor === floor)),
+  );
 }
 
 /** One block: a load round of the plan's block length (or `timing`), no warm-up of its own. */
@@ -177,7 +209,7 @@ function logPair(index: number, concurrency: number, pair: BlockPair): void {
   const side = (block: Block) =>
     `${block.cpuPerReviewUs.toFixed(0)} µs/review, ${block.reviewsPerS.toFixed(0)}/s, p50 ${(block.p50Us / 1000).toFixed(2)} ms`;
   log(
-    `  c=${String(concurrency).padStart(2)} pair ${index + 1} (${pair.first} first): confighash ${side(pair.confighash)}; floor (b) ${side(pair.floor)} → CPU ${pair.cpu.toFixed(2)} ×, throughput ${pair.throughput.toFixed(2)} ×, p50 ${pair.p50AddedMs >= 0 ? '+' : ''}${pair.p50AddedMs.toFixed(2)} ms`,
+    `  c=${String(concurrency).padStart(2)} round ${index + 1} vs ${pair.floor.server} (${pair.first} first): confighash ${side(pair.confighash)}; ${pair.floor.server} ${side(pair.floor)} → CPU ${pair.cpu.toFixed(2)} ×, throughput ${pair.throughput.toFixed(2)} ×, p50 ${pair.p50AddedMs >= 0 ? '+' : ''}${pair.p50AddedMs.toFixed(2)} ms`,
   );
 }
 
@@ -186,16 +218,13 @@ function ratioScenarioOf(
   runs: readonly ConcurrencyRun[],
   rig: Rig,
 ): Scenario {
-  const summaries = runs.map((r) => r.summary);
-  const blocks = [
-    ...settle,
-    ...runs.flatMap((r) => [...r.warmUp, ...r.pairs.flatMap((p) => [p.confighash, p.floor])]),
-  ];
+  const summaries = summariesOf(runs);
+  const blocks = [...settle, ...runs.flatMap((r) => [...r.warmUp, ...r.rounds.flat()])];
   const { ratioSettleReviews, ratioBlockS, ratioPairs } = rig.context.plan;
   return {
     id: 'ratio',
     title:
-      'Ratio run: confighash ÷ floor (b), alternating blocks in one run (API stub; median and min–max over the pairs)',
+      'Ratio run: confighash ÷ floor (c), floor (b) beside, alternating blocks in one run (API stub; median and min–max over the pairs)',
     runs: [],
     ratios: ratioRecord(summaries),
     targets: [
@@ -203,9 +232,9 @@ function ratioScenarioOf(
       noFailuresTarget(blocks.reduce((n, b) => n + b.failures, 0)),
     ],
     notes: [
-      `Both servers alive for the whole run, loaded one at a time: first each settled by ${ratioSettleReviews.toLocaleString('en-US')} reviews at c=${SETTLE_CONCURRENCY}, then per concurrency a ${ratioBlockS} s warm-up block each (none of these counted), then ${ratioPairs} pairs of ${ratioBlockS} s blocks in alternating order (confighash first, then floor (b) first, …). Each ratio is one pair's; the table gives their median and min–max.`,
+      `The three servers alive for the whole run, loaded one at a time: first each settled by ${ratioSettleReviews.toLocaleString('en-US')} reviews at c=${SETTLE_CONCURRENCY}, then per concurrency a ${ratioBlockS} s warm-up block each (none of these counted), then ${ratioPairs} rounds of three ${ratioBlockS} s blocks, confighash, floor (c), floor (b), then the reverse, and so on. Each round gives a pair per floor (confighash and floor (c) always next to each other, each first by turns); each ratio is one pair's; the table gives their median and min–max. The targets are against floor (c), the same GETs over one bare HTTP/2 session as confighash reads the stub; floor (b) reads it over HTTP/1.1 through a keep-alive agent and is kept for the record.`,
       rig.pinned
-        ? `Pinned with taskset: confighash and floor (b) on CPU ${SERVER_CPUS}, the load generator and the API stub on CPU ${LOAD_CPUS}. Each block lists the cores its server and the load side used (serverCores, loadSideCores): a load side near 1 core set the pace, not the server; a server well below 1 core at c=32 shared CPU ${SERVER_CPUS} with something outside the bench.`
+        ? `Pinned with taskset: confighash and the floors on CPU ${SERVER_CPUS}, the load generator and the API stub on CPU ${LOAD_CPUS}. Each block lists the cores its server and the load side used (serverCores, loadSideCores): a load side near 1 core set the pace, not the server; a server well below 1 core at c=32 shared CPU ${SERVER_CPUS} with something outside the bench.`
         : 'Unpinned: taskset was not found, so servers, load generator and stub share every core as the scheduler decides.',
       `Workload: Deployment CREATE with ${STANDARD_SOURCES} sources of 1 KiB, as in scenario 2; every confighash answer is the hash patch, checked through /metrics around each block. A block opens its c connections afresh (TLS handshakes), for both servers alike.`,
     ],

@@ -1,13 +1,21 @@
-// The arithmetic of the ratio run (scenario `ratio`, BENCHMARKS.md): confighash and floor (b)
-// loaded in alternating blocks of one run; per block pair, confighash ÷ floor (b) for CPU per
-// review and throughput and the p50 confighash adds; over the pairs of one concurrency, the
-// median and the spread (min–max); and the verdicts on the targets. Figures in, figures out.
+// The arithmetic of the ratio run (scenario `ratio`, BENCHMARKS.md): confighash, floor (c) and
+// floor (b) loaded in alternating blocks of one run; per block pair, confighash ÷ the floor for
+// CPU per review and throughput and the p50 confighash adds; over the pairs of one floor and one
+// concurrency, the median and the spread (min–max); and the verdicts on the targets, which are
+// against floor (c) (floor (b) is reported beside it, for the record). Figures in, figures out.
 
 import type { Accumulator } from './load.js';
 import type { Target } from './report.js';
 import { median, percentile, round, sortSamples } from './stats.js';
 
-export type RatioServer = 'confighash' | 'floor-b';
+/** (b): the GETs through a keep-alive HTTP/1.1 agent; (c): over one bare HTTP/2 session. */
+export type FloorServer = 'floor-b' | 'floor-c';
+export type RatioServer = 'confighash' | FloorServer;
+export const FLOORS: readonly FloorServer[] = ['floor-c', 'floor-b'];
+const FLOOR_NAMES: Readonly<Record<FloorServer, string>> = {
+  'floor-b': 'floor (b)',
+  'floor-c': 'floor (c)',
+};
 
 /** One block: one load round of fixed length against one server, what it answered and cost. */
 export interface Block {
@@ -44,16 +52,17 @@ export function blockOf(server: RatioServer, measured: Accumulator): Block {
   };
 }
 
-/** Two blocks run one after the other, one per server, and what confighash costs over floor (b). */
+/** A confighash block and a floor's block of the same round, and what confighash costs over it. */
 export interface BlockPair {
   readonly first: RatioServer;
   readonly confighash: Block;
+  /** Its `server` says which floor. */
   readonly floor: Block;
-  /** confighash's CPU per review ÷ floor (b)'s. */
+  /** confighash's CPU per review ÷ the floor's. */
   readonly cpu: number;
-  /** confighash's reviews/s ÷ floor (b)'s. */
+  /** confighash's reviews/s ÷ the floor's. */
   readonly throughput: number;
-  /** confighash's p50 − floor (b)'s, in ms. */
+  /** confighash's p50 − the floor's, in ms. */
   readonly p50AddedMs: number;
 }
 
@@ -69,11 +78,25 @@ export function pairOf(first: RatioServer, confighash: Block, floor: Block): Blo
 }
 
 /**
- * The order of pair `index`: confighash first, then floor (b) first, and so on (A B, B A,
- * A B, …), so that a load that grows or fades over the run weighs on both servers alike.
+ * The order of round `index`'s three blocks: confighash, floor (c), floor (b), then the
+ * reverse, and so on (A C B, B C A, A C B, …). confighash and floor (c), the pair the targets
+ * judge, are always next to each other and take turns going first, so that a load that grows or
+ * fades over the run weighs on both alike; floor (b) is one block further off, by turns before
+ * and after.
  */
-export function pairOrder(index: number): readonly [RatioServer, RatioServer] {
-  return index % 2 === 0 ? ['confighash', 'floor-b'] : ['floor-b', 'confighash'];
+export function roundOrder(index: number): readonly [RatioServer, RatioServer, RatioServer] {
+  return index % 2 === 0
+    ? ['confighash', 'floor-c', 'floor-b']
+    : ['floor-b', 'floor-c', 'confighash'];
+}
+
+/** The pair of round `blocks` (in the order they ran) for `floor`: which of the two went first. */
+export function pairIn(blocks: readonly Block[], floor: FloorServer): BlockPair {
+  const confighash = blocks.find((b) => b.server === 'confighash');
+  const floorBlock = blocks.find((b) => b.server === floor);
+  if (!confighash || !floorBlock) throw new Error(`no confighash and ${floor} blocks in the round`);
+  const first = blocks.indexOf(confighash) < blocks.indexOf(floorBlock) ? 'confighash' : floor;
+  return pairOf(first, confighash, floorBlock);
 }
 
 export interface Spread {
@@ -93,15 +116,22 @@ export function spreadOf(values: readonly number[]): Spread {
 
 export type Figure = 'cpu' | 'throughput' | 'p50AddedMs';
 
-/** The three figures of one concurrency, each a median and a spread over its block pairs. */
+/** The three figures of one floor and one concurrency, each a median and a spread over its pairs. */
 export interface RatioSummary {
+  readonly floor: FloorServer;
   readonly concurrency: number;
   readonly pairs: number;
   readonly figures: Readonly<Record<Figure, Spread>>;
 }
 
-export function summarizePairs(concurrency: number, pairs: readonly BlockPair[]): RatioSummary {
+export function summarizePairs(
+  floor: FloorServer,
+  concurrency: number,
+  pairs: readonly BlockPair[],
+): RatioSummary {
+  if (pairs.some((p) => p.floor.server !== floor)) throw new Error(`a pair not against ${floor}`);
   return {
+    floor,
     concurrency,
     pairs: pairs.length,
     figures: {
@@ -115,24 +145,35 @@ export function summarizePairs(concurrency: number, pairs: readonly BlockPair[])
 /** What each figure is, for tables and target names. */
 const FIGURES: Readonly<Record<Figure, { readonly name: string; readonly unit: 'ratio' | 'ms' }>> =
   {
-    cpu: { name: 'CPU per review, confighash ÷ floor (b)', unit: 'ratio' },
-    throughput: { name: 'throughput, confighash ÷ floor (b)', unit: 'ratio' },
-    p50AddedMs: { name: 'p50 added, confighash − floor (b)', unit: 'ms' },
+    cpu: { name: 'CPU per review, confighash ÷', unit: 'ratio' },
+    throughput: { name: 'throughput, confighash ÷', unit: 'ratio' },
+    p50AddedMs: { name: 'p50 added, confighash −', unit: 'ms' },
   };
 
+const figureName = (figure: Figure, floor: FloorServer) =>
+  `${FIGURES[figure].name} ${FLOOR_NAMES[floor]}`;
+
 export interface RatioTarget {
+  readonly floor: FloorServer;
   readonly figure: Figure;
   readonly concurrency: number;
   readonly bound: 'at most' | 'at least';
   readonly limit: number;
 }
 
-/** The targets the ratio run judges, on the median over the pairs. */
-export const RATIO_TARGETS: readonly RatioTarget[] = [
-  { figure: 'cpu', concurrency: 32, bound: 'at most', limit: 1.3 },
-  { figure: 'throughput', concurrency: 32, bound: 'at least', limit: 0.8 },
-  { figure: 'p50AddedMs', concurrency: 1, bound: 'at most', limit: 0.5 },
-];
+/** The targets the ratio run judges, on the median over the pairs: against floor (c), at both. */
+export const RATIO_TARGETS: readonly RatioTarget[] = [1, 32].flatMap((concurrency) => [
+  { floor: 'floor-c', figure: 'cpu', concurrency, bound: 'at most', limit: 1.3 } as const,
+  { floor: 'floor-c', figure: 'throughput', concurrency, bound: 'at least', limit: 0.8 } as const,
+  { floor: 'floor-c', figure: 'p50AddedMs', concurrency, bound: 'at most', limit: 0.5 } as const,
+]);
+
+const summaryOf = (
+  summaries: readonly RatioSummary[],
+  floor: FloorServer,
+  concurrency: number,
+): RatioSummary | undefined =>
+  summaries.find((s) => s.floor === floor && s.concurrency === concurrency);
 
 export function holds(target: RatioTarget, value: number): boolean {
   return target.bound === 'at most' ? value <= target.limit : value >= target.limit;
@@ -143,12 +184,14 @@ export function ratioTargets(
   targets: readonly RatioTarget[] = RATIO_TARGETS,
 ): Target[] {
   return targets.map((target) => {
-    const summary = summaries.find((s) => s.concurrency === target.concurrency);
-    if (!summary) throw new Error(`no pairs at c=${target.concurrency} for its target`);
+    const summary = summaryOf(summaries, target.floor, target.concurrency);
+    if (!summary) {
+      throw new Error(`no pairs against ${target.floor} at c=${target.concurrency} for its target`);
+    }
     const spread = summary.figures[target.figure];
     const unit = FIGURES[target.figure].unit;
     return {
-      name: `${FIGURES[target.figure].name}, median over the pairs at c=${target.concurrency}`,
+      name: `${figureName(target.figure, target.floor)}, median over the pairs at c=${target.concurrency}`,
       measured: `${formatSpread(spread, unit)}, ${summary.pairs} pairs`,
       limit: `${target.bound === 'at most' ? '≤' : '≥'} ${formatValue(target.limit, unit)}`,
       holds: holds(target, spread.median),
@@ -156,43 +199,52 @@ export function ratioTargets(
   });
 }
 
-/** `ratio.c32.cpu.median` and so on: the report's flat ratios. */
+/**
+ * `floor-c.c32.cpu.median` and so on: the report's flat ratios. (Before floor (c), 2026-12-08,
+ * the keys had no floor: `c32.cpu.median` was against floor (b).)
+ */
 export function ratioRecord(summaries: readonly RatioSummary[]): Record<string, number> {
   const record: Record<string, number> = {};
   for (const summary of summaries) {
     for (const figure of Object.keys(FIGURES) as Figure[]) {
       const spread = summary.figures[figure];
       for (const key of ['median', 'min', 'max'] as const) {
-        record[`c${summary.concurrency}.${figure}.${key}`] = spread[key];
+        record[`${summary.floor}.c${summary.concurrency}.${figure}.${key}`] = spread[key];
       }
     }
   }
   return record;
 }
 
-/** Per concurrency, the median and spread of each figure, and PASS or miss where a target applies. */
+/**
+ * Per floor and concurrency, the median and spread of each figure, and PASS or miss where a
+ * target applies.
+ */
 export function ratioTable(
   summaries: readonly RatioSummary[],
   targets: readonly RatioTarget[] = RATIO_TARGETS,
 ): string {
   const figures = Object.keys(FIGURES) as Figure[];
   const lines = [
-    `| c | pairs | ${figures.map((f) => FIGURES[f].name).join(' | ')} |`,
-    `|--:|--:|${figures.map(() => '--:').join('|')}|`,
+    `| against | c | pairs | ${figures.map((f) => `${FIGURES[f].name} floor`).join(' | ')} |`,
+    `|---|--:|--:|${figures.map(() => '--:').join('|')}|`,
   ];
   for (const summary of summaries) {
     const cells = figures.map((figure) => {
       const spread = summary.figures[figure];
       const unit = FIGURES[figure].unit;
       const target = targets.find(
-        (t) => t.figure === figure && t.concurrency === summary.concurrency,
+        (t) =>
+          t.floor === summary.floor && t.figure === figure && t.concurrency === summary.concurrency,
       );
       const verdict = target
         ? ` ${holds(target, spread.median) ? 'PASS' : '**miss**'} (${target.bound === 'at most' ? '≤' : '≥'} ${formatValue(target.limit, unit)})`
         : '';
       return `${formatSpread(spread, unit)}${verdict}`;
     });
-    lines.push(`| ${summary.concurrency} | ${summary.pairs} | ${cells.join(' | ')} |`);
+    lines.push(
+      `| ${FLOOR_NAMES[summary.floor]} | ${summary.concurrency} | ${summary.pairs} | ${cells.join(' | ')} |`,
+    );
   }
   return lines.join('\n');
 }

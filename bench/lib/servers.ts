@@ -16,7 +16,7 @@ export interface Floor {
 export async function startFloor(
   context: Context,
   name: string,
-  api?: { url: string; ca?: string; cert?: string; key?: string },
+  api?: { url: string; ca?: string; cert?: string; key?: string; http2?: boolean },
   cpus?: string,
 ): Promise<Floor> {
   const profile = context.options.profile
@@ -82,10 +82,12 @@ export function wrongOutcomes(webhook: Webhook, expected: string): () => Promise
 
 /** Connections over the webhook's whole life, warm-ups included (the table counts measured windows). */
 export async function lifetimeNote(webhook: Webhook, apiHost: string): Promise<string> {
-  const opened = (await webhook.connections())[apiHost] ?? 0;
+  const counts = await webhook.connections();
+  const opened = counts[apiHost] ?? 0;
+  const h2 = counts[`${apiHost} h2`] ?? 0;
   let reviews = 0;
   for (const [name, value] of Object.entries(await webhook.metrics())) {
     if (name.startsWith('confighash_admission_requests_total{')) reviews += value;
   }
-  return `Over its whole life, warm-ups included, the webhook's agent opened ${opened} connections to the API (${apiHost}) for ${reviews.toLocaleString('en-US')} reviews (${((opened / Math.max(1, reviews)) * 1000).toFixed(2)} per 1,000); the pool is capped at 64 sockets.`;
+  return `Over its whole life, warm-ups included, the webhook opened ${opened} connections to the API (${apiHost}: HTTP/2 sessions and agent sockets alike, ${h2} of them HTTP/2) for ${reviews.toLocaleString('en-US')} reviews (${((opened / Math.max(1, reviews)) * 1000).toFixed(2)} per 1,000); the agent's pool is capped at 64 sockets.`;
 }

@@ -55,21 +55,26 @@ export function stubKubeconfig(server: string, ca: string): string {
   });
 }
 
-/** floor (b) reads what the review with `count` sources reads. */
-export function setFloorReads(floorB: Floor, count: number): Promise<unknown> {
-  return floorB.helper.call('paths', {
+/** A floor (b or c) reads what the review with `count` sources reads. */
+export function setFloorReads(floor: Floor, count: number): Promise<unknown> {
+  return floor.helper.call('paths', {
     paths: benchSources(count).map((s) => sourcePath(NAMESPACE, s)),
   });
 }
 
 /** floor (b) under load, reading from the stub. */
 export function floorBTarget(floorB: Floor, api: StubApi, body: string): LoadTarget {
+  return floorTarget('floor-b', floorB, api, body);
+}
+
+/** A floor under load (`id`: floor-b, floor-c), reading from the stub. */
+export function floorTarget(id: string, floor: Floor, api: StubApi, body: string): LoadTarget {
   return {
-    id: 'floor-b',
-    url: floorB.url,
+    id,
+    url: floor.url,
     body,
     apiConnections: api.stubConnections,
-    serverPid: floorB.helper.pid,
+    serverPid: floor.helper.pid,
     apiPid: api.stub.pid,
   };
 }

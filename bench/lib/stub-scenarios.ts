@@ -228,7 +228,7 @@ export async function memoryScenarioRun(context: Context, kubeconfig: string): P
     for (const each of round % 2 === 0 ? builds : [...builds].reverse()) {
       const measured = await measureMemory(each, context.loadgen, request);
       log(
-        `  ${each.id.padEnd(20)} startup peak ${measured.startupPeakMb} MB, idle ${measured.idleMb} MB, after ${measured.reviews} reviews ${measured.afterReviewsMb} MB (max ${measured.maxUnderLoadMb})`,
+        `  ${each.id.padEnd(20)} startup peak ${measured.startupPeakMb} MB, idle ${measured.idleMb} MB (heap ${measured.idleHeap.heapTotalMb}, young ${measured.idleHeap.newSpaceMb}, external ${measured.idleHeap.externalMb}, anon ${measured.idleHeap.anonMb}, files ${measured.idleHeap.fileMb}), after ${measured.reviews} reviews ${measured.afterReviewsMb} MB (heap ${measured.afterReviewsHeap.heapTotalMb}, young ${measured.afterReviewsHeap.newSpaceMb}, external ${measured.afterReviewsHeap.externalMb}, anon ${measured.afterReviewsHeap.anonMb}, files ${measured.afterReviewsHeap.fileMb}; max ${measured.maxUnderLoadMb})`,
       );
       measurements.push(measured);
     }

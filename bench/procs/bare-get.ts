@@ -1,7 +1,9 @@
 // A bare node:http GET as the bench's baselines make it: over `agent`, the body
 // read whole and parsed as JSON, nothing else (floor (b)'s way of reading a source).
+// An https.Agent's GETs go over TLS.
 
 import http from 'node:http';
+import https from 'node:https';
 
 export type BareGet = (path: string) => Promise<unknown>;
 
@@ -11,9 +13,10 @@ export function bareGet(
   headers: Readonly<Record<string, string>>,
 ): BareGet {
   const { hostname, port } = target;
+  const send = agent instanceof https.Agent ? https.request : http.request;
   return (path) =>
     new Promise((resolve, reject) => {
-      const request = http.request({ hostname, port, path, agent, headers }, (response) => {
+      const request = send({ hostname, port, path, agent, headers }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));

@@ -3,10 +3,13 @@
 //      answers `allowed` with no patch;
 //  (b) the same, plus the GETs the review needs, in parallel, through one bare
 //      keep-alive agent, each response read and parsed as JSON (a webhook that
-//      reads its sources must at least do that) — and nothing else.
-// Whatever confighash costs beyond (b) is its own work.
+//      reads its sources must at least do that) — and nothing else;
+//  (c) the same GETs over ONE bare node:http2 session to the same TLS server (ALPN h2,
+//      as confighash reads the API stub), each answer read and parsed, nothing else.
+// Whatever confighash costs beyond (c) is its own work; (b) is kept for the record.
 
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import Fastify from 'fastify';
 import { serveRequests } from './ipc.js';
@@ -19,6 +22,8 @@ interface FloorOptions {
     readonly ca?: string;
     readonly cert?: string;
     readonly key?: string;
+    /** Floor (c): the GETs as streams of one HTTP/2 session, not through an agent. */
+    readonly http2?: boolean;
   };
 }
 
@@ -55,6 +60,38 @@ function connect(api: NonNullable<FloorOptions['api']>): (path: string) => Promi
     });
 }
 
+/**
+ * Floor (c): one session, opened on first use and again if it is lost (the stub keeps it for
+ * the whole run); each GET a stream, its body read whole and parsed.
+ */
+function connectHttp2(api: NonNullable<FloorOptions['api']>): (path: string) => Promise<unknown> {
+  let session: http2.ClientHttp2Session | undefined;
+  const current = () => {
+    if (session && !session.closed && !session.destroyed) return session;
+    session = http2.connect(api.url, { ca: api.ca, cert: api.cert, key: api.key });
+    session.on('error', () => {});
+    return session;
+  };
+  return (path) =>
+    new Promise((resolve, reject) => {
+      const stream = current().request({ ':path': path }, { endStream: true });
+      let status = 0;
+      const chunks: Buffer[] = [];
+      stream.on('response', (headers) => {
+        status = Number(headers[':status']);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        if (status !== 200) {
+          reject(new Error(`GET ${path}: HTTP ${status}`));
+          return;
+        }
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      });
+      stream.on('error', reject);
+    });
+}
+
 serveRequests({
   async listen(message) {
     const options = message.options as FloorOptions;
@@ -63,7 +100,11 @@ serveRequests({
       keepAliveTimeout: 120_000,
       bodyLimit: 7 * 1024 * 1024,
     });
-    get = options.api ? connect(options.api) : undefined;
+    get = options.api
+      ? options.api.http2
+        ? connectHttp2(options.api)
+        : connect(options.api)
+      : undefined;
     app.post('/mutate', async (request, reply) => {
       const review = request.body as { request?: { uid?: unknown } } | null;
       const uid = review?.request?.uid;

@@ -30,7 +30,14 @@ export async function withDeadline<T>(
   work: (signal: AbortSignal) => Promise<T>,
   clock: Clock = systemClock,
 ): Promise<T> {
-  if (parent === undefined) return work(sharedDeadlines(clock).signal(ms));
+  if (parent === undefined) {
+    const bucket = sharedDeadlines(clock).enter(ms);
+    try {
+      return await work(bucket.controller.signal);
+    } finally {
+      bucket.working--;
+    }
+  }
   const bounded = new AbortController();
   const abortWithParent = () => bounded.abort(parent.reason);
   if (parent.aborted) abortWithParent();
@@ -48,30 +55,43 @@ function timeoutReason(ms: number): DOMException {
   return new DOMException(`no answer within ${ms} ms`, 'TimeoutError');
 }
 
+/** One shared deadline: its controller, and how much of the work given its signal is unsettled. */
+interface Bucket {
+  readonly controller: AbortController;
+  working: number;
+}
+
 /** The shared deadlines of one clock: a signal per budget and bucket, until its timer fires. */
 class SharedDeadlines {
-  readonly #due = new Map<string, AbortSignal>();
+  readonly #due = new Map<string, Bucket>();
 
   constructor(private readonly clock: Clock) {}
 
-  signal(ms: number): AbortSignal {
+  /** The bucket of work with budget `ms` starting now, counted in until the caller settles. */
+  enter(ms: number): Bucket {
     const at = Math.floor((this.clock.now() + ms) / SHARED_DEADLINE_MS) * SHARED_DEADLINE_MS;
     const key = `${ms}@${at}`;
-    const known = this.#due.get(key);
-    if (known) return known;
-    const controller = new AbortController();
-    this.#due.set(key, controller.signal);
-    // Never cleared, so it must not hold the process: a CLI command that is done exits at
-    // once, and work still waiting for an answer holds the process by its socket.
-    this.clock.setTimer(
-      Math.max(0, at - this.clock.now()),
-      () => {
-        this.#due.delete(key);
-        controller.abort(timeoutReason(ms));
-      },
-      { keepAlive: false },
-    );
-    return controller.signal;
+    let bucket = this.#due.get(key);
+    if (!bucket) {
+      const opened: Bucket = { controller: new AbortController(), working: 0 };
+      this.#due.set(key, opened);
+      // Never cleared, so it must not hold the process: a CLI command that is done exits at
+      // once, and work still waiting for an answer holds the process by its socket. When it
+      // fires after all its work settled (a webhook's every bucket, nearly), nothing is aborted:
+      // a TimeoutError (a DOMException, its stack captured) and an abort event dispatched to
+      // no one cost a busy webhook about 4 % of its CPU (BENCHMARKS.md, issue 48).
+      this.clock.setTimer(
+        Math.max(0, at - this.clock.now()),
+        () => {
+          this.#due.delete(key);
+          if (opened.working > 0) opened.controller.abort(timeoutReason(ms));
+        },
+        { keepAlive: false },
+      );
+      bucket = opened;
+    }
+    bucket.working++;
+    return bucket;
   }
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { followContainer, quantityBytes, serveContainer } from '../../bench/lib/container.js';
+import {
+  followContainer,
+  quantityBytes,
+  serveContainer,
+  withEnvOverrides,
+} from '../../bench/lib/container.js';
 
 // The bench runs confighash's processes as the manifests and the image do; these rows hold
 // what it reads from them to the files themselves.
@@ -33,4 +38,20 @@ describe('the containers the bench runs confighash as', () => {
       expect(() => quantityBytes(quantity)).toThrow('want N, NKi, NMi or NGi');
     },
   );
+
+  it.each([
+    { name: 'none: the manifest’s', overrides: undefined, expected: { A: '1', B: '2' } },
+    {
+      name: 'NAME=VALUE sets, over the manifest’s',
+      overrides: 'A=3 C=4',
+      expected: { A: '3', B: '2', C: '4' },
+    },
+    { name: 'NAME= removes', overrides: 'B=', expected: { A: '1' } },
+  ])('an experiment’s container variables: $name', ({ overrides, expected }) => {
+    expect(withEnvOverrides({ A: '1', B: '2' }, overrides)).toEqual(expected);
+  });
+
+  it('refuses an assignment without a name', () => {
+    expect(() => withEnvOverrides({}, '=1')).toThrow(/is not NAME=VALUE/);
+  });
 });

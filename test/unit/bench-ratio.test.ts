@@ -6,12 +6,14 @@ import { type Accumulator, emptyAccumulator } from '../../bench/lib/load.js';
 import {
   type Block,
   blockOf,
+  type FloorServer,
+  pairIn,
   pairOf,
-  pairOrder,
   type RatioSummary,
   ratioRecord,
   ratioTable,
   ratioTargets,
+  roundOrder,
   spreadOf,
   summarizePairs,
 } from '../../bench/lib/ratio.js';
@@ -41,9 +43,16 @@ function block(
   } satisfies Block;
 }
 
-function summary(concurrency: number, cpu: number, throughput: number, p50AddedMs: number) {
+function summary(
+  concurrency: number,
+  cpu: number,
+  throughput: number,
+  p50AddedMs: number,
+  floor: FloorServer = 'floor-c',
+) {
   const exactly = (median: number) => ({ median, min: median - 0.1, max: median + 0.1 });
   return {
+    floor,
     concurrency,
     pairs: 6,
     figures: {
@@ -106,14 +115,43 @@ describe('pairOf', () => {
   });
 });
 
-describe('pairOrder', () => {
-  it('alternates which server goes first: A B, B A, A B, B A', () => {
-    expect([0, 1, 2, 3].map(pairOrder)).toEqual([
-      ['confighash', 'floor-b'],
-      ['floor-b', 'confighash'],
-      ['confighash', 'floor-b'],
-      ['floor-b', 'confighash'],
+describe('roundOrder', () => {
+  it('runs confighash next to floor (c), each first by turns, floor (b) at the far end: A C B, B C A', () => {
+    expect([0, 1, 2, 3].map(roundOrder)).toEqual([
+      ['confighash', 'floor-c', 'floor-b'],
+      ['floor-b', 'floor-c', 'confighash'],
+      ['confighash', 'floor-c', 'floor-b'],
+      ['floor-b', 'floor-c', 'confighash'],
     ]);
+  });
+});
+
+describe('pairIn', () => {
+  const round = (index: number) =>
+    roundOrder(index).map((server) =>
+      server === 'confighash' ? block(server, 500, 500, 1200) : block(server, 400, 800, 1000),
+    );
+
+  it.each([
+    {
+      name: 'A C B: confighash first against both floors',
+      index: 0,
+      c: 'confighash',
+      b: 'confighash',
+    },
+    { name: 'B C A: each floor first', index: 1, c: 'floor-c', b: 'floor-b' },
+  ])('$name', ({ index, c, b }) => {
+    const blocks = round(index);
+    expect(pairIn(blocks, 'floor-c')).toMatchObject({ first: c, cpu: 1.25, throughput: 0.625 });
+    expect(pairIn(blocks, 'floor-c').floor.server).toBe('floor-c');
+    expect(pairIn(blocks, 'floor-b')).toMatchObject({ first: b, p50AddedMs: 0.2 });
+    expect(pairIn(blocks, 'floor-b').floor.server).toBe('floor-b');
+  });
+
+  it('refuses a round without the floor asked for', () => {
+    expect(() =>
+      pairIn([block('confighash', 1, 1, 1), block('floor-b', 1, 1, 1)], 'floor-c'),
+    ).toThrow(/no confighash and floor-c blocks/);
   });
 });
 
@@ -137,15 +175,16 @@ describe('spreadOf', () => {
 
 describe('summarizePairs', () => {
   it('takes each figure over the pairs on its own: an outlier pair moves the spread, not the median', () => {
-    const floor = block('floor-b', 200, 1000, 1000);
+    const floor = block('floor-c', 200, 1000, 1000);
     const pairs = [
       pairOf('confighash', block('confighash', 260, 800, 1300), floor),
-      pairOf('floor-b', block('confighash', 240, 900, 1200), floor),
+      pairOf('floor-c', block('confighash', 240, 900, 1200), floor),
       pairOf('confighash', block('confighash', 800, 100, 9000), floor),
-      pairOf('floor-b', block('confighash', 280, 850, 1400), floor),
+      pairOf('floor-c', block('confighash', 280, 850, 1400), floor),
       pairOf('confighash', block('confighash', 250, 820, 1250), floor),
     ];
-    expect(summarizePairs(32, pairs)).toEqual({
+    expect(summarizePairs('floor-c', 32, pairs)).toEqual({
+      floor: 'floor-c',
       concurrency: 32,
       pairs: 5,
       figures: {
@@ -160,31 +199,42 @@ describe('summarizePairs', () => {
 describe('ratioTargets', () => {
   it.each([
     {
-      name: 'every median exactly at its limit holds',
-      summaries: [summary(1, 2, 0.5, 0.5), summary(32, 1.3, 0.8, 9)],
-      holds: [true, true, true],
+      name: 'every median exactly at its limit holds, at c=1 and at c=32',
+      summaries: [summary(1, 1.3, 0.8, 0.5), summary(32, 1.3, 0.8, 0.5)],
+      holds: [true, true, true, true, true, true],
     },
     {
       name: 'just past each limit misses',
-      summaries: [summary(1, 1, 1, 0.51), summary(32, 1.31, 0.79, 0)],
-      holds: [false, false, false],
+      summaries: [summary(1, 1.31, 0.79, 0.51), summary(32, 1.31, 0.79, 0.51)],
+      holds: [false, false, false, false, false, false],
     },
     {
-      name: 'the c=1 CPU and throughput and the c=32 p50 are not judged',
-      summaries: [summary(1, 9, 0.1, 0.2), summary(32, 1.1, 0.9, 5)],
-      holds: [true, true, true],
+      name: 'each figure on its own: c=1 CPU and c=32 p50 missed, the rest held',
+      summaries: [summary(1, 1.5, 0.9, 0.2), summary(32, 1.1, 0.9, 5)],
+      holds: [false, true, true, true, true, false],
+    },
+    {
+      name: 'floor (b) is reported, not judged: its misses change no verdict',
+      summaries: [
+        summary(1, 1, 1, 0),
+        summary(32, 1, 1, 0),
+        summary(1, 9, 0.1, 9, 'floor-b'),
+        summary(32, 9, 0.1, 9, 'floor-b'),
+      ],
+      holds: [true, true, true, true, true, true],
     },
   ])('$name', ({ summaries, holds }) => {
     expect(ratioTargets(summaries).map((t) => t.holds)).toEqual(holds);
   });
 
-  it('says the median, the spread and the number of pairs it judged', () => {
-    const [cpu, throughput, p50] = ratioTargets([
+  it('says the floor, the median, the spread and the number of pairs it judged', () => {
+    const [, , p50, cpu, throughput] = ratioTargets([
       summary(1, 1.5, 0.7, 0.42),
       summary(32, 1.42, 0.75, 2),
+      summary(32, 0.5, 2, -1, 'floor-b'),
     ]);
     expect(cpu).toMatchObject({
-      name: 'CPU per review, confighash ÷ floor (b), median over the pairs at c=32',
+      name: 'CPU per review, confighash ÷ floor (c), median over the pairs at c=32',
       measured: '1.420 × (1.32–1.52), 6 pairs',
       limit: '≤ 1.30 ×',
       holds: false,
@@ -194,7 +244,7 @@ describe('ratioTargets', () => {
       limit: '≥ 0.80 ×',
     });
     expect(p50).toMatchObject({
-      name: 'p50 added, confighash − floor (b), median over the pairs at c=1',
+      name: 'p50 added, confighash − floor (c), median over the pairs at c=1',
       measured: '+0.420 ms (0.32–0.52), 6 pairs',
       limit: '≤ +0.50 ms',
       holds: true,
@@ -202,32 +252,58 @@ describe('ratioTargets', () => {
   });
 
   it('shows a median just short of its limit as short of it, not rounded onto it', () => {
-    const [, throughput] = ratioTargets([summary(1, 1, 1, 0), summary(32, 1, 0.799, 0)]);
-    expect(throughput).toMatchObject({ measured: '0.799 × (0.70–0.90), 6 pairs', holds: false });
+    const targets = ratioTargets([summary(1, 1, 1, 0), summary(32, 1, 0.799, 0)]);
+    expect(targets[4]).toMatchObject({ measured: '0.799 × (0.70–0.90), 6 pairs', holds: false });
   });
 
-  it('refuses to judge a concurrency that was not measured', () => {
-    expect(() => ratioTargets([summary(32, 1, 1, 0)])).toThrow(/no pairs at c=1/);
+  it.each([
+    {
+      name: 'a concurrency that was not measured',
+      summaries: [summary(32, 1, 1, 0)],
+      error: /against floor-c at c=1/,
+    },
+    {
+      name: 'floor (b) alone: the targets are against floor (c)',
+      summaries: [summary(1, 1, 1, 0, 'floor-b'), summary(32, 1, 1, 0, 'floor-b')],
+      error: /no pairs against floor-c at c=1/,
+    },
+  ])('refuses to judge $name', ({ summaries, error }) => {
+    expect(() => ratioTargets(summaries)).toThrow(error);
+  });
+});
+
+describe('summarizePairs refuses a mixed floor', () => {
+  it('a floor (b) pair among floor (c)’s', () => {
+    const pair = pairOf('confighash', block('confighash', 1, 1, 1), block('floor-b', 1, 1, 1));
+    expect(() => summarizePairs('floor-c', 1, [pair])).toThrow(/not against floor-c/);
   });
 });
 
 describe('ratioTable and ratioRecord', () => {
-  const summaries = [summary(1, 1.6, 0.7, 0.3), summary(32, 1.4, 0.85, 4)];
+  const summaries = [
+    summary(1, 1.6, 0.7, 0.3),
+    summary(32, 1.4, 0.85, 4),
+    summary(32, 1.9, 0.6, 5, 'floor-b'),
+  ];
 
-  it('marks PASS or miss only where a target applies', () => {
-    const [, , c1, c32] = ratioTable(summaries).split('\n');
+  it('names the floor of each row and marks PASS or miss only against floor (c)', () => {
+    const [, , c1, c32, b32] = ratioTable(summaries).split('\n');
     expect(c1).toBe(
-      '| 1 | 6 | 1.600 × (1.50–1.70) | 0.700 × (0.60–0.80) | +0.300 ms (0.20–0.40) PASS (≤ +0.50 ms) |',
+      '| floor (c) | 1 | 6 | 1.600 × (1.50–1.70) **miss** (≤ 1.30 ×) | 0.700 × (0.60–0.80) **miss** (≥ 0.80 ×) | +0.300 ms (0.20–0.40) PASS (≤ +0.50 ms) |',
     );
     expect(c32).toBe(
-      '| 32 | 6 | 1.400 × (1.30–1.50) **miss** (≤ 1.30 ×) | 0.850 × (0.75–0.95) PASS (≥ 0.80 ×) | +4.000 ms (3.90–4.10) |',
+      '| floor (c) | 32 | 6 | 1.400 × (1.30–1.50) **miss** (≤ 1.30 ×) | 0.850 × (0.75–0.95) PASS (≥ 0.80 ×) | +4.000 ms (3.90–4.10) **miss** (≤ +0.50 ms) |',
+    );
+    expect(b32).toBe(
+      '| floor (b) | 32 | 6 | 1.900 × (1.80–2.00) | 0.600 × (0.50–0.70) | +5.000 ms (4.90–5.10) |',
     );
   });
 
-  it('flattens every figure of every concurrency', () => {
+  it('flattens every figure of every floor and concurrency, keyed by the floor', () => {
     const record = ratioRecord(summaries);
-    expect(Object.keys(record)).toHaveLength(2 * 3 * 3);
-    expect(record['c32.cpu.median']).toBe(1.4);
-    expect(record['c1.p50AddedMs.max']).toBeCloseTo(0.4);
+    expect(Object.keys(record)).toHaveLength(3 * 3 * 3);
+    expect(record['floor-c.c32.cpu.median']).toBe(1.4);
+    expect(record['floor-c.c1.p50AddedMs.max']).toBeCloseTo(0.4);
+    expect(record['floor-b.c32.cpu.median']).toBe(1.9);
   });
 });

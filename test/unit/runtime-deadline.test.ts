@@ -105,5 +105,50 @@ describe('withDeadline', () => {
       const error = await withDeadline(undefined, 20, untilAborted).catch((e: Error) => e);
       expect(error).toMatchObject({ name: 'TimeoutError', message: 'no answer within 20 ms' });
     });
+
+    /** A clock at 1,000 whose timers fire when `fire` is called. */
+    function firingClock() {
+      const due: (() => void)[] = [];
+      const clock: Clock = {
+        now: () => 1_000,
+        setTimer(_ms, fire) {
+          due.push(fire);
+          return () => {};
+        },
+      };
+      return {
+        clock,
+        fire: () => {
+          for (const fire of due.splice(0)) fire();
+        },
+      };
+    }
+
+    it.each([
+      {
+        name: 'a bucket whose work has all settled is not aborted when its time comes',
+        pending: 0,
+        aborted: false,
+      },
+      { name: 'a bucket with work still running is', pending: 1, aborted: true },
+    ])('$name', async ({ pending, aborted }) => {
+      const { clock, fire } = firingClock();
+      const settled = await signalOf(clock, 5_000);
+      const running = Array.from({ length: pending }, () =>
+        withDeadline(undefined, 5_000, untilAborted, clock).catch((e: Error) => e),
+      );
+      fire();
+      expect(settled.aborted).toBe(aborted);
+      for (const error of await Promise.all(running)) {
+        expect(error).toMatchObject({ name: 'TimeoutError' });
+      }
+    });
+
+    it('work that starts after its bucket’s time came gets a fresh signal', async () => {
+      const { clock, fire } = firingClock();
+      const first = await signalOf(clock, 5_000);
+      fire();
+      expect(await signalOf(clock, 5_000)).not.toBe(first);
+    });
   });
 });
