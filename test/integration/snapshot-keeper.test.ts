@@ -477,7 +477,7 @@ describe('serve --snapshots', () => {
       .toBe(true);
     const line = served.output.stdout.split('\n').find((l) => l.includes('snapshot resync'))!;
     expect(JSON.parse(line)).toMatchObject({
-      level: 40,
+      level: 'warn',
       failures: 1,
       firstError: 'cannot list snapshots: HTTP 403: configmaps is forbidden',
     });

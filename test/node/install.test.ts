@@ -130,7 +130,11 @@ async function undoStory(kind: SnapshotKind): Promise<void> {
   }
   await fixture.k(['rollout', 'undo', target, '-n', ns]);
   await rolledOut();
-  await printing('hello');
+  await printing('hello').catch(async (error: Error) => {
+    const state = await fixture.kubectl(['get', 'all,configmap', '-n', ns, '-o', 'yaml']);
+    const logs = await fixture.kubectl(['logs', '-n', ns, '-l', 'app=greeter', '--tail=5']);
+    throw new Error(`${error.message}\n${logs.stdout}\n${state.stdout}`);
+  });
   const live = await fixture.json<{ data: Record<string, string> }>([
     'get',
     'configmap',
