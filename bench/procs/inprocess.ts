@@ -7,6 +7,9 @@
 //
 // PART (default `confighash`) takes the review apart, to show where its CPU goes:
 //   confighash      the app as served
+//   snapshots       the app, the workload annotated confighash.dev/snapshot (docs/design.md §13),
+//                   its snapshots found made (the steady state) in a store in memory: the snapshot
+//                   path's own CPU, without the GET per snapshot the API adapter sends
 //   no-lookups      the app, its ConfigSource answering from memory (one real answer per source)
 //   lookups         a bare Fastify route making the review's lookups through confighash's adapter
 //   floor-b         the same route with floor (b)'s bare GETs (bench/procs/floor.ts)
@@ -68,7 +71,10 @@ const connection: Connection = kube.loadCredentials
 const NAMESPACE = 'bench';
 const sources = benchSources(3);
 const configSource: LookupSource = createApiConfigSource(connection);
-const payload = admissionReviewBody(NAMESPACE, sources);
+const payload =
+  part === 'snapshots'
+    ? admissionReviewBody(NAMESPACE, sources, { 'confighash.dev/snapshot': 'true' })
+    : admissionReviewBody(NAMESPACE, sources);
 
 const app = await partApp(part);
 await app.ready();
@@ -77,6 +83,8 @@ async function partApp(which: Part): Promise<FastifyInstance> {
   switch (which) {
     case 'confighash':
       return confighashApp(configSource);
+    case 'snapshots':
+      return confighashApp(configSource, await snapshotsInMemory());
     case 'no-lookups':
       return confighashApp(await rememberedSource());
     case 'lookups':
@@ -95,10 +103,11 @@ async function partApp(which: Part): Promise<FastifyInstance> {
   }
 }
 
-function confighashApp(source: LookupSource): FastifyInstance {
+function confighashApp(source: LookupSource, snapshots?: unknown): FastifyInstance {
   return buildApp({
     mutator: createMutator({
       configSource: source,
+      ...(snapshots ? { snapshots } : {}),
       hashKey: Buffer.alloc(32, 7),
       // The namespace check as a synced watch that says opted in: no GET (src/admission/namespace-check.ts).
       namespaces: { check: async () => ({ status: 'opted-in', workloads: 'all' }) },
@@ -107,6 +116,32 @@ function confighashApp(source: LookupSource): FastifyInstance {
     logger: createLogger('info', pino.destination({ dest: '/dev/null', sync: true })),
     readiness: { isReady: () => true },
   });
+}
+
+/** A SnapshotStore (src/snapshot/ports.ts) in memory: what one review creates, every later one finds. */
+async function snapshotsInMemory(): Promise<unknown> {
+  const { contentOfConfigMap } = await load('hash/index.js');
+  const made = new Map<string, Record<string, unknown>>();
+  return {
+    async read(_namespace: string, name: string) {
+      const object = made.get(name);
+      if (!object) return { status: 'absent' };
+      return {
+        status: 'found',
+        object,
+        content: contentOfConfigMap(object),
+        resourceVersion: '1',
+        owners: [],
+      };
+    },
+    async create(body: { metadata: { name: string } }) {
+      made.set(body.metadata.name, body);
+      return { status: 'done' };
+    },
+    async addOwner() {
+      return { status: 'done' };
+    },
+  };
 }
 
 /** One real answer per source, then always that one. */
