@@ -1,4 +1,4 @@
-// The door of every port (docs/design.md §4 "Bounds", docs/security.md "Every byte counted"),
+// The door of every port (docs/design.md §4 "Bounds", docs/security.md "Slow bodies, huge bodies, thousands of sources"),
 // on real listeners: the webhook's TLS port, the TLS probe port of --client-ca-file and the
 // follower's plain-HTTP port. A body is read only by POST /mutate: any other method, any other
 // path and every body on a probe port is answered 413 while most of its declared bytes are
