@@ -580,7 +580,15 @@ beforeAll(async () => {
   for (const crd of ['rollouts.yaml', 'clonesets.yaml']) {
     await shared.k(['apply', '--server-side', '-f', join(crds, crd)]);
   }
-  await shared.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  // Polled: `kubectl wait` fails outright on a CRD the apiserver has not given conditions yet.
+  await waitUntil(async () => {
+    const crds = JSON.parse(await shared.k(['get', 'crd', '-o', 'json'])) as {
+      items: { status?: { conditions?: { type: string; status: string }[] } }[];
+    };
+    return crds.items.every((crd) =>
+      (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'),
+    );
+  }, 'the CRDs to be established');
   await shared.k(
     ['apply', '-f', '-'],
     yamlDocuments(

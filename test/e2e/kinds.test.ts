@@ -96,7 +96,15 @@ async function installCrds(e2e: E2eCluster): Promise<void> {
     await e2e.k(['apply', '--server-side', '-f', join(crds, crd)]);
   }
   await e2e.k(['apply', '--server-side', '-f', '-'], JSON.stringify(WORKER_CRD));
-  await e2e.k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  // Polled: `kubectl wait` fails outright on a CRD the apiserver has not given conditions yet.
+  await waitUntil(async () => {
+    const crds = JSON.parse(await e2e.k(['get', 'crd', '-o', 'json'])) as {
+      items: { status?: { conditions?: { type: string; status: string }[] } }[];
+    };
+    return crds.items.every((crd) =>
+      (crd.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'),
+    );
+  }, 'the CRDs to be established');
 }
 
 /** The components' own rule patches, plus a rule for the test's kind. */

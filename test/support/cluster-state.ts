@@ -125,13 +125,18 @@ export async function restoreCluster(
   const clusterObjects = added(before.clusterObjects, now.clusterObjects);
   const namespaces = added(before.namespaces, now.namespaces);
   const webhooks = clusterObjects.filter((name) => name.includes('webhookconfiguration'));
+  // A CRD is gone only once its objects are; the next file may make it again, which a
+  // terminating CRD refuses ("create not allowed while custom resource definition is
+  // terminating"): waited for, beside the rest.
+  const crds = clusterObjects.filter((name) => name.includes('customresourcedefinition'));
   await deleteObjects(kubectl, webhooks);
   await Promise.all([
     deleteNamespaces(kubectl, namespaces, admin),
     deleteObjects(
       kubectl,
-      clusterObjects.filter((name) => !webhooks.includes(name)),
+      clusterObjects.filter((name) => !webhooks.includes(name) && !crds.includes(name)),
     ),
+    deleteObjects(kubectl, crds, undefined, true),
     deleteObjects(kubectl, added(before.defaultObjects, now.defaultObjects), 'default'),
   ]);
   // What a file's clean-up costs is part of what the suite costs: said, so that it can be seen.
@@ -151,13 +156,14 @@ async function deleteObjects(
   kubectl: Kubectl,
   objects: readonly string[],
   namespace?: string,
+  wait = false,
 ): Promise<void> {
   if (objects.length === 0) return;
   const result = await kubectl([
     'delete',
     ...(namespace ? ['-n', namespace] : []),
     '--ignore-not-found',
-    '--wait=false',
+    ...(wait ? ['--wait=true', '--timeout=120s'] : ['--wait=false']),
     ...objects,
   ]);
   if (result.code !== 0)
