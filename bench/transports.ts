@@ -3,7 +3,7 @@
 // node:http (floor (b)), undici, node:http2 (confighash and floor (c), when the server speaks
 // h2) — each in a fresh process, runs alternating, medians; over plain HTTP (HTTP/1.1 and h2c)
 // and over TLS (the server offering h2 and http/1.1, as kube-apiserver does). Why confighash
-// reads over HTTP/2: BENCHMARKS.md, issue 31. Writes bench/results/transports-<timestamp>.json.
+// reads over HTTP/2: BENCHMARKS.md, "The transports, plain and over TLS". Writes bench/results/transports-<timestamp>.json.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -79,7 +79,7 @@ class SharedDeadlines {
       // once, and work still waiting for an answer holds the process by its socket. When it
       // fires after all its work settled (a webhook's every bucket, nearly), nothing is aborted:
       // a TimeoutError (a DOMException, its stack captured) and an abort event dispatched to
-      // no one cost a busy webhook about 4 % of its CPU (BENCHMARKS.md, issue 48).
+      // no one cost a busy webhook about 4 % of its CPU (BENCHMARKS.md, "Ratio run").
       this.clock.setTimer(
         Math.max(0, at - this.clock.now()),
         () => {
